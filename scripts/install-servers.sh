@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Installs the language servers the tests and the default run use into a
+# project-local prefix (.servers/ by default, git-ignored). Idempotent: a second
+# run checks versions and returns quickly. Profiles find the servers there or on PATH.
+#
+#   scripts/install-servers.sh            # everything the test suite needs
+#   TYPIST_SERVERS=/opt/x scripts/install-servers.sh
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+prefix=${TYPIST_SERVERS:-$here/.servers}
+mkdir -p "$prefix"
+log() { printf '[install-servers] %s\n' "$*" >&2; }
+
+# npm packages: name@version pinned so that every machine gets the same servers.
+npm_pkgs=(
+  pyright@1.1.414
+  typescript-language-server@5.3.0
+  typescript@5.9.3
+  @github/copilot-language-server@1.539.0
+)
+# PyPI packages, into a venv inside the prefix.
+pip_pkgs=(
+  jedi-language-server==0.47.0
+  python-lsp-server==1.15.0
+  basedpyright==1.40.0
+)
+# TypeScript 7 (native) has no tsserver, so it lives in its own prefix beside TS 5.
+ts7_pkg=typescript@7.0.2
+# Debian packages (system-wide: apt has no prefix).
+apt_pkgs=(clangd)
+
+stamp_ok() { [ -f "$prefix/$1.stamp" ] && [ "$(cat "$prefix/$1.stamp")" = "$2" ]; }
+stamp_set() { printf '%s' "$2" >"$prefix/$1.stamp"; }
+
+install_npm() {
+  local want="${npm_pkgs[*]}"
+  if stamp_ok npm "$want"; then log "npm servers up to date"; return; fi
+  log "npm: ${npm_pkgs[*]}"
+  npm install --no-audit --no-fund --loglevel=error --prefix "$prefix/npm" -g "${npm_pkgs[@]}"
+  stamp_set npm "$want"
+}
+
+install_pip() {
+  local want="${pip_pkgs[*]}"
+  if stamp_ok pip "$want"; then log "PyPI servers up to date"; return; fi
+  log "pip: ${pip_pkgs[*]}"
+  [ -x "$prefix/venv/bin/python" ] || python3 -m venv "$prefix/venv"
+  "$prefix/venv/bin/pip" install --quiet --disable-pip-version-check "${pip_pkgs[@]}"
+  stamp_set pip "$want"
+}
+
+install_apt() {
+  local missing=()
+  for p in "${apt_pkgs[@]}"; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+  done
+  if [ ${#missing[@]} -eq 0 ]; then log "apt servers present"; return; fi
+  if [ "$(id -u)" != 0 ]; then
+    log "not root: cannot apt-get install ${missing[*]}; those profiles will report missing"
+    return
+  fi
+  log "apt: ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+install_ts7() {
+  if stamp_ok ts7 "$ts7_pkg"; then log "TypeScript 7 up to date"; return; fi
+  log "npm (own prefix): $ts7_pkg"
+  npm install --no-audit --no-fund --loglevel=error --prefix "$prefix/ts7" -g "$ts7_pkg"
+  stamp_set ts7 "$ts7_pkg"
+}
+
+install_rust_analyzer() {
+  # Best effort: rustup's component server may not be reachable everywhere.
+  command -v rustup >/dev/null 2>&1 || return 0
+  if rust-analyzer --version >/dev/null 2>&1; then log "rust-analyzer present"; return; fi
+  log "rustup: rust-analyzer"
+  timeout 300 rustup component add rust-analyzer rust-src >/dev/null 2>&1 \
+    || log "rust-analyzer could not be installed; its profile will report missing"
+}
+
+install_npm
+install_ts7
+install_pip
+install_apt
+install_rust_analyzer
+log "done: $prefix"

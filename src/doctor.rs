@@ -1,0 +1,170 @@
+//! `typist doctor`: for each profile, is the server installed, does it start, what
+//! does it say about itself, and does it answer a probe suggestion. Uses only the
+//! `editor` layer, as a user's run would.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::editor::{Conditions, Profile, Session, SessionError, SessionOptions};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    Ok,
+    Missing,
+    Failed,
+    NeedsAuth,
+}
+
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct ServerDesc {
+    pub name: Option<String>,
+    pub version: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CapsDesc {
+    pub inline: bool,
+    pub completion: bool,
+    pub sync: crate::editor::SyncKind,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ProbeDesc {
+    pub items: usize,
+    pub latency_ms: f64,
+    pub top: Vec<String>,
+    /// Whether the profile's expected item is in the top 5 (when it names one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected_in_top5: Option<bool>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub name: String,
+    pub status: Status,
+    pub command: Option<String>,
+    pub server: ServerDesc,
+    pub capabilities: Option<CapsDesc>,
+    pub probe: Option<ProbeDesc>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auth: Option<String>,
+    pub message: String,
+}
+
+/// Examines one profile. Never fails: every problem becomes a status and a message.
+pub async fn examine(profile: &Profile, transcript_dir: Option<&Path>) -> Report {
+    let mut report = Report {
+        name: profile.name.clone(),
+        status: Status::Failed,
+        command: profile.resolve_command().map(|p| p.display().to_string()),
+        server: ServerDesc::default(),
+        capabilities: None,
+        probe: None,
+        auth: None,
+        message: String::new(),
+    };
+    if report.command.is_none() {
+        report.status = Status::Missing;
+        report.message = format!("{} not found; {}", profile.command, profile.install_hint);
+        return report;
+    }
+    let opts = SessionOptions {
+        transcript: transcript_dir.map(|d| d.join(format!("{}.jsonl", profile.name))),
+        ..Default::default()
+    };
+    let mut session = match Session::start(profile, &Conditions::default(), opts).await {
+        Ok(s) => s,
+        Err(e) => {
+            report.message = e.to_string();
+            // A rustup proxy exists even when its component is not installed.
+            if report.message.contains("Unknown binary") {
+                report.status = Status::Missing;
+                report.message =
+                    format!("{}; {}", first_line(&report.message), profile.install_hint);
+            }
+            return report;
+        }
+    };
+    let info = session.server_info().clone();
+    report.server = ServerDesc {
+        name: info.name,
+        version: info.version,
+    };
+    let caps = session.capabilities().clone();
+    report.capabilities = Some(CapsDesc {
+        inline: caps.inline,
+        completion: caps.completion,
+        sync: caps.sync,
+    });
+    report.auth = session.auth_status().await;
+    let not_signed_in = report.auth.as_deref().is_some_and(|s| {
+        matches!(
+            s.to_ascii_lowercase().as_str(),
+            "notsignedin" | "notauthorized"
+        )
+    });
+    let outcome = probe(&mut session, profile).await;
+    match outcome {
+        Ok(p) => {
+            report.status = if not_signed_in {
+                Status::NeedsAuth
+            } else {
+                Status::Ok
+            };
+            report.message = match (&p.expected_in_top5, &profile.probe) {
+                (Some(false), Some(pr)) => format!(
+                    "answered, but {:?} is not in the top 5",
+                    pr.expect.as_deref().unwrap_or("")
+                ),
+                _ if not_signed_in => "not signed in".into(),
+                _ => "answered".into(),
+            };
+            report.probe = Some(p);
+        }
+        Err(SessionError::NotSignedIn { message, .. }) => {
+            report.status = Status::NeedsAuth;
+            report.message = message;
+        }
+        Err(e) if not_signed_in => {
+            report.status = Status::NeedsAuth;
+            report.message = format!("not signed in; probe: {e}");
+        }
+        Err(e) => report.message = e.to_string(),
+    }
+    let _ = tokio::time::timeout(Duration::from_secs(5), session.shutdown()).await;
+    report
+}
+
+async fn probe(session: &mut Session, profile: &Profile) -> Result<ProbeDesc, SessionError> {
+    let Some(p) = &profile.probe else {
+        return Ok(ProbeDesc {
+            items: 0,
+            latency_ms: 0.0,
+            top: vec![],
+            expected_in_top5: None,
+        });
+    };
+    session.open(&p.file, &p.text)?;
+    let cursor = session
+        .end_of(&p.file)
+        .ok_or_else(|| SessionError::NotOpen(p.file.clone()))?;
+    let got = session.suggest_when_ready(&p.file, cursor).await?;
+    let top = got.value.top(5);
+    let expected_in_top5 = p.expect.as_ref().map(|want| got.value.has_in_top(want, 5));
+    Ok(ProbeDesc {
+        items: got.value.len(),
+        latency_ms: (got.latency_ms * 10.0).round() / 10.0,
+        top,
+        expected_in_top5,
+    })
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines()
+        .find(|l| l.contains("Unknown binary"))
+        .unwrap_or(s)
+        .trim()
+}

@@ -1,0 +1,91 @@
+//! The editor conditions of a run: everything the client tells or does to a server that
+//! could change its answers. One struct, recorded with every run.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::document::PositionEncoding;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum TriggerKind {
+    /// Explicit user gesture (inline: `Invoked = 1`).
+    Invoked,
+    /// While typing (inline: `Automatic = 2`).
+    #[default]
+    Automatic,
+}
+
+impl TriggerKind {
+    pub fn inline_code(self) -> u8 {
+        match self {
+            TriggerKind::Invoked => 1,
+            TriggerKind::Automatic => 2,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Conditions {
+    pub client_name: String,
+    pub client_version: String,
+    pub trigger: TriggerKind,
+    pub tab_size: u32,
+    pub insert_spaces: bool,
+    pub position_encoding: PositionEncoding,
+}
+
+impl Default for Conditions {
+    fn default() -> Self {
+        Conditions {
+            client_name: "typist".into(),
+            client_version: env!("CARGO_PKG_VERSION").into(),
+            trigger: TriggerKind::Automatic,
+            tab_size: 4,
+            insert_spaces: true,
+            position_encoding: PositionEncoding::Utf16,
+        }
+    }
+}
+
+impl Conditions {
+    /// The client capabilities sent in `initialize`.
+    pub fn capabilities(&self) -> Value {
+        json!({
+            "general": {"positionEncodings": [self.position_encoding.as_lsp()]},
+            "workspace": {
+                "configuration": true,
+                "workspaceFolders": true,
+                "didChangeConfiguration": {"dynamicRegistration": false},
+            },
+            "window": {"workDoneProgress": true},
+            "textDocument": {
+                "synchronization": {"dynamicRegistration": false, "didSave": false, "willSave": false},
+                "completion": {
+                    "dynamicRegistration": false,
+                    "contextSupport": true,
+                    "completionItem": {
+                        "snippetSupport": false,
+                        "insertReplaceSupport": false,
+                        "labelDetailsSupport": true,
+                        "deprecatedSupport": true,
+                    },
+                },
+                "inlineCompletion": {"dynamicRegistration": false},
+                "publishDiagnostics": {"versionSupport": true},
+            },
+        })
+    }
+
+    pub fn formatting_options(&self) -> Value {
+        json!({"tabSize": self.tab_size, "insertSpaces": self.insert_spaces})
+    }
+
+    /// What a run records: the fields plus the capabilities actually sent.
+    pub fn describe(&self) -> Value {
+        let mut v = serde_json::to_value(self).unwrap_or(Value::Null);
+        v["capabilities"] = self.capabilities();
+        v
+    }
+}

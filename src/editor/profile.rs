@@ -1,0 +1,302 @@
+//! Server profiles: one TOML file per server or assistant in `editors/`, saying how to
+//! start it, what to tell it, which dialect it speaks and how to know it is ready.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// How suggestions are asked for and read back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DialectKind {
+    /// LSP 3.18 `textDocument/inlineCompletion`.
+    Inline,
+    /// `textDocument/completion`, ranked as an editor shows it.
+    Completion,
+    /// Copilot: inline completion plus `didFocus`, version and formatting options.
+    Copilot,
+    /// lsp-ai: `textDocument/completion` whose one item carries the generated text.
+    LspAi,
+    /// llm-ls: `llm-ls/getCompletions`.
+    LlmLs,
+}
+
+impl DialectKind {
+    /// Whether the dialect yields inline (line) suggestions rather than a ranked list.
+    pub fn is_inline(self) -> bool {
+        !matches!(self, DialectKind::Completion)
+    }
+}
+
+/// When the server's answers can be trusted after a document is opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReadinessRule {
+    /// Ask at once.
+    #[default]
+    None,
+    /// Wait until every `$/progress` the server began has ended.
+    Progress,
+    /// rust-analyzer: wait for `experimental/serverStatus` with `quiescent: true`.
+    ServerStatus,
+    /// Ask repeatedly until two answers in a row are the same.
+    Stable,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Readiness {
+    #[serde(default)]
+    pub rule: ReadinessRule,
+    /// Upper bound on the wait, whatever the rule.
+    #[serde(default = "default_ready_ms")]
+    pub max_wait_ms: u64,
+    /// For `stable`: at most this many asks.
+    #[serde(default = "default_ready_tries")]
+    pub max_tries: u32,
+}
+
+impl Default for Readiness {
+    fn default() -> Self {
+        Readiness {
+            rule: ReadinessRule::None,
+            max_wait_ms: default_ready_ms(),
+            max_tries: default_ready_tries(),
+        }
+    }
+}
+
+fn default_ready_ms() -> u64 {
+    30_000
+}
+fn default_ready_tries() -> u32 {
+    6
+}
+fn default_timeout_ms() -> u64 {
+    10_000
+}
+fn default_init_timeout_ms() -> u64 {
+    60_000
+}
+
+/// A tiny document `doctor` opens to ask for one suggestion at its end.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Probe {
+    pub file: String,
+    pub text: String,
+    /// An item the answer should contain (reported, not enforced).
+    #[serde(default)]
+    pub expect: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Profile {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// A program name (looked up in the server prefix, then `PATH`) or a path.
+    pub command: String,
+    #[serde(default)]
+    pub args: Vec<String>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Give the server a fresh `HOME` (and XDG dirs) inside the session's temp folder.
+    #[serde(default)]
+    pub sandbox_home: bool,
+    pub dialect: DialectKind,
+    /// LSP language ids this server handles.
+    pub languages: Vec<String>,
+    /// File extensions (without dot) this server handles.
+    #[serde(default)]
+    pub extensions: Vec<String>,
+    #[serde(default = "default_timeout_ms")]
+    pub request_timeout_ms: u64,
+    #[serde(default = "default_init_timeout_ms")]
+    pub init_timeout_ms: u64,
+    #[serde(default)]
+    pub readiness: Readiness,
+    #[serde(default = "empty_object")]
+    pub initialization_options: Value,
+    /// Sent with `workspace/didChangeConfiguration` and answered to `workspace/configuration`.
+    #[serde(default = "empty_object")]
+    pub settings: Value,
+    /// Extra fields merged into every suggestion request (llm-ls needs model, url, …).
+    #[serde(default = "empty_object")]
+    pub request_params: Value,
+    /// Files written into the workspace before the server starts (go.mod, compile_flags.txt).
+    #[serde(default)]
+    pub workspace_files: BTreeMap<String, String>,
+    #[serde(default)]
+    pub install_hint: String,
+    #[serde(default)]
+    pub probe: Option<Probe>,
+    /// Where the profile was loaded from.
+    #[serde(skip)]
+    pub source: PathBuf,
+}
+
+fn empty_object() -> Value {
+    Value::Object(Default::default())
+}
+
+impl Profile {
+    pub fn parse(text: &str, source: &Path) -> Result<Profile> {
+        let mut p: Profile = toml::from_str(text)
+            .with_context(|| format!("invalid profile {}", source.display()))?;
+        p.source = source.to_path_buf();
+        if p.languages.is_empty() {
+            bail!("profile {} lists no languages", source.display());
+        }
+        Ok(p)
+    }
+
+    pub fn load(path: &Path) -> Result<Profile> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read profile {}", path.display()))?;
+        Profile::parse(&text, path)
+    }
+
+    /// Where the program is, or `None` when it is not installed.
+    pub fn resolve_command(&self) -> Option<PathBuf> {
+        resolve_program(&self.command)
+    }
+
+    pub fn request_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.request_timeout_ms)
+    }
+
+    /// The LSP language id for a file extension, when this profile handles it.
+    pub fn language_for(&self, path: &Path) -> Option<String> {
+        let ext = path.extension()?.to_str()?;
+        if !self.extensions.iter().any(|e| e == ext) {
+            return None;
+        }
+        Some(
+            language_id_for_extension(ext)
+                .unwrap_or(&self.languages[0])
+                .to_string(),
+        )
+    }
+}
+
+/// The LSP language id of a file extension.
+pub fn language_id_for_extension(ext: &str) -> Option<&'static str> {
+    Some(match ext {
+        "py" | "pyi" => "python",
+        "ts" | "mts" | "cts" => "typescript",
+        "tsx" => "typescriptreact",
+        "js" | "mjs" | "cjs" => "javascript",
+        "jsx" => "javascriptreact",
+        "c" | "h" => "c",
+        "cc" | "cpp" | "cxx" | "hpp" | "hh" | "hxx" => "cpp",
+        "go" => "go",
+        "rs" => "rust",
+        "java" => "java",
+        "kt" | "kts" => "kotlin",
+        "cs" => "csharp",
+        _ => return None,
+    })
+}
+
+/// Folders that hold installed servers: `$TYPIST_SERVERS`, `./.servers`, and the
+/// `.servers` of the source tree this binary was built from.
+pub fn server_prefixes() -> Vec<PathBuf> {
+    let mut v = Vec::new();
+    if let Some(p) = std::env::var_os("TYPIST_SERVERS") {
+        v.push(PathBuf::from(p));
+    }
+    v.push(PathBuf::from(".servers"));
+    v.push(Path::new(env!("CARGO_MANIFEST_DIR")).join(".servers"));
+    v
+}
+
+fn resolve_program(command: &str) -> Option<PathBuf> {
+    let is_file = |p: &Path| p.is_file();
+    let prefixes = server_prefixes();
+    if command.contains('/') {
+        let p = Path::new(command);
+        if p.is_absolute() {
+            return is_file(p).then(|| p.to_path_buf());
+        }
+        // Relative paths are relative to a server prefix (e.g. ts7/lib/...).
+        return prefixes
+            .iter()
+            .map(|pre| pre.join(p))
+            .find(|c| is_file(c))
+            .and_then(|c| c.canonicalize().ok());
+    }
+    for pre in &prefixes {
+        for sub in ["npm/bin", "venv/bin", "bin", "cargo/bin"] {
+            let c = pre.join(sub).join(command);
+            if is_file(&c) {
+                return c.canonicalize().ok();
+            }
+        }
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(command))
+        .find(|c| is_file(c))
+}
+
+/// Folders searched for profiles: `--editors`, `$TYPIST_EDITORS`, `./editors`, and the
+/// source tree's `editors/`.
+pub fn profile_dirs(explicit: Option<&Path>) -> Vec<PathBuf> {
+    let mut v = Vec::new();
+    if let Some(p) = explicit {
+        v.push(p.to_path_buf());
+    }
+    if let Some(p) = std::env::var_os("TYPIST_EDITORS") {
+        v.push(PathBuf::from(p));
+    }
+    v.push(PathBuf::from("editors"));
+    v.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("editors"));
+    v
+}
+
+/// Loads the profile called `name` (a file `NAME.toml` in the first folder that has it,
+/// or a path to a TOML file).
+pub fn find_profile(name: &str, explicit_dir: Option<&Path>) -> Result<Profile> {
+    if name.ends_with(".toml") && Path::new(name).is_file() {
+        return Profile::load(Path::new(name));
+    }
+    for dir in profile_dirs(explicit_dir) {
+        let p = dir.join(format!("{name}.toml"));
+        if p.is_file() {
+            return Profile::load(&p);
+        }
+    }
+    let known = all_profiles(explicit_dir)
+        .map(|ps| {
+            ps.into_iter()
+                .map(|p| p.name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_default();
+    bail!("no profile named {name:?} (known: {known})")
+}
+
+/// Every profile in the first profile folder that exists, sorted by name.
+pub fn all_profiles(explicit_dir: Option<&Path>) -> Result<Vec<Profile>> {
+    let dir = profile_dirs(explicit_dir)
+        .into_iter()
+        .find(|d| d.is_dir())
+        .context("no editors/ folder with profiles found")?;
+    let mut out = Vec::new();
+    let entries =
+        std::fs::read_dir(&dir).with_context(|| format!("cannot list {}", dir.display()))?;
+    for e in entries {
+        let path = e?.path();
+        if path.extension().and_then(|e| e.to_str()) == Some("toml") {
+            out.push(Profile::load(&path)?);
+        }
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(out)
+}

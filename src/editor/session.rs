@@ -1,0 +1,636 @@
+//! One editor session on one server: a temporary workspace holding copies of the files,
+//! the open documents with their versions, `didOpen`/`didChange` (incremental when the
+//! server asks for it, full otherwise), and `suggest` through the profile's dialect.
+//! The user's files are never written to: the server sees only the copy.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::{Value, json};
+use tokio::sync::mpsc::UnboundedReceiver;
+
+use super::conditions::Conditions;
+use super::dialect::{self, Suggestions};
+use super::document::{Document, Position, PositionEncoding, incremental_change};
+use super::profile::{DialectKind, Profile, ReadinessRule};
+use crate::lsp::{Client, ClientOptions, ClientStats, Event, ExitInfo, LspError};
+
+/// Copilot's "not authenticated" error code.
+pub const COPILOT_NO_TOKEN: i64 = 1000;
+
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum SessionError {
+    #[error(transparent)]
+    Lsp(#[from] LspError),
+    #[error("{server} is not signed in: {message}")]
+    NotSignedIn { server: String, message: String },
+    #[error("{server} is not installed ({command} not found); {hint}")]
+    Missing {
+        server: String,
+        command: String,
+        hint: String,
+    },
+    #[error("workspace: {0}")]
+    Workspace(String),
+    #[error("{0} is not open in the session")]
+    NotOpen(String),
+}
+
+impl SessionError {
+    pub fn is_timeout(&self) -> bool {
+        matches!(self, SessionError::Lsp(e) if e.is_timeout())
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SyncKind {
+    None,
+    Full,
+    Incremental,
+}
+
+/// What the server said about itself in `initialize`.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct ServerInfo {
+    pub name: Option<String>,
+    pub version: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ServerCaps {
+    pub inline: bool,
+    pub completion: bool,
+    pub sync: SyncKind,
+    pub position_encoding: PositionEncoding,
+}
+
+/// A suggestion and how long it took.
+#[derive(Debug, Clone, Serialize)]
+pub struct Timed<T> {
+    pub value: T,
+    pub latency_ms: f64,
+}
+
+#[derive(Debug, Default, Clone)]
+pub struct SessionOptions {
+    /// Folder the files are copied from (the repository).
+    pub source_root: Option<PathBuf>,
+    /// Files (relative to `source_root`) copied into the workspace.
+    pub files: Vec<PathBuf>,
+    /// JSONL transcript of the session's messages.
+    pub transcript: Option<PathBuf>,
+}
+
+/// What the server has told us through notifications.
+#[derive(Debug, Default)]
+struct ServerState {
+    active_progress: HashSet<String>,
+    progress_seen: bool,
+    quiescent: Option<bool>,
+    /// Copilot's `didChangeStatus` kind and message.
+    status: Option<(String, String)>,
+    diagnostics: BTreeMap<String, usize>,
+}
+
+pub struct Session {
+    client: Client,
+    events: UnboundedReceiver<Event>,
+    profile: Profile,
+    conditions: Conditions,
+    dir: tempfile::TempDir,
+    root: PathBuf,
+    docs: BTreeMap<String, Document>,
+    info: ServerInfo,
+    caps: ServerCaps,
+    state: ServerState,
+    focused: Option<String>,
+}
+
+fn file_uri(p: &Path) -> String {
+    let mut s = String::from("file://");
+    for c in p.to_string_lossy().chars() {
+        match c {
+            'a'..='z' | 'A'..='Z' | '0'..='9' | '/' | '-' | '_' | '.' | '~' => s.push(c),
+            _ => {
+                let mut buf = [0u8; 4];
+                for b in c.encode_utf8(&mut buf).bytes() {
+                    s.push_str(&format!("%{b:02X}"));
+                }
+            }
+        }
+    }
+    s
+}
+
+impl Session {
+    /// Copies the files into a fresh workspace, starts the server there and
+    /// initializes it under `conditions`.
+    pub async fn start(
+        profile: &Profile,
+        conditions: &Conditions,
+        opts: SessionOptions,
+    ) -> Result<Session, SessionError> {
+        let program = profile
+            .resolve_command()
+            .ok_or_else(|| SessionError::Missing {
+                server: profile.name.clone(),
+                command: profile.command.clone(),
+                hint: profile.install_hint.clone(),
+            })?;
+        let ws_err = |e: std::io::Error| SessionError::Workspace(e.to_string());
+        let dir = tempfile::Builder::new()
+            .prefix("typist-")
+            .tempdir()
+            .map_err(ws_err)?;
+        let root = dir.path().join("workspace");
+        std::fs::create_dir_all(&root).map_err(ws_err)?;
+        let root = root.canonicalize().map_err(ws_err)?;
+        if let Some(src) = &opts.source_root {
+            for f in &opts.files {
+                let to = root.join(f);
+                if let Some(parent) = to.parent() {
+                    std::fs::create_dir_all(parent).map_err(ws_err)?;
+                }
+                std::fs::copy(src.join(f), &to).map_err(|e| {
+                    SessionError::Workspace(format!("cannot copy {}: {e}", src.join(f).display()))
+                })?;
+            }
+        }
+        for (name, text) in &profile.workspace_files {
+            std::fs::write(root.join(name), text).map_err(ws_err)?;
+        }
+        let mut env: Vec<(String, String)> = profile
+            .env
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        if profile.sandbox_home {
+            let home = dir.path().join("home");
+            std::fs::create_dir_all(&home).map_err(ws_err)?;
+            let h = home.display().to_string();
+            env.push(("HOME".into(), h.clone()));
+            env.push(("XDG_CONFIG_HOME".into(), format!("{h}/.config")));
+            env.push(("XDG_CACHE_HOME".into(), format!("{h}/.cache")));
+            env.push(("XDG_DATA_HOME".into(), format!("{h}/.local/share")));
+        }
+        let client = Client::spawn(
+            &program,
+            &profile.args,
+            &env,
+            &root,
+            ClientOptions {
+                name: profile.name.clone(),
+                settings: profile.settings.clone(),
+                transcript: opts.transcript.clone(),
+            },
+        )?;
+        let events = client
+            .take_events()
+            .ok_or_else(|| SessionError::Workspace("event stream already taken".into()))?;
+        let root_uri = file_uri(&root);
+        let init = json!({
+            "processId": std::process::id(),
+            "clientInfo": {"name": conditions.client_name, "version": conditions.client_version},
+            "rootUri": root_uri,
+            "rootPath": root.display().to_string(),
+            "workspaceFolders": [{"uri": root_uri, "name": "workspace"}],
+            "capabilities": conditions.capabilities(),
+            "initializationOptions": profile.initialization_options,
+            "trace": "off",
+        });
+        let answer = client
+            .request(
+                "initialize",
+                Some(init),
+                Duration::from_millis(profile.init_timeout_ms),
+            )
+            .await?;
+        let caps_v = answer.get("capabilities").cloned().unwrap_or(Value::Null);
+        let info = ServerInfo {
+            name: answer
+                .pointer("/serverInfo/name")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            version: answer
+                .pointer("/serverInfo/version")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+        };
+        let caps = read_caps(&caps_v);
+        client.notify("initialized", Some(json!({})));
+        client.notify(
+            "workspace/didChangeConfiguration",
+            Some(json!({"settings": profile.settings})),
+        );
+        Ok(Session {
+            client,
+            events,
+            profile: profile.clone(),
+            conditions: conditions.clone(),
+            dir,
+            root,
+            docs: BTreeMap::new(),
+            info,
+            caps,
+            state: ServerState::default(),
+            focused: None,
+        })
+    }
+
+    pub fn workspace(&self) -> &Path {
+        &self.root
+    }
+    pub fn temp_dir(&self) -> &Path {
+        self.dir.path()
+    }
+    pub fn server_info(&self) -> &ServerInfo {
+        &self.info
+    }
+    pub fn capabilities(&self) -> &ServerCaps {
+        &self.caps
+    }
+    pub fn profile(&self) -> &Profile {
+        &self.profile
+    }
+    pub fn stats(&self) -> ClientStats {
+        self.client.stats()
+    }
+    pub fn pid(&self) -> Option<u32> {
+        self.client.pid()
+    }
+    pub fn document(&self, rel: &str) -> Option<&Document> {
+        self.docs.get(rel)
+    }
+    /// Diagnostics the server last published for `rel`.
+    pub fn diagnostics(&mut self, rel: &str) -> Option<usize> {
+        self.pump();
+        let uri = file_uri(&self.root.join(rel));
+        self.state.diagnostics.get(&uri).copied()
+    }
+    pub fn encoding(&self) -> PositionEncoding {
+        self.caps.position_encoding
+    }
+
+    /// Opens `rel` (relative to the workspace) with `text`, writing it to disk too so
+    /// that servers that read files see the same content.
+    pub fn open(&mut self, rel: &str, text: &str) -> Result<(), SessionError> {
+        let path = self.root.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| SessionError::Workspace(e.to_string()))?;
+        }
+        if !path.exists() {
+            std::fs::write(&path, text).map_err(|e| SessionError::Workspace(e.to_string()))?;
+        }
+        let language_id = self
+            .profile
+            .language_for(Path::new(rel))
+            .unwrap_or_else(|| self.profile.languages[0].clone());
+        let doc = Document {
+            uri: file_uri(&path),
+            language_id,
+            version: 1,
+            text: text.to_string(),
+        };
+        self.client.notify(
+            "textDocument/didOpen",
+            Some(json!({"textDocument": {
+                "uri": doc.uri, "languageId": doc.language_id, "version": doc.version, "text": doc.text,
+            }})),
+        );
+        self.docs.insert(rel.to_string(), doc);
+        Ok(())
+    }
+
+    /// Replaces the text of an open document, as one change.
+    pub fn set_text(&mut self, rel: &str, text: &str) -> Result<(), SessionError> {
+        let enc = self.caps.position_encoding;
+        let sync = self.caps.sync;
+        let doc = self
+            .docs
+            .get_mut(rel)
+            .ok_or_else(|| SessionError::NotOpen(rel.to_string()))?;
+        if doc.text == text {
+            return Ok(());
+        }
+        let change = match sync {
+            SyncKind::Incremental => incremental_change(&doc.text, text, enc),
+            _ => json!({"text": text}),
+        };
+        doc.version += 1;
+        doc.text = text.to_string();
+        self.client.notify(
+            "textDocument/didChange",
+            Some(json!({
+                "textDocument": {"uri": doc.uri, "version": doc.version},
+                "contentChanges": [change],
+            })),
+        );
+        Ok(())
+    }
+
+    /// Types `text` at the end of the document, as one change.
+    pub fn type_text(&mut self, rel: &str, text: &str) -> Result<(), SessionError> {
+        let cur = self
+            .docs
+            .get(rel)
+            .ok_or_else(|| SessionError::NotOpen(rel.to_string()))?
+            .text
+            .clone();
+        self.set_text(rel, &(cur + text))
+    }
+
+    pub fn close(&mut self, rel: &str) {
+        if let Some(doc) = self.docs.remove(rel) {
+            self.client.notify(
+                "textDocument/didClose",
+                Some(json!({"textDocument": {"uri": doc.uri}})),
+            );
+        }
+    }
+
+    /// The end of an open document: where the cursor stands after typing.
+    pub fn end_of(&self, rel: &str) -> Option<Position> {
+        self.docs
+            .get(rel)
+            .map(|d| d.end(self.caps.position_encoding))
+    }
+
+    /// Asks for a suggestion at `cursor` in `rel` through the profile's dialect.
+    pub async fn suggest(
+        &mut self,
+        rel: &str,
+        cursor: Position,
+    ) -> Result<Timed<Suggestions>, SessionError> {
+        self.pump();
+        let dialect_kind = self.profile.dialect;
+        let doc = self
+            .docs
+            .get(rel)
+            .ok_or_else(|| SessionError::NotOpen(rel.to_string()))?
+            .clone();
+        if dialect_kind == DialectKind::Copilot && self.focused.as_deref() != Some(rel) {
+            self.client.notify(
+                "textDocument/didFocus",
+                Some(json!({"textDocument": {"uri": doc.uri}})),
+            );
+            self.focused = Some(rel.to_string());
+        }
+        let (method, params) = dialect::request_for(
+            dialect_kind,
+            &doc,
+            cursor,
+            self.conditions.trigger,
+            self.conditions.formatting_options(),
+            &self.profile.request_params,
+        );
+        let start = Instant::now();
+        let answer = self
+            .client
+            .request(method, Some(params), self.profile.request_timeout())
+            .await;
+        let latency_ms = start.elapsed().as_secs_f64() * 1000.0;
+        let answer = match answer {
+            Ok(v) => v,
+            Err(e)
+                if dialect_kind == DialectKind::Copilot
+                    && e.rpc_code() == Some(COPILOT_NO_TOKEN) =>
+            {
+                return Err(SessionError::NotSignedIn {
+                    server: self.profile.name.clone(),
+                    message: e.to_string(),
+                });
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let value = dialect::read_answer(
+            dialect_kind,
+            &answer,
+            &doc,
+            cursor,
+            self.caps.position_encoding,
+        );
+        Ok(Timed { value, latency_ms })
+    }
+
+    /// Waits until the profile's readiness rule holds for a suggestion at `cursor`,
+    /// then returns that suggestion.
+    pub async fn suggest_when_ready(
+        &mut self,
+        rel: &str,
+        cursor: Position,
+    ) -> Result<Timed<Suggestions>, SessionError> {
+        let r = self.profile.readiness.clone();
+        let deadline = Instant::now() + Duration::from_millis(r.max_wait_ms);
+        match r.rule {
+            ReadinessRule::None => {}
+            ReadinessRule::Progress => {
+                // Give the server a moment to begin its work, then wait for it to end.
+                self.wait_until(deadline.min(Instant::now() + Duration::from_secs(2)), |s| {
+                    s.progress_seen
+                })
+                .await;
+                self.wait_until(deadline, |s| s.active_progress.is_empty())
+                    .await;
+            }
+            ReadinessRule::ServerStatus => {
+                self.wait_until(deadline, |s| s.quiescent == Some(true))
+                    .await;
+            }
+            ReadinessRule::Stable => {
+                let mut last = self.suggest(rel, cursor).await?;
+                for _ in 1..r.max_tries {
+                    if Instant::now() >= deadline {
+                        break;
+                    }
+                    tokio::time::sleep(Duration::from_millis(150)).await;
+                    let next = self.suggest(rel, cursor).await?;
+                    let same = next.value == last.value;
+                    last = next;
+                    if same {
+                        break;
+                    }
+                }
+                return Ok(last);
+            }
+        }
+        self.suggest(rel, cursor).await
+    }
+
+    /// Copilot's sign-in state from `checkStatus` (local checks only, no network).
+    pub async fn auth_status(&mut self) -> Option<String> {
+        if self.profile.dialect != DialectKind::Copilot {
+            return None;
+        }
+        let v = self
+            .client
+            .request(
+                "checkStatus",
+                Some(json!({"options": {"localChecksOnly": true}})),
+                self.profile.request_timeout(),
+            )
+            .await
+            .ok()?;
+        v.get("status").and_then(Value::as_str).map(str::to_string)
+    }
+
+    /// The last status an assistant published (Copilot's `didChangeStatus`).
+    pub fn last_status(&mut self) -> Option<(String, String)> {
+        self.pump();
+        self.state.status.clone()
+    }
+
+    /// Raw access for requests no dialect covers.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    pub async fn shutdown(self) -> Option<ExitInfo> {
+        let Session { client, dir, .. } = self;
+        let info = client.shutdown().await;
+        drop(dir);
+        info
+    }
+
+    async fn wait_until(&mut self, deadline: Instant, done: impl Fn(&ServerState) -> bool) {
+        loop {
+            self.pump();
+            if done(&self.state) {
+                return;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return;
+            }
+            match tokio::time::timeout(deadline - now, self.events.recv()).await {
+                Ok(Some(ev)) => self.absorb(ev),
+                Ok(None) | Err(_) => return,
+            }
+        }
+    }
+
+    /// Applies every event already received, in order.
+    fn pump(&mut self) {
+        while let Ok(ev) = self.events.try_recv() {
+            self.absorb(ev);
+        }
+    }
+
+    fn absorb(&mut self, ev: Event) {
+        let Event::Notification { method, params } = ev else {
+            return;
+        };
+        let s = &mut self.state;
+        match method.as_str() {
+            "$/progress" => {
+                let token = match params.get("token") {
+                    Some(Value::String(t)) => t.clone(),
+                    Some(other) => other.to_string(),
+                    None => return,
+                };
+                match params.pointer("/value/kind").and_then(Value::as_str) {
+                    Some("begin") => {
+                        s.progress_seen = true;
+                        s.active_progress.insert(token);
+                    }
+                    Some("end") => {
+                        s.active_progress.remove(&token);
+                    }
+                    _ => {}
+                }
+            }
+            "experimental/serverStatus" => {
+                s.quiescent = params.get("quiescent").and_then(Value::as_bool);
+            }
+            "didChangeStatus" | "statusNotification" => {
+                let kind = params
+                    .get("kind")
+                    .or_else(|| params.get("status"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string();
+                let msg = params
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string();
+                s.status = Some((kind, msg));
+            }
+            "textDocument/publishDiagnostics" => {
+                if let (Some(uri), Some(d)) = (
+                    params.get("uri").and_then(Value::as_str),
+                    params.get("diagnostics").and_then(Value::as_array),
+                ) {
+                    s.diagnostics.insert(uri.to_string(), d.len());
+                }
+            }
+            "window/logMessage" | "window/showMessage" => {
+                let msg = params.get("message").and_then(Value::as_str).unwrap_or("");
+                tracing::trace!(server = %self.profile.name, "{msg}");
+            }
+            _ => {}
+        }
+    }
+}
+
+fn read_caps(caps: &Value) -> ServerCaps {
+    let truthy = |v: Option<&Value>| match v {
+        None | Some(Value::Null) | Some(Value::Bool(false)) => false,
+        Some(_) => true,
+    };
+    let sync = match caps.get("textDocumentSync") {
+        Some(Value::Number(n)) => n.as_u64(),
+        Some(Value::Object(o)) => o.get("change").and_then(Value::as_u64),
+        _ => None,
+    };
+    let sync = match sync {
+        Some(2) => SyncKind::Incremental,
+        Some(1) => SyncKind::Full,
+        Some(0) => SyncKind::None,
+        // Unspecified: send full text, which every server accepts.
+        _ => SyncKind::Full,
+    };
+    let position_encoding = caps
+        .get("positionEncoding")
+        .and_then(Value::as_str)
+        .and_then(PositionEncoding::from_lsp)
+        // A server that does not answer the negotiation speaks UTF-16, whatever we asked.
+        .unwrap_or(PositionEncoding::Utf16);
+    ServerCaps {
+        inline: truthy(caps.get("inlineCompletionProvider")),
+        completion: truthy(caps.get("completionProvider")),
+        sync,
+        position_encoding,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uris_escape_what_needs_escaping() {
+        assert_eq!(
+            file_uri(Path::new("/tmp/a b/é.py")),
+            "file:///tmp/a%20b/%C3%A9.py"
+        );
+    }
+
+    #[test]
+    fn capabilities_are_read_from_either_shape() {
+        let c = read_caps(
+            &json!({"textDocumentSync": {"openClose": true, "change": 2}, "inlineCompletionProvider": {}}),
+        );
+        assert!(c.inline && !c.completion);
+        assert_eq!(c.sync, SyncKind::Incremental);
+        let c = read_caps(
+            &json!({"textDocumentSync": 1, "completionProvider": {"triggerCharacters": ["."]}, "positionEncoding": "utf-8"}),
+        );
+        assert!(!c.inline && c.completion);
+        assert_eq!(c.sync, SyncKind::Full);
+        assert_eq!(c.position_encoding, PositionEncoding::Utf8);
+    }
+}

@@ -1,0 +1,10 @@
+//! typist: a headless IDE driver that replays typing into language servers and AI
+//! coding assistants over LSP, captures what they suggest, and scores it.
+//!
+//! Layers (each uses only those listed before it): [`lsp`] → [`editor`] → `main.rs`;
+//! [`score`] stands alone. See `ARCHITECTURE.md`.
+
+pub mod doctor;
+pub mod editor;
+pub mod lsp;
+pub mod score;

@@ -1,0 +1,98 @@
+//! The `lsp` layer: a language-server client over a child's stdio (or any byte
+//! stream). Owns framing, JSON-RPC ids, deadlines and cancellation, answers to
+//! server→client requests, ordered notifications, the child process and the
+//! transcript tap. Knows nothing of editors, datasets or scoring.
+
+pub mod client;
+pub mod framing;
+pub mod process;
+pub mod transcript;
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+pub use client::{Client, ClientOptions, ClientStats};
+pub use process::ExitInfo;
+
+/// Something the server sent that is not an answer, in arrival order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    Notification {
+        method: String,
+        params: Value,
+    },
+    /// A server→client request; it has already been answered.
+    Request {
+        method: String,
+        params: Value,
+    },
+}
+
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum LspError {
+    #[error("cannot start {server}: {program} {args:?} in {cwd}: {message}")]
+    Spawn {
+        server: String,
+        program: String,
+        cwd: String,
+        args: Vec<String>,
+        message: String,
+    },
+    #[error("{server}: {method} (id {id}) got no answer within {after:?}")]
+    Timeout {
+        server: String,
+        method: String,
+        id: i64,
+        after: Duration,
+    },
+    #[error("{server} exited ({status}){}", stderr_suffix(.stderr))]
+    ServerExited {
+        server: String,
+        status: String,
+        stderr: String,
+    },
+    #[error("{server} answered {method} with error {code}: {message}")]
+    Rpc {
+        server: String,
+        method: String,
+        code: i64,
+        message: String,
+        data: Option<Value>,
+    },
+    #[error("{server}: cannot decode the answer to {method}: {message}")]
+    Decode {
+        server: String,
+        method: String,
+        message: String,
+    },
+    #[error("{server}: connection closed")]
+    Closed { server: String },
+}
+
+fn stderr_suffix(s: &str) -> String {
+    if s.trim().is_empty() {
+        String::new()
+    } else {
+        format!("; last stderr lines:\n{s}")
+    }
+}
+
+impl LspError {
+    pub fn is_timeout(&self) -> bool {
+        matches!(self, LspError::Timeout { .. })
+    }
+    pub fn is_exit(&self) -> bool {
+        matches!(
+            self,
+            LspError::ServerExited { .. } | LspError::Closed { .. }
+        )
+    }
+    pub fn rpc_code(&self) -> Option<i64> {
+        match self {
+            LspError::Rpc { code, .. } => Some(*code),
+            _ => None,
+        }
+    }
+}

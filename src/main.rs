@@ -1,0 +1,185 @@
+//! The `typist` command line: a thin layer over the library. Parses flags, calls the
+//! library, prints tables or JSON, and maps failures to exit codes.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+
+use typist::doctor::{self, Status};
+use typist::editor::profile;
+
+#[derive(Parser)]
+#[command(
+    name = "typist",
+    version,
+    about = "Replay typing into language servers and AI coding assistants, capture their suggestions, and score them"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Check each server profile: installed? starts? answers a probe suggestion?
+    Doctor {
+        /// Only these profiles (repeatable); all in editors/ by default.
+        #[arg(long = "profile", value_name = "NAME")]
+        profiles: Vec<String>,
+        /// Folder of profiles (default: ./editors, then the source tree's).
+        #[arg(long, value_name = "DIR")]
+        editors: Option<PathBuf>,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// Write each server's JSONL transcript (secrets redacted) into DIR.
+        #[arg(long, value_name = "DIR")]
+        transcripts: Option<PathBuf>,
+    },
+    /// List the server profiles.
+    Profiles {
+        #[arg(long, value_name = "DIR")]
+        editors: Option<PathBuf>,
+    },
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("typist: error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
+fn run(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Command::Doctor {
+            profiles,
+            editors,
+            json,
+            transcripts,
+        } => {
+            let list = if profiles.is_empty() {
+                profile::all_profiles(editors.as_deref())?
+            } else {
+                profiles
+                    .iter()
+                    .map(|n| profile::find_profile(n, editors.as_deref()))
+                    .collect::<Result<Vec<_>>>()?
+            };
+            let rt = runtime()?;
+            let mut reports = Vec::new();
+            for p in &list {
+                if !json {
+                    eprintln!("checking {} …", p.name);
+                }
+                reports.push(rt.block_on(doctor::examine(p, transcripts.as_deref())));
+            }
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&serde_json::json!({"profiles": reports}))?
+                );
+            } else {
+                println!("{}", doctor_table(&reports));
+            }
+            let all_ok = reports.iter().all(|r| r.status == Status::Ok);
+            Ok(if all_ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
+        Command::Profiles { editors } => {
+            for p in profile::all_profiles(editors.as_deref())? {
+                let found = p
+                    .resolve_command()
+                    .map(|c| c.display().to_string())
+                    .unwrap_or_else(|| "not installed".into());
+                println!(
+                    "{:<28} {:<12} {}",
+                    p.name,
+                    format!("{:?}", p.dialect).to_lowercase(),
+                    found
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn doctor_table(reports: &[doctor::Report]) -> String {
+    let mut t = comfy_table::Table::new();
+    t.load_style(comfy_table::presets::ASCII_MARKDOWN);
+    t.set_header([
+        "profile",
+        "status",
+        "server",
+        "version",
+        "inline",
+        "completion",
+        "probe items",
+        "latency ms",
+        "top",
+        "message",
+    ]);
+    for r in reports {
+        let yn = |b: bool| if b { "yes" } else { "no" }.to_string();
+        let (inline, completion) = r
+            .capabilities
+            .as_ref()
+            .map(|c| (yn(c.inline), yn(c.completion)))
+            .unwrap_or_default();
+        let (items, latency, top) = r
+            .probe
+            .as_ref()
+            .map(|p| {
+                (
+                    p.items.to_string(),
+                    format!("{:.1}", p.latency_ms),
+                    p.top.join(", "),
+                )
+            })
+            .unwrap_or_default();
+        let status = serde_json::to_value(r.status)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        let mut message = r.message.replace('\n', " ");
+        if message.chars().count() > 80 {
+            message = message.chars().take(77).collect::<String>() + "...";
+        }
+        t.add_row([
+            r.name.clone(),
+            status,
+            r.server.name.clone().unwrap_or_default(),
+            r.server.version.clone().unwrap_or_default(),
+            inline,
+            completion,
+            items,
+            latency,
+            top,
+            message,
+        ]);
+    }
+    t.to_string()
+}
