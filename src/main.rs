@@ -38,6 +38,30 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         transcripts: Option<PathBuf>,
     },
+    /// Score records files: help metrics, bootstrap intervals, paired p-values.
+    Score {
+        /// Records files (JSON Lines); several are read as one.
+        #[arg(required = true, value_name = "RECORDS")]
+        records: Vec<PathBuf>,
+        /// Print the full summary as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Bootstrap resamples (repository level).
+        #[arg(long, default_value_t = 1000, value_name = "B")]
+        bootstrap: usize,
+        /// Seed of the bootstrap's RNG (same seed, same figures on every machine).
+        #[arg(long, default_value_t = 0, value_name = "S")]
+        seed: u64,
+        /// Which pass to score.
+        #[arg(long, default_value_t = 1, value_name = "N")]
+        pass: u32,
+        /// A malformed or truncated line is fatal instead of skipped.
+        #[arg(long)]
+        strict: bool,
+        /// Parsing threads (0: every core).
+        #[arg(long, default_value_t = 0)]
+        threads: usize,
+    },
     /// List the server profiles.
     Profiles {
         #[arg(long, value_name = "DIR")]
@@ -108,6 +132,37 @@ fn run(cli: Cli) -> Result<ExitCode> {
             } else {
                 ExitCode::from(1)
             })
+        }
+        Command::Score {
+            records,
+            json,
+            bootstrap,
+            seed,
+            pass,
+            strict,
+            threads,
+        } => {
+            let table = typist::score::read_records(&records, strict, threads)?;
+            if table.skipped > 0 {
+                eprintln!("typist: skipped {} malformed line(s):", table.skipped);
+                for p in &table.problems {
+                    eprintln!("  {p}");
+                }
+            }
+            let summary = typist::score::summarize(
+                &table,
+                &typist::score::Options {
+                    bootstrap,
+                    seed,
+                    pass,
+                },
+            );
+            if json {
+                println!("{}", serde_json::to_string(&summary)?);
+            } else {
+                println!("{}", score_table(&summary));
+            }
+            Ok(ExitCode::SUCCESS)
         }
         Command::Profiles { editors } => {
             for p in profile::all_profiles(editors.as_deref())? {
@@ -182,4 +237,81 @@ fn doctor_table(reports: &[doctor::Report]) -> String {
         ]);
     }
     t.to_string()
+}
+
+fn pct(x: f64) -> String {
+    if x.is_nan() {
+        "-".into()
+    } else {
+        format!("{:.1}", 100.0 * x)
+    }
+}
+
+fn score_table(s: &typist::score::Summary) -> String {
+    let mut t = comfy_table::Table::new();
+    t.load_style(comfy_table::presets::ASCII_MARKDOWN);
+    t.set_header([
+        "assistant",
+        "cases",
+        "empty %",
+        "error %",
+        "timeout %",
+        "integral help % (±2sd)",
+        "exact share % (±2sd)",
+        "help@0 %",
+        "integral non-empty %",
+        "p50 ms",
+        "p95 ms",
+    ]);
+    for (name, a) in &s.assistants {
+        let pm = |e: &typist::score::Estimate| format!("{} ± {}", pct(e.value), pct(2.0 * e.sd));
+        let (p50, p95) = a
+            .latency_ms
+            .as_ref()
+            .map(|l| (format!("{:.1}", l.p50), format!("{:.1}", l.p95)))
+            .unwrap_or_default();
+        t.add_row([
+            name.clone(),
+            a.cases.to_string(),
+            pct(a.empty_rate),
+            pct(a.error_rate),
+            pct(a.timeout_rate),
+            pm(&a.integral_help),
+            pm(&a.exact_share),
+            pct(a.help_at_0.value),
+            pct(a.integral_help_nonempty.value),
+            p50,
+            p95,
+        ]);
+    }
+    let mut out = format!(
+        "{} records, {} repositories, pass {}, {} resamples (seed {})\n\n{t}",
+        s.records, s.repositories, s.pass, s.bootstrap, s.seed
+    );
+    if !s.pairwise.is_empty() {
+        let mut p = comfy_table::Table::new();
+        p.load_style(comfy_table::presets::ASCII_MARKDOWN);
+        p.set_header([
+            "a",
+            "b",
+            "metric",
+            "shared cases",
+            "diff % (a-b)",
+            "sd %",
+            "p-value",
+        ]);
+        for r in &s.pairwise {
+            p.add_row([
+                r.a.clone(),
+                r.b.clone(),
+                r.metric.clone(),
+                r.cases.to_string(),
+                pct(r.diff),
+                pct(r.sd),
+                format!("{:.4}", r.p_value),
+            ]);
+        }
+        out.push_str(&format!("\n\n{p}"));
+    }
+    out
 }

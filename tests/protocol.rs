@@ -80,8 +80,10 @@ async fn out_of_order_answers_reach_their_own_callers() {
     assert!(ma.get("params").is_none(), "omitted params stay omitted");
     peer.send(json!({"jsonrpc": "2.0", "id": mb["id"], "result": "B"}))
         .await;
-    peer.send(json!({"jsonrpc": "2.0", "id": ma["id"], "error": {"code": -32603, "message": "boom"}}))
-        .await;
+    peer.send(
+        json!({"jsonrpc": "2.0", "id": ma["id"], "error": {"code": -32603, "message": "boom"}}),
+    )
+    .await;
     assert_eq!(b.await.unwrap(), json!("B"));
     match a.await {
         Err(LspError::Rpc { code, message, .. }) => {
@@ -126,7 +128,8 @@ async fn dropping_a_request_future_cancels_it() {
 
 #[tokio::test]
 async fn server_requests_are_all_answered() {
-    let settings = json!({"python": {"analysis": {"typeCheckingMode": "off"}}, "files.exclude": ["x"]});
+    let settings =
+        json!({"python": {"analysis": {"typeCheckingMode": "off"}}, "files.exclude": ["x"]});
     let (client, mut peer) = pair(settings);
     let mut events = client.take_events().unwrap();
     let asks = [
@@ -149,21 +152,29 @@ async fn server_requests_are_all_answered() {
         answers[0]["result"],
         json!([{"typeCheckingMode": "off"}, ["x"], null, {"python": {"analysis": {"typeCheckingMode": "off"}}, "files.exclude": ["x"]}])
     );
-    assert_eq!(answers[1], json!({"jsonrpc": "2.0", "id": "r2", "result": null}));
+    assert_eq!(
+        answers[1],
+        json!({"jsonrpc": "2.0", "id": "r2", "result": null})
+    );
     assert_eq!(answers[2]["result"], Value::Null);
     assert_eq!(answers[3]["result"], Value::Null);
     assert_eq!(answers[4]["result"], json!({"success": false}));
     assert_eq!(answers[5]["error"]["code"], -32601);
     // The requests are also visible to the editor, in order.
     let first = events.recv().await.unwrap();
-    assert!(matches!(first, Event::Request { ref method, .. } if method == "workspace/configuration"));
+    assert!(
+        matches!(first, Event::Request { ref method, .. } if method == "workspace/configuration")
+    );
 }
 
 #[tokio::test]
 async fn notifications_arrive_in_order_and_junk_is_tolerated() {
     let (client, mut peer) = pair(json!({}));
     let mut events = client.take_events().unwrap();
-    peer.writer.write_all(b"some log line on stdout\n").await.unwrap();
+    peer.writer
+        .write_all(b"some log line on stdout\n")
+        .await
+        .unwrap();
     for i in 0..50 {
         peer.send(json!({"jsonrpc": "2.0", "method": "$/progress", "params": {"token": "t", "value": {"i": i}}}))
             .await;
@@ -173,8 +184,10 @@ async fn notifications_arrive_in_order_and_junk_is_tolerated() {
         .write_all(&encode(b"{\"broken\": "))
         .await
         .unwrap();
-    peer.send(json!({"jsonrpc": "2.0", "method": "window/logMessage", "params": {"message": "done"}}))
-        .await;
+    peer.send(
+        json!({"jsonrpc": "2.0", "method": "window/logMessage", "params": {"message": "done"}}),
+    )
+    .await;
     for i in 0..50 {
         match events.recv().await.unwrap() {
             Event::Notification { method, params } => {
@@ -237,18 +250,30 @@ async fn transcripts_redact_secrets() {
         T,
     );
     let m = peer.recv().await;
-    assert_eq!(m["params"]["initializationOptions"]["apiToken"], "hf_secret");
+    assert_eq!(
+        m["params"]["initializationOptions"]["apiToken"],
+        "hf_secret"
+    );
     peer.send(json!({"jsonrpc": "2.0", "id": m["id"], "result": {"capabilities": {}}}))
         .await;
     fut.await.unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(!text.contains("hf_secret"), "{text}");
-    let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(lines.len(), 2);
     assert_eq!(lines[0]["dir"], "send");
     assert_eq!(lines[0]["method"], "initialize");
-    assert_eq!(lines[0]["body"]["params"]["initializationOptions"]["apiToken"], "[redacted]");
-    assert_eq!(lines[0]["body"]["params"]["initializationOptions"]["model"], "m");
+    assert_eq!(
+        lines[0]["body"]["params"]["initializationOptions"]["apiToken"],
+        "[redacted]"
+    );
+    assert_eq!(
+        lines[0]["body"]["params"]["initializationOptions"]["model"],
+        "m"
+    );
     assert_eq!(lines[1]["dir"], "recv");
     assert_eq!(lines[1]["id"], m["id"]);
 }

@@ -46,7 +46,13 @@ fn group_members(pgid: u32) -> Vec<u32> {
 /// Opens a file, edits it through several `didChange`s, and checks that the server's
 /// view matches ours by completing a name that only the edits introduced; then shuts
 /// down and checks that no process of the server's group is left.
-async fn check_server(name: &str, file: &str, start_text: &str, edits: &[&str], want_after_edits: &str) {
+async fn check_server(
+    name: &str,
+    file: &str,
+    start_text: &str,
+    edits: &[&str],
+    want_after_edits: &str,
+) {
     let mut s = start(name).await;
     let pgid = s.pid().unwrap();
     s.open(file, start_text).unwrap();
@@ -54,7 +60,11 @@ async fn check_server(name: &str, file: &str, start_text: &str, edits: &[&str], 
         s.type_text(file, e).unwrap();
     }
     let doc = s.document(file).unwrap();
-    assert_eq!(doc.version, 1 + edits.len() as i32, "one version per change");
+    assert_eq!(
+        doc.version,
+        1 + edits.len() as i32,
+        "one version per change"
+    );
     let cursor = s.end_of(file).unwrap();
     let got = s.suggest_when_ready(file, cursor).await.unwrap();
     assert!(
@@ -73,18 +83,33 @@ async fn check_server(name: &str, file: &str, start_text: &str, edits: &[&str], 
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert_eq!(group_members(pgid), Vec::<u32>::new(), "{name}: processes left running");
+    assert_eq!(
+        group_members(pgid),
+        Vec::<u32>::new(),
+        "{name}: processes left running"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pyright_offers_path_after_os_pa() {
-    check_server("pyright", "probe.py", "import os\n", &["x = 1\n", "os.pa"], "path").await;
+    check_server(
+        "pyright",
+        "probe.py",
+        "import os\n",
+        &["x = 1\n", "os.pa"],
+        "path",
+    )
+    .await;
     // The issue's own example: os.pa with the text built up in several changes.
     check_server(
         "pyright",
         "main.py",
         "import os\n",
-        &["\nvalue_from_edit = 1\n", "print(value_from_edit)\n", "value_from"],
+        &[
+            "\nvalue_from_edit = 1\n",
+            "print(value_from_edit)\n",
+            "value_from",
+        ],
         "value_from_edit",
     )
     .await;
@@ -95,7 +120,13 @@ async fn pyright_os_pa_top5_has_path() {
     let mut s = start("pyright").await;
     s.open("a.py", "import os\nos.pa").unwrap();
     let got = s
-        .suggest_when_ready("a.py", Position { line: 1, character: 5 })
+        .suggest_when_ready(
+            "a.py",
+            Position {
+                line: 1,
+                character: 5,
+            },
+        )
         .await
         .unwrap();
     assert!(got.value.has_in_top("path", 5), "{:?}", labels(&got.value));
@@ -108,7 +139,11 @@ async fn jedi_sees_edits_and_shuts_down_cleanly() {
         "jedi-language-server",
         "main.py",
         "import os\n",
-        &["counter_from_edit = 0\n", "counter_from_edit += 1\n", "os.pa"],
+        &[
+            "counter_from_edit = 0\n",
+            "counter_from_edit += 1\n",
+            "os.pa",
+        ],
         "path",
     )
     .await;
@@ -116,7 +151,11 @@ async fn jedi_sees_edits_and_shuts_down_cleanly() {
         "jedi-language-server",
         "b.py",
         "import os\n",
-        &["counter_from_edit = 0\n", "counter_from_edit += 1\n", "counter_f"],
+        &[
+            "counter_from_edit = 0\n",
+            "counter_from_edit += 1\n",
+            "counter_f",
+        ],
         "counter_from_edit",
     )
     .await;
@@ -128,7 +167,11 @@ async fn typescript_language_server_sees_edits_and_shuts_down_cleanly() {
         "typescript-language-server",
         "main.ts",
         "const s: string = \"abc\";\n",
-        &["const totalFromEdit = s.length;\n", "console.log(totalFromEdit);\n", "s.toU"],
+        &[
+            "const totalFromEdit = s.length;\n",
+            "console.log(totalFromEdit);\n",
+            "s.toU",
+        ],
         "toUpperCase",
     )
     .await;
@@ -136,7 +179,11 @@ async fn typescript_language_server_sees_edits_and_shuts_down_cleanly() {
         "typescript-language-server",
         "b.ts",
         "let a = 1;\n",
-        &["const totalFromEdit = a + 1;\n", "console.log(totalFromEdit);\n", "totalFr"],
+        &[
+            "const totalFromEdit = a + 1;\n",
+            "console.log(totalFromEdit);\n",
+            "totalFr",
+        ],
         "totalFromEdit",
     )
     .await;
@@ -148,7 +195,11 @@ async fn clangd_sees_edits_and_shuts_down_cleanly() {
         "clangd",
         "main.c",
         "#include <stdio.h>\n",
-        &["static int counter_from_edit = 0;\n", "int main(void) {\n", "  counter_from_edit += 1;\n  prin"],
+        &[
+            "static int counter_from_edit = 0;\n",
+            "int main(void) {\n",
+            "  counter_from_edit += 1;\n  prin",
+        ],
         "printf",
     )
     .await;
@@ -156,7 +207,11 @@ async fn clangd_sees_edits_and_shuts_down_cleanly() {
         "clangd",
         "b.c",
         "int x;\n",
-        &["static int counter_from_edit = 0;\n", "int main(void) {\n", "  counter_fr"],
+        &[
+            "static int counter_from_edit = 0;\n",
+            "int main(void) {\n",
+            "  counter_fr",
+        ],
         "counter_from_edit",
     )
     .await;
@@ -197,7 +252,12 @@ fn doctor_reports_copilot_needs_auth_and_servers_ok() {
     assert_eq!(s, "needs-auth", "{p}");
     assert_eq!(p["server"]["name"], "GitHub Copilot Language Server");
     assert_eq!(p["capabilities"]["inline"], true);
-    for name in ["pyright", "jedi-language-server", "typescript-language-server", "clangd"] {
+    for name in [
+        "pyright",
+        "jedi-language-server",
+        "typescript-language-server",
+        "clangd",
+    ] {
         let (s, p) = status(name);
         assert_eq!(s, "ok", "{p}");
         assert!(p["probe"]["items"].as_u64().unwrap() >= 1, "{p}");

@@ -1,1 +1,13 @@
-//! placeholder
+//! The `score` layer: per-pair distances and `c_help`, the aggregate metrics of the
+//! source study (H(S|t), integral help, exact-match share, empty rates), ranking
+//! metrics for completion lists, the repository-level bootstrap and paired p-values.
+//! Reads records files; knows nothing of LSP or replay.
+
+pub mod bootstrap;
+pub mod distance;
+pub mod records;
+pub mod summary;
+
+pub use bootstrap::Estimate;
+pub use records::{Outcome, Table, read_records};
+pub use summary::{Options, Summary, summarize};

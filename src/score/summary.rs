@@ -1,0 +1,645 @@
+//! The score summary of a records table (methodology §2–6): per assistant the help
+//! metrics with bootstrap intervals, the H(S|t) curve, outcome rates, latency,
+//! breakdowns, ranking metrics for completion lists; paired differences with p-values;
+//! repeat-skip. Sums are kept in integers or fixed point so the result does not depend
+//! on the order of the records.
+
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+use super::bootstrap::{Estimate, p_value, percentile, resample_sums};
+use super::records::{Outcome, Row, Table};
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub bootstrap: usize,
+    pub seed: u64,
+    pub pass: u32,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            bootstrap: 1000,
+            seed: 0,
+            pass: 1,
+        }
+    }
+}
+
+/// Fixed-point scale for sums of non-integer terms: integer addition is associative,
+/// so the total is the same whatever the order of the records.
+const FIX: f64 = (1u64 << 32) as f64;
+
+/// Sums over a set of answered cases, from which every help metric is a ratio.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Sums {
+    pub cases: u64,
+    pub empties: u64,
+    /// Σ len
+    pub len: u64,
+    /// Σ len·c_help = Σ max(0, len − ld2)
+    pub help: u64,
+    /// Σ len·[c_help = 1]
+    pub exact: u64,
+    /// Σ len·c_help³, fixed point
+    pub cube: i128,
+    /// The same with ld1.
+    pub help_ld1: u64,
+    pub cube_ld1: i128,
+    /// Over non-empty suggestions only.
+    pub len_nonempty: u64,
+    pub cube_nonempty: i128,
+    pub help_nonempty: u64,
+}
+
+fn cube_fixed(len: u32, ld: u32) -> i128 {
+    if len == 0 {
+        return 0;
+    }
+    let g = len.saturating_sub(ld) as f64;
+    let l = len as f64;
+    (g * g * g / (l * l) * FIX).round() as i128
+}
+
+impl Sums {
+    pub fn add(&mut self, r: &Row) {
+        self.cases += 1;
+        let gain = r.len.saturating_sub(r.ld2) as u64;
+        self.len += r.len as u64;
+        if r.outcome == Outcome::Empty {
+            self.empties += 1;
+            return;
+        }
+        self.help += gain;
+        if r.ld2 == 0 {
+            self.exact += r.len as u64;
+        }
+        let cube = cube_fixed(r.len, r.ld2);
+        self.cube += cube;
+        self.help_ld1 += r.len.saturating_sub(r.ld1) as u64;
+        self.cube_ld1 += cube_fixed(r.len, r.ld1);
+        self.len_nonempty += r.len as u64;
+        self.cube_nonempty += cube;
+        self.help_nonempty += gain;
+    }
+    fn ratio(n: f64, d: u64) -> f64 {
+        if d == 0 { f64::NAN } else { n / d as f64 }
+    }
+    pub fn integral_help(&self) -> f64 {
+        Self::ratio(self.cube as f64 / FIX, self.len)
+    }
+    pub fn help_at_0(&self) -> f64 {
+        Self::ratio(self.help as f64, self.len)
+    }
+    pub fn exact_share(&self) -> f64 {
+        Self::ratio(self.exact as f64, self.len)
+    }
+    pub fn integral_help_nonempty(&self) -> f64 {
+        Self::ratio(self.cube_nonempty as f64 / FIX, self.len_nonempty)
+    }
+    pub fn empty_rate(&self) -> f64 {
+        if self.cases == 0 {
+            f64::NAN
+        } else {
+            self.empties as f64 / self.cases as f64
+        }
+    }
+    /// The bootstrap columns: len, help, exact, cube, len_nonempty, cube_nonempty.
+    fn columns(&self) -> [f64; 6] {
+        [
+            self.len as f64,
+            self.help as f64,
+            self.exact as f64,
+            self.cube as f64 / FIX,
+            self.len_nonempty as f64,
+            self.cube_nonempty as f64 / FIX,
+        ]
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CurvePoint {
+    pub t: f64,
+    pub help: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Latency {
+    pub p50: f64,
+    pub p95: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Breakdown {
+    pub cases: u64,
+    pub empty_rate: f64,
+    pub integral_help: f64,
+    pub exact_share: f64,
+    pub help_at_0: f64,
+}
+
+impl From<&Sums> for Breakdown {
+    fn from(s: &Sums) -> Self {
+        Breakdown {
+            cases: s.cases,
+            empty_rate: s.empty_rate(),
+            integral_help: s.integral_help(),
+            exact_share: s.exact_share(),
+            help_at_0: s.help_at_0(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RankStats {
+    pub sessions: u64,
+    pub top1: f64,
+    pub top5: f64,
+    pub recall: f64,
+    /// Mean 1-based position of the expected item where it was found.
+    pub mean_position: f64,
+    pub mrr: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct AssistantScore {
+    /// Records of this assistant in the pass, whatever their outcome.
+    pub records: u64,
+    /// Answered cases (suggestion or empty).
+    pub cases: u64,
+    pub empty_rate: f64,
+    pub error_rate: f64,
+    pub timeout_rate: f64,
+    pub integral_help: Estimate,
+    pub exact_share: Estimate,
+    pub help_at_0: Estimate,
+    pub integral_help_nonempty: Estimate,
+    /// Point values with plain Levenshtein (substitution costs 1), beside the study's ld2.
+    pub help_at_0_ld1: f64,
+    pub integral_help_ld1: f64,
+    pub curve: Vec<CurvePoint>,
+    pub curve_nonempty: Vec<CurvePoint>,
+    pub latency_ms: Option<Latency>,
+    pub by_language: BTreeMap<String, Breakdown>,
+    pub by_repo: BTreeMap<String, Breakdown>,
+    /// Completion-list records: by typed prefix length ("0".."3", "4+") and "all".
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub ranking: BTreeMap<String, RankStats>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Pairwise {
+    pub a: String,
+    pub b: String,
+    pub metric: String,
+    /// Cases answered by both.
+    pub cases: u64,
+    /// `metric(a) − metric(b)` on the shared cases.
+    pub diff: f64,
+    pub sd: f64,
+    pub p_value: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PassStat {
+    pub pass: u32,
+    pub records: u64,
+    pub answered: u64,
+    pub empty_rate: f64,
+    pub errors: u64,
+    pub timeouts: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RepeatSkip {
+    pub passes: Vec<PassStat>,
+    /// Cases answered in both pass 1 and pass 2.
+    pub paired_cases: u64,
+    /// Share of pass-1 empties that are empty again in pass 2.
+    pub empty_again: f64,
+    /// Share of pass-1 suggestions that became empty in pass 2.
+    pub became_empty: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    pub records: u64,
+    pub skipped_lines: u64,
+    /// Records repeating a (case, assistant, pass) already seen; one is kept.
+    pub duplicates: u64,
+    pub repositories: u64,
+    pub pass: u32,
+    pub bootstrap: usize,
+    pub seed: u64,
+    pub assistants: BTreeMap<String, AssistantScore>,
+    pub pairwise: Vec<Pairwise>,
+    pub repeat_skip: BTreeMap<String, RepeatSkip>,
+}
+
+/// 101 thresholds t = k/100.
+pub const CURVE_STEPS: usize = 100;
+
+fn curve(buckets: &[u64; CURVE_STEPS + 1], den: u64) -> Vec<CurvePoint> {
+    let mut out = vec![];
+    let mut acc = 0u64;
+    let mut tail = [0u64; CURVE_STEPS + 1];
+    for k in (0..=CURVE_STEPS).rev() {
+        acc += buckets[k];
+        tail[k] = acc;
+    }
+    for (k, t) in tail.iter().enumerate() {
+        out.push(CurvePoint {
+            t: k as f64 / CURVE_STEPS as f64,
+            help: Sums::ratio(*t as f64, den),
+        });
+    }
+    out
+}
+
+/// The bucket of a case's `c_help`: the largest k with c ≥ k/100, exactly, in integers.
+fn bucket(len: u32, ld: u32) -> usize {
+    let gain = len.saturating_sub(ld) as u64;
+    ((gain * CURVE_STEPS as u64) / len.max(1) as u64) as usize
+}
+
+pub fn summarize(table: &Table, opts: &Options) -> Summary {
+    // Canonical order and one record per (assistant, pass, case).
+    let mut rows: Vec<Row> = table.rows.clone();
+    rows.sort_unstable_by(|x, y| {
+        (
+            x.assistant,
+            x.pass,
+            x.case,
+            x.outcome,
+            x.ld2,
+            x.ld1,
+            x.rank,
+            x.latency_ms.to_bits(),
+        )
+            .cmp(&(
+                y.assistant,
+                y.pass,
+                y.case,
+                y.outcome,
+                y.ld2,
+                y.ld1,
+                y.rank,
+                y.latency_ms.to_bits(),
+            ))
+    });
+    let before = rows.len();
+    rows.dedup_by(|b, a| (a.assistant, a.pass, a.case) == (b.assistant, b.pass, b.case));
+    let duplicates = (before - rows.len()) as u64;
+
+    // Repositories in name order: the bootstrap's rows.
+    let mut repo_order: Vec<u32> = (0..table.repos.len() as u32).collect();
+    repo_order.sort_by(|a, b| table.repos[*a as usize].cmp(&table.repos[*b as usize]));
+    let mut repo_rank = vec![0usize; table.repos.len()];
+    for (rank, id) in repo_order.iter().enumerate() {
+        repo_rank[*id as usize] = rank;
+    }
+    let n_repos = table.repos.len();
+    let mut names: Vec<u32> = (0..table.assistants.len() as u32).collect();
+    names.sort_by(|a, b| table.assistants[*a as usize].cmp(&table.assistants[*b as usize]));
+
+    struct Acc {
+        records: u64,
+        errors: u64,
+        timeouts: u64,
+        total: Sums,
+        per_repo: Vec<Sums>,
+        per_lang: BTreeMap<u32, Sums>,
+        buckets: [u64; CURVE_STEPS + 1],
+        buckets_ne: [u64; CURVE_STEPS + 1],
+        latencies: Vec<f64>,
+        ranking: BTreeMap<String, (u64, u64, u64, u64, u64, f64)>,
+    }
+    let mut accs: Vec<Acc> = (0..table.assistants.len())
+        .map(|_| Acc {
+            records: 0,
+            errors: 0,
+            timeouts: 0,
+            total: Sums::default(),
+            per_repo: vec![Sums::default(); n_repos],
+            per_lang: BTreeMap::new(),
+            buckets: [0; CURVE_STEPS + 1],
+            buckets_ne: [0; CURVE_STEPS + 1],
+            latencies: vec![],
+            ranking: BTreeMap::new(),
+        })
+        .collect();
+    let mut shared: Vec<&Row> = Vec::new();
+    for r in rows.iter().filter(|r| r.pass == opts.pass) {
+        let a = &mut accs[r.assistant as usize];
+        a.records += 1;
+        if !r.latency_ms.is_nan() {
+            a.latencies.push(r.latency_ms);
+        }
+        match r.outcome {
+            Outcome::Error => a.errors += 1,
+            Outcome::Timeout => a.timeouts += 1,
+            _ => {}
+        }
+        if r.completion {
+            if r.outcome.answered() {
+                let key = match r.prefix_len {
+                    u32::MAX => None,
+                    p if p >= 4 => Some("4+".to_string()),
+                    p => Some(p.to_string()),
+                };
+                for k in key.into_iter().chain(Some("all".to_string())) {
+                    let e = a.ranking.entry(k).or_default();
+                    e.0 += 1;
+                    if r.rank == 1 {
+                        e.1 += 1;
+                    }
+                    if (1..=5).contains(&r.rank) {
+                        e.2 += 1;
+                    }
+                    if r.rank >= 1 {
+                        e.3 += 1;
+                        e.4 += r.rank as u64;
+                        e.5 += 1.0 / r.rank as f64;
+                    }
+                }
+            }
+            continue;
+        }
+        if !r.outcome.answered() {
+            continue;
+        }
+        a.total.add(r);
+        a.per_repo[repo_rank[r.repo as usize]].add(r);
+        a.per_lang.entry(r.language).or_default().add(r);
+        if r.outcome == Outcome::Suggestion && r.len > 0 {
+            a.buckets[bucket(r.len, r.ld2)] += r.len.saturating_sub(r.ld2) as u64;
+            a.buckets_ne[bucket(r.len, r.ld2)] += r.len.saturating_sub(r.ld2) as u64;
+        }
+        shared.push(r);
+    }
+
+    // Pairs: per-repository sums over the cases both assistants answered.
+    shared.sort_unstable_by_key(|r| (r.case, r.assistant));
+    let pairs: Vec<(u32, u32)> = names
+        .iter()
+        .enumerate()
+        .flat_map(|(i, &a)| names[i + 1..].iter().map(move |&b| (a, b)))
+        .collect();
+    let pair_index: FxHashMap<(u32, u32), usize> =
+        pairs.iter().enumerate().map(|(i, p)| (*p, i)).collect();
+    let mut pair_sums: Vec<Vec<(Sums, Sums)>> =
+        vec![vec![(Sums::default(), Sums::default()); n_repos]; pairs.len()];
+    for group in shared.chunk_by(|x, y| x.case == y.case) {
+        for (i, x) in group.iter().enumerate() {
+            for y in &group[i + 1..] {
+                let (first, second) = if table.assistants[x.assistant as usize]
+                    <= table.assistants[y.assistant as usize]
+                {
+                    (x, y)
+                } else {
+                    (y, x)
+                };
+                if let Some(&p) = pair_index.get(&(first.assistant, second.assistant)) {
+                    let slot = &mut pair_sums[p][repo_rank[first.repo as usize]];
+                    slot.0.add(first);
+                    slot.1.add(second);
+                }
+            }
+        }
+    }
+
+    // The bootstrap matrix: per repository, 6 columns per assistant, 6 per pair side.
+    let a_cols = 6;
+    let cols = names.len() * a_cols + pairs.len() * 2 * a_cols;
+    let mut matrix = vec![0.0f64; n_repos * cols];
+    for r in 0..n_repos {
+        let row = &mut matrix[r * cols..(r + 1) * cols];
+        for (i, &a) in names.iter().enumerate() {
+            row[i * a_cols..(i + 1) * a_cols]
+                .copy_from_slice(&accs[a as usize].per_repo[r].columns());
+        }
+        let base = names.len() * a_cols;
+        for (p, sums) in pair_sums.iter().enumerate() {
+            let o = base + p * 2 * a_cols;
+            row[o..o + a_cols].copy_from_slice(&sums[r].0.columns());
+            row[o + a_cols..o + 2 * a_cols].copy_from_slice(&sums[r].1.columns());
+        }
+    }
+    let resamples = if n_repos == 0 {
+        vec![]
+    } else {
+        resample_sums(&matrix, n_repos, cols, opts.bootstrap, opts.seed)
+    };
+    let ratio = |n: f64, d: f64| if d == 0.0 { f64::NAN } else { n / d };
+    // Metric k of a column block: (numerator column, denominator column).
+    const METRICS: [(&str, usize, usize); 4] = [
+        ("integral_help", 3, 0),
+        ("exact_share", 2, 0),
+        ("help_at_0", 1, 0),
+        ("integral_help_nonempty", 5, 4),
+    ];
+    let resampled = |offset: usize, m: usize| -> Vec<f64> {
+        let (n, d) = (METRICS[m].1, METRICS[m].2);
+        resamples
+            .iter()
+            .map(|s| ratio(s[offset + n], s[offset + d]))
+            .collect()
+    };
+
+    let mut assistants = BTreeMap::new();
+    for (i, &a) in names.iter().enumerate() {
+        let acc = &mut accs[a as usize];
+        let t = acc.total;
+        let est = |m: usize, v: f64| Estimate::new(v, &resampled(i * a_cols, m));
+        acc.latencies.sort_by(f64::total_cmp);
+        let rate = |n: u64| Sums::ratio(n as f64, acc.records);
+        let score = AssistantScore {
+            records: acc.records,
+            cases: t.cases,
+            empty_rate: rate(t.empties),
+            error_rate: rate(acc.errors),
+            timeout_rate: rate(acc.timeouts),
+            integral_help: est(0, t.integral_help()),
+            exact_share: est(1, t.exact_share()),
+            help_at_0: est(2, t.help_at_0()),
+            integral_help_nonempty: est(3, t.integral_help_nonempty()),
+            help_at_0_ld1: Sums::ratio(t.help_ld1 as f64, t.len),
+            integral_help_ld1: Sums::ratio(t.cube_ld1 as f64 / FIX, t.len),
+            curve: curve(&acc.buckets, t.len),
+            curve_nonempty: curve(&acc.buckets_ne, t.len_nonempty),
+            latency_ms: (!acc.latencies.is_empty()).then(|| Latency {
+                p50: percentile(&acc.latencies, 0.5),
+                p95: percentile(&acc.latencies, 0.95),
+            }),
+            by_language: acc
+                .per_lang
+                .iter()
+                .map(|(l, s)| (table.languages[*l as usize].clone(), Breakdown::from(s)))
+                .collect(),
+            by_repo: acc
+                .per_repo
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.cases > 0)
+                .map(|(r, s)| {
+                    (
+                        table.repos[repo_order[r] as usize].clone(),
+                        Breakdown::from(s),
+                    )
+                })
+                .collect(),
+            ranking: acc
+                .ranking
+                .iter()
+                .map(|(k, &(n, top1, top5, found, pos, rr))| {
+                    let f = |x: f64| Sums::ratio(x, n);
+                    (
+                        k.clone(),
+                        RankStats {
+                            sessions: n,
+                            top1: f(top1 as f64),
+                            top5: f(top5 as f64),
+                            recall: f(found as f64),
+                            mean_position: Sums::ratio(pos as f64, found),
+                            mrr: f(rr),
+                        },
+                    )
+                })
+                .collect(),
+        };
+        if acc.records > 0 {
+            assistants.insert(table.assistants[a as usize].clone(), score);
+        }
+    }
+
+    let mut pairwise = Vec::new();
+    for (p, &(a, b)) in pairs.iter().enumerate() {
+        let (sa, sb) =
+            pair_sums[p]
+                .iter()
+                .fold((Sums::default(), Sums::default()), |mut acc, s| {
+                    merge(&mut acc.0, &s.0);
+                    merge(&mut acc.1, &s.1);
+                    acc
+                });
+        if sa.cases == 0 {
+            continue;
+        }
+        let base = names.len() * a_cols + p * 2 * a_cols;
+        for (m, point) in [
+            (0, sa.integral_help() - sb.integral_help()),
+            (1, sa.exact_share() - sb.exact_share()),
+            (2, sa.help_at_0() - sb.help_at_0()),
+        ] {
+            let ra = resampled(base, m);
+            let rb = resampled(base + a_cols, m);
+            let diffs: Vec<f64> = ra.iter().zip(&rb).map(|(x, y)| x - y).collect();
+            let e = Estimate::new(point, &diffs);
+            pairwise.push(Pairwise {
+                a: table.assistants[a as usize].clone(),
+                b: table.assistants[b as usize].clone(),
+                metric: METRICS[m].0.to_string(),
+                cases: sa.cases,
+                diff: point,
+                sd: e.sd,
+                p_value: p_value(point, e.sd),
+            });
+        }
+    }
+
+    Summary {
+        records: table.rows.len() as u64,
+        skipped_lines: table.skipped,
+        duplicates,
+        repositories: n_repos as u64,
+        pass: opts.pass,
+        bootstrap: opts.bootstrap,
+        seed: opts.seed,
+        assistants,
+        pairwise,
+        repeat_skip: repeat_skip(table, &rows, &names),
+    }
+}
+
+fn merge(into: &mut Sums, s: &Sums) {
+    into.cases += s.cases;
+    into.empties += s.empties;
+    into.len += s.len;
+    into.help += s.help;
+    into.exact += s.exact;
+    into.cube += s.cube;
+    into.help_ld1 += s.help_ld1;
+    into.cube_ld1 += s.cube_ld1;
+    into.len_nonempty += s.len_nonempty;
+    into.cube_nonempty += s.cube_nonempty;
+    into.help_nonempty += s.help_nonempty;
+}
+
+/// Rows must be sorted by (assistant, pass, case) and deduplicated.
+fn repeat_skip(table: &Table, rows: &[Row], names: &[u32]) -> BTreeMap<String, RepeatSkip> {
+    let mut out = BTreeMap::new();
+    for &a in names {
+        let mine: Vec<&Row> = rows
+            .iter()
+            .filter(|r| r.assistant == a && !r.completion)
+            .collect();
+        let mut passes: Vec<u32> = mine.iter().map(|r| r.pass).collect();
+        passes.dedup();
+        if passes.len() < 2 {
+            continue;
+        }
+        let stats = passes
+            .iter()
+            .map(|&p| {
+                let of: Vec<&&Row> = mine.iter().filter(|r| r.pass == p).collect();
+                let answered = of.iter().filter(|r| r.outcome.answered()).count() as u64;
+                let empties = of.iter().filter(|r| r.outcome == Outcome::Empty).count() as u64;
+                PassStat {
+                    pass: p,
+                    records: of.len() as u64,
+                    answered,
+                    empty_rate: Sums::ratio(empties as f64, answered),
+                    errors: of.iter().filter(|r| r.outcome == Outcome::Error).count() as u64,
+                    timeouts: of.iter().filter(|r| r.outcome == Outcome::Timeout).count() as u64,
+                }
+            })
+            .collect();
+        let first: FxHashMap<u32, Outcome> = mine
+            .iter()
+            .filter(|r| r.pass == passes[0])
+            .map(|r| (r.case, r.outcome))
+            .collect();
+        let (mut paired, mut e1, mut e_again, mut s1, mut s_became) =
+            (0u64, 0u64, 0u64, 0u64, 0u64);
+        for r in mine
+            .iter()
+            .filter(|r| r.pass == passes[1] && r.outcome.answered())
+        {
+            let Some(o1) = first.get(&r.case).filter(|o| o.answered()) else {
+                continue;
+            };
+            paired += 1;
+            let empty2 = r.outcome == Outcome::Empty;
+            if *o1 == Outcome::Empty {
+                e1 += 1;
+                e_again += empty2 as u64;
+            } else {
+                s1 += 1;
+                s_became += empty2 as u64;
+            }
+        }
+        out.insert(
+            table.assistants[a as usize].clone(),
+            RepeatSkip {
+                passes: stats,
+                paired_cases: paired,
+                empty_again: Sums::ratio(e_again as f64, e1),
+                became_empty: Sums::ratio(s_became as f64, s1),
+            },
+        );
+    }
+    out
+}

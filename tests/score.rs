@@ -1,0 +1,431 @@
+//! The scoring core against hand-computed sets, a naive reference implementation,
+//! shuffled input, malformed files, and a coverage simulation of the bootstrap.
+
+use std::io::Write;
+
+use serde_json::{Value, json};
+use typist::score::records::{Outcome, Row, Table};
+use typist::score::{Options, read_records, summarize};
+
+/// A small deterministic RNG for generating cases (splitmix64).
+struct Gen(u64);
+impl Gen {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E3779B97F4A7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58476D1CE4E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D049BB133111EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    fn string(&mut self, max: u64) -> String {
+        const ALPHA: &[char] = &['a', 'b', 'c', ' ', '(', ')', 'é', '日', '😀', 'x', '_', '.'];
+        (0..self.below(max + 1))
+            .map(|_| ALPHA[self.below(ALPHA.len() as u64) as usize])
+            .collect()
+    }
+}
+
+fn write_records(lines: &[Value]) -> tempfile::NamedTempFile {
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    for l in lines {
+        writeln!(f, "{l}").unwrap();
+    }
+    f.flush().unwrap();
+    f
+}
+
+fn score(lines: &[Value], bootstrap: usize) -> Value {
+    let f = write_records(lines);
+    let t = read_records(&[f.path().to_path_buf()], true, 2).unwrap();
+    serde_json::to_value(summarize(
+        &t,
+        &Options {
+            bootstrap,
+            seed: 1,
+            pass: 1,
+        },
+    ))
+    .unwrap()
+}
+
+fn rec(
+    case: &str,
+    repo: &str,
+    asst: &str,
+    outcome: &str,
+    expected: &str,
+    predicted: Option<&str>,
+) -> Value {
+    json!({"case": case, "repo": repo, "file": "f.java", "line": 1, "language": "java",
+           "assistant": asst, "pass": 1, "outcome": outcome, "expected": expected,
+           "predicted": predicted, "latency_ms": 5.0})
+}
+
+#[test]
+fn hand_computed_set() {
+    // Lengths 10, 10, 20. c_help (ld2): 1, 0.5, 0 (empty). An error is left out.
+    let lines = [
+        rec(
+            "1",
+            "r1",
+            "A",
+            "suggestion",
+            "abcdefghij",
+            Some("abcdefghij"),
+        ),
+        rec("2", "r1", "A", "suggestion", "abcdefghij", Some("abcde")),
+        rec("3", "r2", "A", "empty", "abcdefghijklmnopqrst", None),
+        rec("4", "r2", "A", "error", "zzzz", None),
+    ];
+    let v = score(&lines, 0);
+    let a = &v["assistants"]["A"];
+    assert_eq!(a["records"], 4);
+    assert_eq!(a["cases"], 3);
+    assert_eq!(a["error_rate"], 0.25);
+    assert_eq!(a["empty_rate"], 0.25);
+    // H(S|0) = (10·1 + 10·0.5 + 0) / 40
+    assert_eq!(a["help_at_0"]["value"], 15.0 / 40.0);
+    // H(S|1) = 10 / 40
+    assert_eq!(a["exact_share"]["value"], 0.25);
+    // ℋ = (10·1 + 10·0.125) / 40
+    assert_eq!(a["integral_help"]["value"], 11.25 / 40.0);
+    // Non-empty only: (10 + 1.25) / 20
+    assert_eq!(a["integral_help_nonempty"]["value"], 11.25 / 20.0);
+    // The curve: t = 0.5 keeps both, t = 0.51 only the exact one.
+    assert_eq!(a["curve"].as_array().unwrap().len(), 101);
+    assert_eq!(a["curve"][50], json!({"t": 0.5, "help": 15.0 / 40.0}));
+    assert_eq!(a["curve"][51], json!({"t": 0.51, "help": 0.25}));
+    assert_eq!(a["curve"][100], json!({"t": 1.0, "help": 0.25}));
+    assert_eq!(a["by_repo"]["r2"]["cases"], 1);
+    assert_eq!(a["by_language"]["java"]["cases"], 3);
+}
+
+/// Naive reference: Wagner–Fischer with substitution cost `sub`, over chars.
+fn naive_ld(a: &str, b: &str, sub: usize) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for i in 1..=a.len() {
+        let mut cur = vec![i; b.len() + 1];
+        for j in 1..=b.len() {
+            let s = if a[i - 1] == b[j - 1] { 0 } else { sub };
+            cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + s);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[test]
+fn matches_a_naive_reference_on_random_records() {
+    let mut g = Gen(99);
+    for round in 0..20 {
+        let mut lines = vec![];
+        let (mut den, mut help, mut exact, mut cube, mut help1) = (0.0, 0.0, 0.0, 0.0, 0.0);
+        for i in 0..60 {
+            let expected = g.string(12);
+            let predicted = g.string(12);
+            let outcome = [
+                "suggestion",
+                "suggestion",
+                "suggestion",
+                "empty",
+                "error",
+                "timeout",
+            ][g.below(6) as usize];
+            lines.push(rec(
+                &format!("c{i}"),
+                &format!("r{}", g.below(5)),
+                "A",
+                outcome,
+                &expected,
+                Some(&predicted),
+            ));
+            if outcome == "error" || outcome == "timeout" {
+                continue;
+            }
+            let len = expected.chars().count() as f64;
+            den += len;
+            if outcome == "empty" || len == 0.0 {
+                continue;
+            }
+            let c = (len - naive_ld(&expected, &predicted, 2) as f64).max(0.0) / len;
+            let c1 = (len - naive_ld(&expected, &predicted, 1) as f64).max(0.0) / len;
+            help += len * c;
+            help1 += len * c1;
+            cube += len * c * c * c;
+            if c == 1.0 {
+                exact += len;
+            }
+        }
+        let v = score(&lines, 0);
+        let a = &v["assistants"]["A"];
+        let close = |x: &Value, y: f64| (x.as_f64().unwrap() - y / den).abs() < 1e-9;
+        assert!(close(&a["help_at_0"]["value"], help), "round {round}");
+        assert!(close(&a["help_at_0_ld1"], help1), "round {round}");
+        assert!(close(&a["exact_share"]["value"], exact), "round {round}");
+        assert!(close(&a["integral_help"]["value"], cube), "round {round}");
+    }
+}
+
+#[test]
+fn output_is_identical_whatever_the_record_order() {
+    let mut g = Gen(3);
+    let mut lines = vec![];
+    for i in 0..300 {
+        for asst in ["A", "B", "C"] {
+            let e = g.string(20);
+            let p = if g.below(2) == 0 {
+                e.clone()
+            } else {
+                g.string(20)
+            };
+            lines.push(rec(
+                &format!("c{i}"),
+                &format!("r{}", i % 17),
+                asst,
+                "suggestion",
+                &e,
+                Some(&p),
+            ));
+        }
+    }
+    let one = score(&lines, 200).to_string();
+    // Shuffle deterministically.
+    for i in (1..lines.len()).rev() {
+        lines.swap(i, g.below(i as u64 + 1) as usize);
+    }
+    let two = score(&lines, 200).to_string();
+    assert_eq!(one, two);
+    let v: Value = serde_json::from_str(&one).unwrap();
+    assert_eq!(
+        v["pairwise"].as_array().unwrap().len(),
+        9,
+        "3 pairs × 3 metrics"
+    );
+}
+
+#[test]
+fn zero_spread_gives_p_one_for_no_difference_and_zero_otherwise() {
+    let lines = [
+        rec("1", "r1", "A", "suggestion", "abcd", Some("abcd")),
+        rec("1", "r1", "B", "suggestion", "abcd", Some("abcd")),
+        rec("1", "r1", "C", "suggestion", "abcd", Some("ab")),
+    ];
+    let v = score(&lines, 50);
+    let p = |a: &str, b: &str| {
+        v["pairwise"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["a"] == a && x["b"] == b && x["metric"] == "integral_help")
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(p("A", "B")["p_value"], 1.0);
+    assert_eq!(p("A", "C")["p_value"], 0.0);
+    assert_eq!(p("A", "C")["sd"], 0.0);
+}
+
+#[test]
+fn pairwise_uses_only_cases_both_answered() {
+    let lines = [
+        rec("1", "r1", "A", "suggestion", "abcd", Some("abcd")),
+        rec("1", "r1", "B", "error", "abcd", None),
+        rec("2", "r1", "A", "suggestion", "wxyz", Some("")),
+        rec("2", "r1", "B", "suggestion", "wxyz", Some("wxyz")),
+    ];
+    let v = score(&lines, 0);
+    let ih = v["pairwise"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["metric"] == "integral_help")
+        .unwrap()
+        .clone();
+    assert_eq!(ih["cases"], 1);
+    assert_eq!(ih["diff"], -1.0);
+}
+
+#[test]
+fn completion_ranking_by_prefix_length() {
+    let mut lines = vec![];
+    for (i, (prefix, rank)) in [
+        (0, Some(1)),
+        (0, Some(3)),
+        (1, None),
+        (1, Some(7)),
+        (2, Some(1)),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let mut r = rec(
+            &format!("c{i}"),
+            "r",
+            "ls",
+            "suggestion",
+            "path",
+            Some("path"),
+        );
+        r["kind"] = json!("completion");
+        r["prefix_len"] = json!(prefix);
+        r["rank"] = json!(rank);
+        r["items"] = json!(["a", "b"]);
+        lines.push(r);
+    }
+    let v = score(&lines, 0);
+    let rk = &v["assistants"]["ls"]["ranking"];
+    assert_eq!(
+        rk["0"],
+        json!({"sessions": 2, "top1": 0.5, "top5": 1.0, "recall": 1.0, "mean_position": 2.0, "mrr": (1.0 + 1.0 / 3.0) / 2.0})
+    );
+    assert_eq!(rk["1"]["recall"], 0.5);
+    assert_eq!(rk["1"]["top5"], 0.0);
+    assert_eq!(rk["all"]["sessions"], 5);
+}
+
+#[test]
+fn repeat_skip_as_in_the_study() {
+    let mut lines = vec![];
+    // Pass 1: cases 1-4 empty, 5-10 suggestions. Pass 2: 1-3 empty again, 4 answered,
+    // 5 becomes empty, 6 is an error (not a skip), the rest answered.
+    for i in 1..=10 {
+        let p1 = if i <= 4 { "empty" } else { "suggestion" };
+        let p2 = match i {
+            1..=3 | 5 => "empty",
+            6 => "error",
+            _ => "suggestion",
+        };
+        for (pass, o) in [(1, p1), (2, p2)] {
+            let mut r = rec(&format!("c{i}"), "r", "A", o, "abc", Some("abc"));
+            r["pass"] = json!(pass);
+            lines.push(r);
+        }
+    }
+    let v = score(&lines, 0);
+    let rs = &v["repeat_skip"]["A"];
+    assert_eq!(rs["passes"][0]["empty_rate"], 0.4);
+    assert_eq!(rs["passes"][1]["empty_rate"], 4.0 / 9.0);
+    assert_eq!(rs["passes"][1]["errors"], 1);
+    assert_eq!(rs["paired_cases"], 9);
+    assert_eq!(rs["empty_again"], 0.75);
+    assert_eq!(rs["became_empty"], 0.2);
+}
+
+#[test]
+fn malformed_and_truncated_lines_are_reported_with_file_and_line() {
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    writeln!(f, "{}", rec("1", "r", "A", "suggestion", "ab", Some("ab"))).unwrap();
+    writeln!(f, "{{not json").unwrap();
+    writeln!(
+        f,
+        "{}",
+        json!({"case": "2", "repo": "r", "assistant": "A", "outcome": "maybe", "expected": "x"})
+    )
+    .unwrap();
+    writeln!(f, "{}", rec("3", "r", "A", "empty", "ab", None)).unwrap();
+    write!(f, "{{\"case\": \"4\", \"repo\"").unwrap();
+    f.flush().unwrap();
+    let t = read_records(&[f.path().to_path_buf()], false, 2).unwrap();
+    assert_eq!(t.rows.len(), 2);
+    assert_eq!(t.skipped, 3);
+    let name = f.path().display().to_string();
+    assert!(
+        t.problems[0].starts_with(&format!("{name}:2: ")),
+        "{:?}",
+        t.problems
+    );
+    assert!(
+        t.problems[1].starts_with(&format!("{name}:3: unknown outcome \"maybe\"")),
+        "{:?}",
+        t.problems
+    );
+    assert!(
+        t.problems[2].starts_with(&format!("{name}:5: truncated last line")),
+        "{:?}",
+        t.problems
+    );
+    let err = read_records(&[f.path().to_path_buf()], true, 2)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains(&format!("{name}:2:")), "{err}");
+}
+
+/// Simulated hierarchical data with a known truth: every line has length 10 and is
+/// either matched exactly or skipped, with a per-repository match probability drawn
+/// uniformly from [0.2, 0.8] and repositories of 5–40 lines. The population integral
+/// help is E[p·n]/E[n] = 0.5. The ±2·sd interval should cover it about 95% of the time.
+#[test]
+fn bootstrap_interval_covers_the_truth_about_95_percent_of_the_time() {
+    let mut g = Gen(2024);
+    let sims = 300;
+    let mut covered = 0;
+    let mut covered_pct = 0;
+    for s in 0..sims {
+        let mut t = Table {
+            assistants: vec!["A".into()],
+            languages: vec!["x".into()],
+            ..Default::default()
+        };
+        let repos = 40;
+        for r in 0..repos {
+            t.repos.push(format!("r{r}"));
+            let p = 0.2 + 0.6 * g.unit();
+            let n = 5 + g.below(36);
+            for _ in 0..n {
+                let hit = g.unit() < p;
+                let case = t.cases.len() as u32;
+                t.cases.push(format!("c{case}"));
+                t.rows.push(Row {
+                    case,
+                    repo: r,
+                    language: 0,
+                    assistant: 0,
+                    pass: 1,
+                    outcome: if hit {
+                        Outcome::Suggestion
+                    } else {
+                        Outcome::Empty
+                    },
+                    len: 10,
+                    ld2: if hit { 0 } else { 10 },
+                    ld1: if hit { 0 } else { 10 },
+                    latency_ms: f64::NAN,
+                    completion: false,
+                    prefix_len: u32::MAX,
+                    rank: 0,
+                });
+            }
+        }
+        let sum = summarize(
+            &t,
+            &Options {
+                bootstrap: 300,
+                seed: s,
+                pass: 1,
+            },
+        );
+        let e = sum.assistants["A"].integral_help;
+        if e.ci95[0] <= 0.5 && 0.5 <= e.ci95[1] {
+            covered += 1;
+        }
+        if e.pct95[0] <= 0.5 && 0.5 <= e.pct95[1] {
+            covered_pct += 1;
+        }
+    }
+    let rate = covered as f64 / sims as f64;
+    let rate_pct = covered_pct as f64 / sims as f64;
+    eprintln!("coverage: ±2sd {rate:.3}, percentile {rate_pct:.3}");
+    assert!((0.88..=0.99).contains(&rate), "±2sd coverage {rate}");
+    assert!(
+        (0.88..=0.99).contains(&rate_pct),
+        "percentile coverage {rate_pct}"
+    );
+}
