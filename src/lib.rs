@@ -4,6 +4,7 @@
 //! Layers (each uses only those listed before it): [`lsp`] → [`editor`] → `main.rs`;
 //! [`score`] stands alone. See `ARCHITECTURE.md`.
 
+pub mod bench;
 pub mod doctor;
 pub mod editor;
 pub mod lsp;

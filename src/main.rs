@@ -62,10 +62,37 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         threads: usize,
     },
+    /// Benchmarks (print a table; never run as tests).
+    #[command(subcommand)]
+    Bench(BenchCommand),
     /// List the server profiles.
     Profiles {
         #[arg(long, value_name = "DIR")]
         editors: Option<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
+enum BenchCommand {
+    /// Time `typist score --json` on a generated records file, optionally beside the
+    /// polars + rapidfuzz + numpy reference script.
+    Score {
+        #[arg(long, default_value_t = 1_000_000)]
+        records: usize,
+        #[arg(long, default_value_t = 2000)]
+        repos: usize,
+        #[arg(long, default_value_t = 4)]
+        assistants: usize,
+        #[arg(long, default_value_t = 1000)]
+        resamples: usize,
+        /// Where the generated records file is kept (reused when present).
+        #[arg(long, default_value = "target/bench")]
+        dir: PathBuf,
+        /// Python with polars, rapidfuzz and numpy: also time benches/score_reference.py.
+        #[arg(long, value_name = "PYTHON")]
+        reference: Option<PathBuf>,
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
     },
 }
 
@@ -162,6 +189,27 @@ fn run(cli: Cli) -> Result<ExitCode> {
             } else {
                 println!("{}", score_table(&summary));
             }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Bench(BenchCommand::Score {
+            records,
+            repos,
+            assistants,
+            resamples,
+            dir,
+            reference,
+            runs,
+        }) => {
+            let table = typist::bench::score(&typist::bench::BenchOptions {
+                records,
+                repos,
+                assistants,
+                resamples,
+                dir,
+                reference,
+                runs,
+            })?;
+            println!("{table}");
             Ok(ExitCode::SUCCESS)
         }
         Command::Profiles { editors } => {

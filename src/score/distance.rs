@@ -45,14 +45,20 @@ mod tests {
         assert_eq!(round2(c_help_from(t.chars().count(), ld1(t, p))), 0.95);
         assert_eq!(round2(c_help(t, p)), 0.90);
 
+        // Here too the seed's copy lost a space (`controller){`), which gives 27 and 38;
+        // the study's 26 and 37 are for `controller) {`.
         let t = "synchronized Optional<Controller> get(String name) {";
-        let p = "synchronized void remove(Controller controller){";
+        let p = "synchronized void remove(Controller controller) {";
         assert_eq!((ld1(t, p), ld2(t, p)), (26, 37));
+        let lost = "synchronized void remove(Controller controller){";
+        assert_eq!((ld1(t, lost), ld2(t, lost)), (27, 38));
         assert_eq!(round2(c_help_from(t.chars().count(), ld1(t, p))), 0.5);
         assert_eq!((c_help(t, p) * 1000.0).round() / 1000.0, 0.288);
 
         let t = "@BeforeAll";
-        let p = "static MockedStatic<ContextManager>contextManagerMocker;";
+        // The study's 53 and 59 are for `<ContextManager> contextManagerMocker` (the
+        // seed's copy, without the space, gives 52 and 58).
+        let p = "static MockedStatic<ContextManager> contextManagerMocker;";
         assert_eq!((ld1(t, p), ld2(t, p)), (53, 59));
         assert_eq!((c_help_from(10, 53), c_help(t, p)), (0.0, 0.0));
     }
@@ -62,7 +68,7 @@ mod tests {
         let t = "assertEquals(expected, FormattingUtils.msToMinSec(4494000));";
         let p = "assertEquals(expected,FormattingUtils.msToMinSec(4494999));";
         assert_eq!((ld1(t, p), ld2(t, p)), (4, 7));
-        assert_eq!(c_help(t, p), 52.0 / 59.0);
+        assert_eq!(c_help(t, p), 53.0 / 60.0);
     }
 
     #[test]

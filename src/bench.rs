@@ -1,0 +1,222 @@
+//! `typist bench score`: generates a large records file (seeded, so every machine gets
+//! the same one) and times `typist score --json` on it as a child process, end to end
+//! including parsing, with its peak memory; optionally times the polars + rapidfuzz +
+//! numpy reference script in `benches/` on the same file and prints the ratio.
+
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+
+pub struct BenchOptions {
+    pub records: usize,
+    pub repos: usize,
+    pub assistants: usize,
+    pub resamples: usize,
+    pub dir: PathBuf,
+    pub reference: Option<PathBuf>,
+    pub runs: usize,
+}
+
+/// Writes the benchmark's records file unless one of the same shape exists.
+pub fn generate(path: &Path, records: usize, repos: usize, assistants: usize) -> Result<()> {
+    if path.is_file() {
+        return Ok(());
+    }
+    let tmp = path.with_extension("partial");
+    let mut w = BufWriter::new(
+        std::fs::File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?,
+    );
+    let mut state = 0x1234_5678_9abc_def0u64;
+    let mut next = move || {
+        state = state.wrapping_add(0x9E3779B97F4A7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58476D1CE4E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D049BB133111EB);
+        z ^ (z >> 31)
+    };
+    const WORDS: &[&str] = &[
+        "self",
+        "value",
+        "return",
+        "if",
+        "for",
+        "in",
+        "range",
+        "items",
+        "result",
+        "=",
+        "(",
+        ")",
+        "config",
+        "assert",
+        "None",
+        "len",
+        "append",
+        "x",
+        "y",
+        "data",
+        "+",
+        ".",
+        ",",
+        "name",
+        "index",
+        "path",
+        "open",
+        "with",
+        "as",
+        "f",
+        "print",
+        "error",
+        "raise",
+        "ValueError",
+    ];
+    let line = |next: &mut dyn FnMut() -> u64| {
+        let target = 10 + (next() % 111) as usize;
+        let mut s = String::new();
+        while s.len() < target {
+            s.push_str(WORDS[(next() % WORDS.len() as u64) as usize]);
+            s.push(' ');
+        }
+        s.truncate(target);
+        s
+    };
+    let cases = records / assistants;
+    for c in 0..cases {
+        let repo = c % repos;
+        let expected = line(&mut next);
+        for a in 0..assistants {
+            let roll = next() % 100;
+            let (outcome, predicted) = match roll {
+                0..=9 => ("empty", serde_json::Value::Null),
+                10..=11 => ("error", serde_json::Value::Null),
+                12 => ("timeout", serde_json::Value::Null),
+                13..=45 => ("suggestion", expected.clone().into()),
+                46..=75 => {
+                    let cut = (next() as usize) % expected.len().max(1);
+                    ("suggestion", expected[..cut].to_string().into())
+                }
+                _ => ("suggestion", line(&mut next).into()),
+            };
+            let rec = serde_json::json!({
+                "case": format!("c{c}"), "repo": format!("repo{repo:04}"), "file": format!("src/f{}.py", c % 97),
+                "line": c % 500, "language": "python", "assistant": format!("assistant-{a}"), "pass": 1,
+                "outcome": outcome, "expected": expected, "predicted": predicted,
+                "latency_ms": (next() % 20_000) as f64 / 10.0,
+            });
+            serde_json::to_writer(&mut w, &rec)?;
+            w.write_all(b"\n")?;
+        }
+    }
+    w.flush()?;
+    drop(w);
+    std::fs::rename(&tmp, path)?;
+    Ok(())
+}
+
+struct Timing {
+    seconds: f64,
+    peak_mb: f64,
+}
+
+/// Runs a command, returning its wall time and peak resident memory.
+fn timed(cmd: &mut Command) -> Result<Timing> {
+    let start = Instant::now();
+    let child = cmd
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .with_context(|| format!("cannot start {cmd:?}"))?;
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value for wait4 to fill in.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: pid is our own child; status and usage are valid pointers.
+    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    let seconds = start.elapsed().as_secs_f64();
+    if r < 0 {
+        bail!("wait4 failed for {cmd:?}");
+    }
+    if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
+        bail!("{cmd:?} failed (status {status})");
+    }
+    std::mem::forget(child);
+    Ok(Timing {
+        seconds,
+        peak_mb: usage.ru_maxrss as f64 / 1024.0,
+    })
+}
+
+pub fn score(opts: &BenchOptions) -> Result<String> {
+    std::fs::create_dir_all(&opts.dir)?;
+    let path = opts.dir.join(format!(
+        "bench-{}-{}-{}.jsonl",
+        opts.records, opts.repos, opts.assistants
+    ));
+    let t0 = Instant::now();
+    generate(&path, opts.records, opts.repos, opts.assistants)?;
+    let gen_s = t0.elapsed().as_secs_f64();
+    let size_mb = std::fs::metadata(&path)?.len() as f64 / 1e6;
+    let exe = std::env::current_exe()?;
+    let mut rows = vec![];
+    let mut best = f64::INFINITY;
+    let mut best_ref = f64::INFINITY;
+    for run in 0..opts.runs {
+        let t = timed(
+            Command::new(&exe)
+                .args([
+                    "score",
+                    "--json",
+                    "--bootstrap",
+                    &opts.resamples.to_string(),
+                ])
+                .arg(&path),
+        )?;
+        best = best.min(t.seconds);
+        rows.push(format!(
+            "| typist score --json | {} | {:.2} | {:.0} |",
+            run + 1,
+            t.seconds,
+            t.peak_mb
+        ));
+        if let Some(py) = &opts.reference {
+            let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/score_reference.py");
+            let t = timed(
+                Command::new(py)
+                    .arg(&script)
+                    .arg(&path)
+                    .arg(opts.resamples.to_string()),
+            )?;
+            best_ref = best_ref.min(t.seconds);
+            rows.push(format!(
+                "| polars + rapidfuzz + numpy | {} | {:.2} | {:.0} |",
+                run + 1,
+                t.seconds,
+                t.peak_mb
+            ));
+        }
+    }
+    let mut out = format!(
+        "records file: {} ({:.0} MB, {} records, {} repositories, {} assistants; generated in {:.1} s)\n\
+         bootstrap resamples: {}\n\n| what | run | seconds | peak MB |\n|---|---|---|---|\n{}\n",
+        path.display(),
+        size_mb,
+        opts.records,
+        opts.repos,
+        opts.assistants,
+        gen_s,
+        opts.resamples,
+        rows.join("\n")
+    );
+    if opts.reference.is_some() {
+        out.push_str(&format!(
+            "\nbest of {}: typist {:.2} s, reference {:.2} s, ratio {:.1}x\n",
+            opts.runs,
+            best,
+            best_ref,
+            best_ref / best
+        ));
+    }
+    Ok(out)
+}
