@@ -32,6 +32,10 @@ impl Peer {
 }
 
 fn pair(settings: Value) -> (Client, Peer) {
+    pair_with(settings, None)
+}
+
+fn pair_with(settings: Value, transcript: Option<std::path::PathBuf>) -> (Client, Peer) {
     let (a, b) = tokio::io::duplex(1 << 16);
     let (ar, aw) = tokio::io::split(a);
     let (br, bw) = tokio::io::split(b);
@@ -41,7 +45,7 @@ fn pair(settings: Value) -> (Client, Peer) {
         ClientOptions {
             name: "peer".into(),
             settings,
-            transcript: None,
+            transcript,
         },
     );
     let peer = Peer {
@@ -228,22 +232,7 @@ async fn end_of_stream_fails_every_pending_request() {
 async fn transcripts_redact_secrets() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.jsonl");
-    let (a, b) = tokio::io::duplex(1 << 16);
-    let (ar, aw) = tokio::io::split(a);
-    let (br, bw) = tokio::io::split(b);
-    let client = Client::connect(
-        BufReader::new(ar),
-        aw,
-        ClientOptions {
-            name: "peer".into(),
-            settings: json!({}),
-            transcript: Some(path.clone()),
-        },
-    );
-    let mut peer = Peer {
-        reader: FrameReader::new(BufReader::new(br)),
-        writer: bw,
-    };
+    let (client, mut peer) = pair_with(json!({}), Some(path.clone()));
     let fut = client.request(
         "initialize",
         Some(json!({"initializationOptions": {"apiToken": "hf_secret", "model": "m"}})),
