@@ -169,7 +169,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
             strict,
             threads,
         } => {
+            let t0 = std::time::Instant::now();
             let table = typist::score::read_records(&records, strict, threads)?;
+            tracing::debug!(
+                rows = table.rows.len(),
+                secs = t0.elapsed().as_secs_f64(),
+                "records read"
+            );
             if table.skipped > 0 {
                 eprintln!("typist: skipped {} malformed line(s):", table.skipped);
                 for p in &table.problems {
@@ -184,6 +190,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     pass,
                 },
             );
+            tracing::debug!(secs = t0.elapsed().as_secs_f64(), "summarized");
             if json {
                 println!("{}", serde_json::to_string(&summary)?);
             } else {

@@ -429,3 +429,90 @@ fn bootstrap_interval_covers_the_truth_about_95_percent_of_the_time() {
         "percentile coverage {rate_pct}"
     );
 }
+
+#[test]
+fn line_numbers_stay_right_across_read_chunks() {
+    // Over 4 MB, so the file is read and parsed in several chunks on several threads.
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    let pad = "x".repeat(300);
+    let total = 20_000;
+    for i in 1..=total {
+        if i == 17_345 {
+            writeln!(f, "{{\"case\": broken").unwrap();
+        } else {
+            writeln!(
+                f,
+                "{}",
+                rec(&format!("c{i}"), "r", "A", "suggestion", &pad, Some(&pad))
+            )
+            .unwrap();
+        }
+    }
+    f.flush().unwrap();
+    assert!(std::fs::metadata(f.path()).unwrap().len() > 5 << 20);
+    let t = read_records(&[f.path().to_path_buf()], false, 2).unwrap();
+    assert_eq!(t.rows.len(), total - 1);
+    assert_eq!(t.skipped, 1);
+    let name = f.path().display().to_string();
+    assert!(
+        t.problems[0].starts_with(&format!("{name}:17345: ")),
+        "{:?}",
+        t.problems
+    );
+}
+
+#[test]
+fn duplicates_are_reduced_to_one_chosen_by_content_not_order() {
+    let a = rec("1", "r1", "A", "suggestion", "abcd", Some("abcd"));
+    let b = rec("1", "r1", "A", "suggestion", "abcd", Some("ab"));
+    let c = rec("2", "r1", "A", "empty", "wxyz", None);
+    let one = score(&[a.clone(), b.clone(), c.clone()], 20);
+    let two = score(&[c, b, a], 20);
+    assert_eq!(one.to_string(), two.to_string());
+    assert_eq!(one["duplicates"], 1);
+    assert_eq!(one["assistants"]["A"]["cases"], 2);
+}
+
+#[test]
+fn figures_do_not_depend_on_the_number_of_parsing_threads() {
+    // Several read chunks, random lines (ASCII and not, long and short), three assistants.
+    let mut g = Gen(11);
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    for i in 0..12_000 {
+        for asst in ["A", "B", "C"] {
+            let e = g.string(150);
+            let p = if g.below(3) == 0 {
+                e.clone()
+            } else {
+                g.string(150)
+            };
+            let outcome = ["suggestion", "suggestion", "empty", "error"][g.below(4) as usize];
+            let mut r = rec(
+                &format!("c{i}"),
+                &format!("r{}", i % 41),
+                asst,
+                outcome,
+                &e,
+                Some(&p),
+            );
+            r["pad"] = json!("y".repeat(200));
+            writeln!(f, "{r}").unwrap();
+        }
+    }
+    f.flush().unwrap();
+    let run = |threads| {
+        let t = read_records(&[f.path().to_path_buf()], true, threads).unwrap();
+        serde_json::to_string(&summarize(
+            &t,
+            &Options {
+                bootstrap: 100,
+                seed: 5,
+                pass: 1,
+            },
+        ))
+        .unwrap()
+    };
+    let one = run(1);
+    assert_eq!(one, run(3));
+    assert_eq!(one, run(2));
+}

@@ -21,7 +21,9 @@ pub fn below(rng: &mut Pcg64, n: u64) -> u64 {
 }
 
 /// For each resample, the column sums `Σ_r w_r · M[r][k]` where `w_r` is how many times
-/// repository `r` was drawn. `matrix` is row-major, `repos × cols`.
+/// repository `r` was drawn. `matrix` is row-major, `repos × cols`. The draws are made
+/// in one sequence from the seed; the sums are then split across threads, so the result
+/// does not depend on the number of threads.
 pub fn resample_sums(
     matrix: &[f64],
     repos: usize,
@@ -30,15 +32,15 @@ pub fn resample_sums(
     seed: u64,
 ) -> Vec<Vec<f64>> {
     let mut rng = Pcg64::seed_from_u64(seed);
-    let mut counts = vec![0u32; repos];
-    let mut out = Vec::with_capacity(resamples);
-    for _ in 0..resamples {
-        counts.iter_mut().for_each(|c| *c = 0);
+    let mut counts = vec![0u32; repos * resamples];
+    for draw in counts.chunks_exact_mut(repos.max(1)) {
         for _ in 0..repos {
-            counts[below(&mut rng, repos as u64) as usize] += 1;
+            draw[below(&mut rng, repos as u64) as usize] += 1;
         }
+    }
+    let weighted = |draw: &[u32]| {
         let mut acc = vec![0.0f64; cols];
-        for (r, &w) in counts.iter().enumerate() {
+        for (r, &w) in draw.iter().enumerate() {
             if w == 0 {
                 continue;
             }
@@ -48,8 +50,26 @@ pub fn resample_sums(
                 *a += w * x;
             }
         }
-        out.push(acc);
-    }
+        acc
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let per = resamples.div_ceil(threads).max(1);
+    let mut out: Vec<Vec<f64>> = Vec::with_capacity(resamples);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = counts
+            .chunks(per * repos.max(1))
+            .map(|part| {
+                scope.spawn(move || {
+                    part.chunks_exact(repos.max(1))
+                        .map(weighted)
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        for h in handles {
+            out.extend(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+        }
+    });
     out
 }
 
@@ -111,6 +131,23 @@ pub fn percentile(sorted: &[f64], q: f64) -> f64 {
     }
 }
 
+/// The same percentile as [`percentile`], from unsorted values in O(n) (the slice is
+/// reordered).
+pub fn percentile_unsorted(v: &mut [f64], q: f64) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    let pos = q * (v.len() - 1) as f64;
+    let i = pos.floor() as usize;
+    let frac = pos - i as f64;
+    let (_, lo, right) = v.select_nth_unstable_by(i, f64::total_cmp);
+    let lo = *lo;
+    match right.iter().copied().min_by(f64::total_cmp) {
+        Some(hi) if frac > 0.0 => lo + (hi - lo) * frac,
+        _ => lo,
+    }
+}
+
 /// Two-sided p-value of a difference under a normal approximation,
 /// `2·(1 − Φ(|diff|/sd))`. With `sd = 0`: 1 for a zero difference, 0 otherwise.
 pub fn p_value(diff: f64, sd: f64) -> f64 {
@@ -144,6 +181,14 @@ mod tests {
         assert_eq!(percentile(&v, 0.0), 1.0);
         assert_eq!(percentile(&v, 1.0), 4.0);
         assert!((percentile(&v, 0.025) - 1.075).abs() < 1e-12);
+        for q in [0.0, 0.025, 0.5, 0.95, 1.0] {
+            let mut shuffled = [3.0, 1.0, 4.0, 2.0];
+            assert_eq!(
+                percentile_unsorted(&mut shuffled, q),
+                percentile(&v, q),
+                "q {q}"
+            );
+        }
     }
 
     #[test]

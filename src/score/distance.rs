@@ -2,14 +2,171 @@
 //! help coefficient (methodology §2). `ld2` is the insert/delete-only distance
 //! (a substitution costs 2), `ld1` plain Levenshtein; both bit-parallel via `rapidfuzz`.
 
+use std::cell::RefCell;
+
+/// Words of the bit-parallel paths: ASCII lines up to 256 characters avoid the general
+/// path (which allocates). Real code lines are almost always shorter.
+const MAX_WORDS: usize = 4;
+
+/// Match masks of the pattern string, one row of `MAX_WORDS` words per ASCII byte.
+/// Kept per thread and cleared after each use (only the rows that were set), so a call
+/// neither allocates nor zeroes 4 KB.
+struct Peq([[u64; MAX_WORDS]; 128]);
+
+thread_local! {
+    static PEQ: RefCell<Peq> = const { RefCell::new(Peq([[0; MAX_WORDS]; 128])) };
+}
+
+impl Peq {
+    fn fill(&mut self, a: &[u8]) {
+        for (i, &c) in a.iter().enumerate() {
+            self.0[(c & 0x7f) as usize][i / 64] |= 1u64 << (i % 64);
+        }
+    }
+    fn clear(&mut self, a: &[u8]) {
+        for &c in a {
+            self.0[(c & 0x7f) as usize] = [0; MAX_WORDS];
+        }
+    }
+}
+
+/// Runs `f` with the masks of `a` (ASCII, at most `64·MAX_WORDS` long).
+fn with_peq<R>(a: &[u8], f: impl FnOnce(&Peq) -> R) -> R {
+    PEQ.with(|cell| {
+        let mut peq = cell.borrow_mut();
+        peq.fill(a);
+        let r = f(&peq);
+        peq.clear(a);
+        r
+    })
+}
+
 /// Insert/delete-only distance: `len(a) + len(b) - 2·LCS(a, b)`, in characters.
 pub fn ld2(a: &str, b: &str) -> usize {
-    rapidfuzz::distance::indel::distance(a.chars(), b.chars())
+    distances(a, b).0
 }
 
 /// Plain Levenshtein distance (substitution costs 1), in characters.
 pub fn ld1(a: &str, b: &str) -> usize {
-    rapidfuzz::distance::levenshtein::distance(a.chars(), b.chars())
+    distances(a, b).1
+}
+
+/// `(ld2, ld1)` of a pair at once. ASCII lines (the common case) take allocation-free
+/// bit-parallel paths after their common prefix and suffix are stripped (which leaves
+/// both distances unchanged); anything else goes to `rapidfuzz`.
+pub fn distances(a: &str, b: &str) -> (usize, usize) {
+    if !(a.is_ascii() && b.is_ascii()) {
+        return (
+            rapidfuzz::distance::indel::distance(a.chars(), b.chars()),
+            rapidfuzz::distance::levenshtein::distance(a.chars(), b.chars()),
+        );
+    }
+    let (mut a, mut b) = (a.as_bytes(), b.as_bytes());
+    let pre = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    a = &a[pre..];
+    b = &b[pre..];
+    let suf = a
+        .iter()
+        .rev()
+        .zip(b.iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    a = &a[..a.len() - suf];
+    b = &b[..b.len() - suf];
+    if a.is_empty() || b.is_empty() {
+        return (a.len() + b.len(), a.len().max(b.len()));
+    }
+    // The pattern is the shorter string: fewer words.
+    let (p, t) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    let m = p.len();
+    match m.div_ceil(64) {
+        1 => with_peq(p, |q| both::<1>(q, m, t)),
+        2 => with_peq(p, |q| both::<2>(q, m, t)),
+        3 | 4 => with_peq(p, |q| both::<MAX_WORDS>(q, m, t)),
+        _ => {
+            let (a, b) = (std::str::from_utf8(a), std::str::from_utf8(b));
+            let (a, b) = (a.unwrap_or_default(), b.unwrap_or_default());
+            (
+                rapidfuzz::distance::indel::distance(a.chars(), b.chars()),
+                rapidfuzz::distance::levenshtein::distance(a.chars(), b.chars()),
+            )
+        }
+    }
+}
+
+fn both<const N: usize>(peq: &Peq, m: usize, t: &[u8]) -> (usize, usize) {
+    let lcs = lcs_ascii::<N>(peq, m, t);
+    (m + t.len() - 2 * lcs, levenshtein_ascii::<N>(peq, m, t))
+}
+
+/// LCS length with the bit-parallel algorithm of Allison–Dix / Hyyrö:
+/// `V' = (V + (V & M)) | (V & !M)` with the carry across words; the LCS is the number of
+/// zero bits of `V` among the first `m`.
+fn lcs_ascii<const N: usize>(peq: &Peq, m: usize, b: &[u8]) -> usize {
+    let mut v = [!0u64; N];
+    for &c in b {
+        let pm = &peq.0[(c & 0x7f) as usize];
+        let mut carry = 0u64;
+        for k in 0..N {
+            let u = v[k] & pm[k];
+            let (s1, c1) = v[k].overflowing_add(u);
+            let (s2, c2) = s1.overflowing_add(carry);
+            carry = (c1 | c2) as u64;
+            v[k] = s2 | (v[k] & !pm[k]);
+        }
+    }
+    v.iter()
+        .enumerate()
+        .map(|(k, w)| {
+            let bits = m.saturating_sub(k * 64).min(64);
+            let mask = if bits == 64 { !0 } else { (1u64 << bits) - 1 };
+            (!w & mask).count_ones() as usize
+        })
+        .sum()
+}
+
+/// Levenshtein distance with Myers's bit-vector algorithm (Hyyrö's block form): the
+/// horizontal deltas carry from word to word, and so does the addition.
+fn levenshtein_ascii<const N: usize>(peq: &Peq, m: usize, b: &[u8]) -> usize {
+    let words = m.div_ceil(64);
+    let last = 1u64 << ((m - 1) % 64);
+    let mut vp = [0u64; N];
+    for (k, w) in vp.iter_mut().enumerate().take(words) {
+        let bits = m - k * 64;
+        *w = if bits >= 64 { !0 } else { (1u64 << bits) - 1 };
+    }
+    let mut vn = [0u64; N];
+    let mut score = m;
+    for &c in b {
+        let pm = &peq.0[(c & 0x7f) as usize];
+        let mut hp_carry = 1u64;
+        let mut hn_carry = 0u64;
+        let mut add_carry = 0u64;
+        for k in 0..words {
+            let eq = pm[k];
+            let xv = eq | vn[k];
+            let (s1, c1) = (eq & vp[k]).overflowing_add(vp[k]);
+            let (s2, c2) = s1.overflowing_add(add_carry);
+            add_carry = (c1 | c2) as u64;
+            let xh = (s2 ^ vp[k]) | eq;
+            let hp = vn[k] | !(xh | vp[k]);
+            let hn = vp[k] & xh;
+            if k == words - 1 {
+                if hp & last != 0 {
+                    score += 1;
+                } else if hn & last != 0 {
+                    score -= 1;
+                }
+            }
+            let hp_s = (hp << 1) | hp_carry;
+            let hn_s = (hn << 1) | hn_carry;
+            hp_carry = hp >> 63;
+            hn_carry = hn >> 63;
+            vp[k] = hn_s | !(xv | hp_s);
+            vn[k] = hp_s & xv;
+        }
+    }
+    score
 }
 
 /// `c_help = max(0, len(true) - ld(true, pred)) / len(true)`; 0 for an empty true line.
@@ -69,6 +226,61 @@ mod tests {
         let p = "assertEquals(expected,FormattingUtils.msToMinSec(4494999));";
         assert_eq!((ld1(t, p), ld2(t, p)), (4, 7));
         assert_eq!(c_help(t, p), 53.0 / 60.0);
+    }
+
+    /// Wagner–Fischer over chars with substitution cost `sub`: the reference.
+    fn naive(a: &str, b: &str, sub: usize) -> usize {
+        let a: Vec<char> = a.chars().collect();
+        let b: Vec<char> = b.chars().collect();
+        let mut prev: Vec<usize> = (0..=b.len()).collect();
+        for i in 1..=a.len() {
+            let mut cur = vec![i; b.len() + 1];
+            for j in 1..=b.len() {
+                let s = if a[i - 1] == b[j - 1] { 0 } else { sub };
+                cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + s);
+            }
+            prev = cur;
+        }
+        prev[b.len()]
+    }
+
+    #[test]
+    fn bit_parallel_paths_match_the_naive_reference() {
+        // Lengths around every word boundary, small alphabets (many matches) and large.
+        let mut state = 17u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for round in 0..3000 {
+            let alpha: &[u8] = if round % 3 == 0 {
+                b"ab"
+            } else {
+                b"abcdefgh ();=.xyz_0123"
+            };
+            let la = [0, 1, 5, 63, 64, 65, 127, 128, 129, 200, 256, 257][round % 12];
+            let la = if round % 5 == 0 {
+                (next() % 300) as usize
+            } else {
+                la
+            };
+            let lb = (next() % 300) as usize;
+            let mk = |n: usize, next: &mut dyn FnMut() -> u64| -> String {
+                (0..n)
+                    .map(|_| alpha[(next() % alpha.len() as u64) as usize] as char)
+                    .collect()
+            };
+            let a = mk(la, &mut next);
+            let b = mk(lb, &mut next);
+            assert_eq!(ld2(&a, &b), naive(&a, &b, 2), "ld2 {a:?} {b:?}");
+            assert_eq!(ld1(&a, &b), naive(&a, &b, 1), "ld1 {a:?} {b:?}");
+            assert_eq!(ld2(&b, &a), naive(&b, &a, 2), "ld2 swapped");
+        }
+        // Non-ASCII takes the general path.
+        assert_eq!(ld2("ab日本c", "日c"), naive("ab日本c", "日c", 2));
+        assert_eq!(ld1("ab日本c", "日c"), naive("ab日本c", "日c", 1));
     }
 
     #[test]

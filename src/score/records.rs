@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, mpsc};
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
 
-use super::distance::{ld1, ld2};
+use super::distance::distances;
 
 /// What a case yielded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -109,24 +109,86 @@ struct Raw<'a> {
     rank: Option<u32>,
 }
 
-/// A parsed row whose names are still spans into the block's string arena.
-struct RawRow {
-    names: [(u32, u32); 4], // case, repo, language, assistant
-    row: Row,
+/// Interned names in one string arena: no allocation per name, each hash computed
+/// once (and handed from a block's table to the global one).
+#[derive(Default)]
+pub(crate) struct NameTable {
+    arena: String,
+    /// (offset, length, hash) of each name, by id.
+    spans: Vec<(u32, u32, u64)>,
+    index: hashbrown::HashTable<u32>,
+    /// The previous lookup's id: consecutive records mostly share a repository, a
+    /// language and (one per assistant) a case.
+    last: Option<u32>,
+}
+
+fn hash_name(s: &str) -> u64 {
+    use std::hash::{BuildHasher, BuildHasherDefault};
+    BuildHasherDefault::<rustc_hash::FxHasher>::default().hash_one(s)
+}
+
+impl NameTable {
+    fn get(&self, i: u32) -> &str {
+        let (o, n, _) = self.spans[i as usize];
+        &self.arena[o as usize..(o + n) as usize]
+    }
+
+    fn id(&mut self, s: &str) -> u32 {
+        if let Some(l) = self.last
+            && self.get(l) == s
+        {
+            return l;
+        }
+        let i = self.id_hashed(s, hash_name(s));
+        self.last = Some(i);
+        i
+    }
+
+    fn id_hashed(&mut self, s: &str, h: u64) -> u32 {
+        let (arena, spans) = (&self.arena, &self.spans);
+        let get = |i: u32| {
+            let (o, n, _) = spans[i as usize];
+            &arena[o as usize..(o + n) as usize]
+        };
+        if let Some(&i) = self.index.find(h, |&i| get(i) == s) {
+            return i;
+        }
+        let i = self.spans.len() as u32;
+        self.spans
+            .push((self.arena.len() as u32, s.len() as u32, h));
+        self.arena.push_str(s);
+        let spans = &self.spans;
+        self.index.insert_unique(h, i, |&j| spans[j as usize].2);
+        i
+    }
+
+    fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    fn into_strings(self) -> Vec<String> {
+        (0..self.spans.len() as u32)
+            .map(|i| self.get(i).to_string())
+            .collect()
+    }
 }
 
 struct Block {
     seq: u64,
-    arena: String,
-    rows: Vec<RawRow>,
+    /// Lines in the chunk (problems' line numbers count from the chunk's start).
+    lines: u64,
+    /// case, repo, language, assistant
+    names: [NameTable; 4],
+    rows: Vec<Row>,
     problems: Vec<(u64, String)>,
     file: usize,
+    /// The chunk's buffer, handed back to the reader for reuse.
+    buffer: Vec<u8>,
 }
 
 struct Chunk {
     seq: u64,
     file: usize,
-    first_line: u64,
     data: Vec<u8>,
     /// The file's last chunk, which may end without a newline.
     last: bool,
@@ -135,11 +197,15 @@ struct Chunk {
 const CHUNK: usize = 4 << 20;
 
 fn parse_chunk(c: Chunk) -> Block {
-    let mut arena = String::new();
-    let mut rows = Vec::new();
+    let mut names: [NameTable; 4] = Default::default();
+    // Records are ~300 bytes.
+    let mut rows = Vec::with_capacity(c.data.len() / 200);
     let mut problems = Vec::new();
-    let mut line_no = c.first_line;
+    // Line numbers are local to the chunk here; the main thread adds the chunk's start.
+    let mut line_no = 0u64;
     let data = &c.data[..];
+    // Validate UTF-8 once for the chunk, so the JSON parser need not per string.
+    let whole_utf8 = std::str::from_utf8(data).is_ok();
     let mut start = 0;
     while start < data.len() {
         let end = memchr(b'\n', &data[start..]).map_or(data.len(), |i| start + i);
@@ -151,7 +217,16 @@ fn parse_chunk(c: Chunk) -> Block {
         if line.iter().all(|b| b.is_ascii_whitespace()) {
             continue;
         }
-        match parse_line(line, &mut arena) {
+        let parsed = if whole_utf8 {
+            // SAFETY: the whole chunk is valid UTF-8 and lines are cut at b'\n', which
+            // is never inside a multi-byte sequence.
+            parse_line(unsafe { std::str::from_utf8_unchecked(line) }, &mut names)
+        } else {
+            std::str::from_utf8(line)
+                .map_err(|e| format!("invalid UTF-8: {e}"))
+                .and_then(|l| parse_line(l, &mut names))
+        };
+        match parsed {
             Ok(r) => rows.push(r),
             Err(msg) => {
                 let msg = if truncated {
@@ -163,79 +238,48 @@ fn parse_chunk(c: Chunk) -> Block {
             }
         }
     }
+    let mut buffer = c.data;
+    buffer.clear();
     Block {
+        lines: line_no,
         seq: c.seq,
-        arena,
+        names,
         rows,
         problems,
         file: c.file,
+        buffer,
     }
 }
 
-fn memchr(n: u8, h: &[u8]) -> Option<usize> {
-    h.iter().position(|&b| b == n)
-}
+use memchr::memchr;
 
-fn span(arena: &mut String, s: &str) -> (u32, u32) {
-    let a = arena.len() as u32;
-    arena.push_str(s);
-    (a, s.len() as u32)
-}
-
-fn parse_line(line: &[u8], arena: &mut String) -> Result<RawRow, String> {
-    let raw: Raw = serde_json::from_slice(line).map_err(|e| e.to_string())?;
+fn parse_line(line: &str, names: &mut [NameTable; 4]) -> Result<Row, String> {
+    let raw: Raw = serde_json::from_str(line).map_err(|e| e.to_string())?;
     let outcome =
         Outcome::parse(&raw.outcome).ok_or_else(|| format!("unknown outcome {:?}", raw.outcome))?;
     let completion = raw.kind.as_deref() == Some("completion");
     let expected = &*raw.expected;
     let len = expected.chars().count();
     let (d2, d1) = match (outcome, raw.predicted.as_deref()) {
-        (Outcome::Suggestion, Some(p)) if !completion => (ld2(expected, p), ld1(expected, p)),
+        (Outcome::Suggestion, Some(p)) if !completion => distances(expected, p),
         (Outcome::Suggestion, None) if !completion => (len, len),
         _ => (len, len),
     };
-    let names = [
-        span(arena, &raw.case),
-        span(arena, &raw.repo),
-        span(arena, raw.language.as_deref().unwrap_or("unknown")),
-        span(arena, &raw.assistant),
-    ];
-    Ok(RawRow {
-        names,
-        row: Row {
-            case: 0,
-            repo: 0,
-            language: 0,
-            assistant: 0,
-            pass: raw.pass.unwrap_or(1),
-            outcome,
-            len: len as u32,
-            ld2: d2 as u32,
-            ld1: d1 as u32,
-            latency_ms: raw.latency_ms.unwrap_or(f64::NAN),
-            completion,
-            prefix_len: raw.prefix_len.unwrap_or(u32::MAX),
-            rank: raw.rank.unwrap_or(0),
-        },
+    Ok(Row {
+        case: names[0].id(&raw.case),
+        repo: names[1].id(&raw.repo),
+        language: names[2].id(raw.language.as_deref().unwrap_or("unknown")),
+        assistant: names[3].id(&raw.assistant),
+        pass: raw.pass.unwrap_or(1),
+        outcome,
+        len: len as u32,
+        ld2: d2 as u32,
+        ld1: d1 as u32,
+        latency_ms: raw.latency_ms.unwrap_or(f64::NAN),
+        completion,
+        prefix_len: raw.prefix_len.unwrap_or(u32::MAX),
+        rank: raw.rank.unwrap_or(0),
     })
-}
-
-#[derive(Default)]
-struct Interner {
-    map: FxHashMap<String, u32>,
-    names: Vec<String>,
-}
-
-impl Interner {
-    fn id(&mut self, s: &str) -> u32 {
-        if let Some(&i) = self.map.get(s) {
-            return i;
-        }
-        let i = self.names.len() as u32;
-        self.map.insert(s.to_string(), i);
-        self.names.push(s.to_string());
-        i
-    }
 }
 
 /// Reads every file; `threads` parse in parallel (0 = every core).
@@ -248,56 +292,92 @@ pub fn read_records(paths: &[PathBuf], strict: bool, threads: usize) -> anyhow::
     let (chunk_tx, chunk_rx) = mpsc::sync_channel::<Chunk>(threads * 2);
     let chunk_rx = Arc::new(Mutex::new(chunk_rx));
     let (block_tx, block_rx) = mpsc::sync_channel::<Block>(threads * 2);
-    let mut interners: [Interner; 4] = Default::default();
+    // Emptied chunk buffers go back to the reader: no 4 MB allocation per chunk.
+    let (free_tx, free_rx) = mpsc::channel::<Vec<u8>>();
+    let mut interners: [NameTable; 4] = Default::default();
     let mut table = Table::default();
+    // Reserve for ~1 row per 128 bytes: capacity that is never written costs no memory,
+    // and the table does not move while it grows.
+    let bytes: u64 = paths
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|m| m.len())
+        .sum();
+    table.rows.reserve((bytes / 128).min(1 << 28) as usize);
     let mut fatal: Option<String> = None;
 
     std::thread::scope(|scope| -> anyhow::Result<()> {
-        let reader = scope.spawn(move || -> anyhow::Result<()> {
-            let mut seq = 0;
-            for (fi, path) in paths.iter().enumerate() {
-                read_file(path, fi, &mut seq, &chunk_tx)?;
-            }
-            Ok(())
-        });
+        let reader = std::thread::Builder::new()
+            .name("typist-read".into())
+            .spawn_scoped(scope, move || -> anyhow::Result<()> {
+                let mut seq = 0;
+                for (fi, path) in paths.iter().enumerate() {
+                    read_file(path, fi, &mut seq, &chunk_tx, &free_rx)?;
+                }
+                Ok(())
+            })?;
         for _ in 0..threads {
             let rx = chunk_rx.clone();
             let tx = block_tx.clone();
-            scope.spawn(move || {
-                loop {
-                    let next = rx.lock().ok().and_then(|r| r.recv().ok());
-                    let Some(c) = next else { return };
-                    if tx.send(parse_chunk(c)).is_err() {
-                        return;
+            std::thread::Builder::new()
+                .name("typist-parse".into())
+                .spawn_scoped(scope, move || {
+                    loop {
+                        let next = rx.lock().ok().and_then(|r| r.recv().ok());
+                        let Some(c) = next else { return };
+                        if tx.send(parse_chunk(c)).is_err() {
+                            return;
+                        }
                     }
-                }
-            });
+                })?;
         }
         drop(block_tx);
         // Blocks arrive in any order; names are interned as they come (ids do not
         // reach the output, which is keyed by name), problems are sorted at the end.
-        let mut problems: Vec<(usize, u64, String)> = Vec::new();
+        // (seq, file, lines) of every chunk, and problems as (seq, local line, message).
+        let mut chunk_lines: Vec<(u64, usize, u64)> = Vec::new();
+        let mut local_problems: Vec<(u64, u64, String)> = Vec::new();
         for block in block_rx {
-            for (line, msg) in &block.problems {
-                problems.push((block.file, *line, msg.clone()));
-            }
-            let _ = block.seq;
-            for rr in block.rows {
-                let mut row = rr.row;
-                let name = |i: usize| {
-                    let (a, n) = rr.names[i];
-                    &block.arena[a as usize..(a + n) as usize]
-                };
-                row.case = interners[0].id(name(0));
-                row.repo = interners[1].id(name(1));
-                row.language = interners[2].id(name(2));
-                row.assistant = interners[3].id(name(3));
-                table.rows.push(row);
-            }
+            chunk_lines.push((block.seq, block.file, block.lines));
+            local_problems.extend(block.problems.into_iter().map(|(l, m)| (block.seq, l, m)));
+            let _ = free_tx.send(block.buffer);
+            let global: Vec<Vec<u32>> = block
+                .names
+                .iter()
+                .zip(interners.iter_mut())
+                .map(|(local, global)| {
+                    (0..local.len() as u32)
+                        .map(|i| global.id_hashed(local.get(i), local.spans[i as usize].2))
+                        .collect()
+                })
+                .collect();
+            table.rows.extend(block.rows.into_iter().map(|mut row| {
+                row.case = global[0][row.case as usize];
+                row.repo = global[1][row.repo as usize];
+                row.language = global[2][row.language as usize];
+                row.assistant = global[3][row.assistant as usize];
+                row
+            }));
         }
         reader
             .join()
             .map_err(|_| anyhow::anyhow!("records reader panicked"))??;
+        // Each chunk's first line number: 1 + the lines of the file's earlier chunks.
+        chunk_lines.sort_unstable();
+        let mut start_of: FxHashMap<u64, (usize, u64)> = FxHashMap::default();
+        let mut next_line: FxHashMap<usize, u64> = FxHashMap::default();
+        for (seq, file, lines) in chunk_lines {
+            let start = next_line.entry(file).or_insert(1);
+            start_of.insert(seq, (file, *start));
+            *start += lines;
+        }
+        let mut problems: Vec<(usize, u64, String)> = local_problems
+            .into_iter()
+            .map(|(seq, l, m)| {
+                let (file, start) = start_of.get(&seq).copied().unwrap_or((0, 1));
+                (file, start + l, m)
+            })
+            .collect();
         problems.sort();
         table.skipped = problems.len() as u64;
         if strict && let Some((f, line, msg)) = problems.first() {
@@ -313,7 +393,7 @@ pub fn read_records(paths: &[PathBuf], strict: bool, threads: usize) -> anyhow::
     if let Some(f) = fatal {
         anyhow::bail!("malformed record at {f}");
     }
-    let [cases, repos, languages, assistants] = interners.map(|i| i.names);
+    let [cases, repos, languages, assistants] = interners.map(NameTable::into_strings);
     table.cases = cases;
     table.repos = repos;
     table.languages = languages;
@@ -326,50 +406,43 @@ fn read_file(
     file: usize,
     seq: &mut u64,
     tx: &mpsc::SyncSender<Chunk>,
+    free: &mpsc::Receiver<Vec<u8>>,
 ) -> anyhow::Result<()> {
     use anyhow::Context;
     let mut f = std::fs::File::open(path)
         .with_context(|| format!("cannot open records file {}", path.display()))?;
     let mut carry: Vec<u8> = Vec::new();
-    let mut line = 1u64;
     loop {
-        let mut buf = std::mem::take(&mut carry);
-        let have = buf.len();
-        buf.resize(have + CHUNK, 0);
-        let mut filled = have;
-        // Fill the buffer (short reads are normal).
-        while filled < buf.len() {
-            let n = f
-                .read(&mut buf[filled..])
-                .with_context(|| format!("cannot read {}", path.display()))?;
-            if n == 0 {
-                break;
-            }
-            filled += n;
-        }
-        buf.truncate(filled);
-        let eof = filled < have + CHUNK;
+        let mut buf = free.try_recv().unwrap_or_default();
+        buf.extend_from_slice(&carry);
+        carry.clear();
+        buf.reserve(CHUNK);
+        // read_to_end on a bounded reader appends without zeroing the buffer first.
+        let n = (&mut f)
+            .take(CHUNK as u64)
+            .read_to_end(&mut buf)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        let eof = n < CHUNK;
         if !eof {
             // Cut at the last newline; the rest starts the next chunk.
-            match buf.iter().rposition(|&b| b == b'\n') {
-                Some(i) => carry = buf.split_off(i + 1),
+            match memchr::memrchr(b'\n', &buf) {
+                Some(i) => carry.extend_from_slice(&buf[i + 1..]),
                 None => {
                     // One line longer than a chunk: keep reading it whole.
                     carry = buf;
                     continue;
                 }
             }
+            let keep = buf.len() - carry.len();
+            buf.truncate(keep);
         }
-        let lines = buf.iter().filter(|&&b| b == b'\n').count() as u64;
         let chunk = Chunk {
             seq: *seq,
             file,
-            first_line: line,
             data: buf,
             last: eof,
         };
         *seq += 1;
-        line += lines;
         if tx.send(chunk).is_err() || eof {
             return Ok(());
         }

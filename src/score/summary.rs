@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
-use super::bootstrap::{Estimate, p_value, percentile, resample_sums};
+use super::bootstrap::{Estimate, p_value, percentile_unsorted, resample_sums};
 use super::records::{Outcome, Row, Table};
 
 #[derive(Debug, Clone)]
@@ -55,33 +55,69 @@ pub struct Sums {
     pub help_nonempty: u64,
 }
 
-fn cube_fixed(len: u32, ld: u32) -> i128 {
+fn cube_fixed(len: u32, ld: u32) -> i64 {
     if len == 0 {
         return 0;
     }
     let g = len.saturating_sub(ld) as f64;
     let l = len as f64;
-    (g * g * g / (l * l) * FIX).round() as i128
+    // `as` saturates: a term can never wrap.
+    (g * g * g / (l * l) * FIX).round() as i64
+}
+
+/// One answered case's contribution to [`Sums`], computed once.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Terms {
+    empty: bool,
+    len: u32,
+    gain: u32,
+    gain_ld1: u32,
+    /// Fixed point; a line would need 2^21 characters before this saturates.
+    cube: i64,
+    cube_ld1: i64,
+}
+
+impl Terms {
+    pub fn of(r: &Row) -> Terms {
+        if r.outcome == Outcome::Empty {
+            return Terms {
+                empty: true,
+                len: r.len,
+                ..Default::default()
+            };
+        }
+        Terms {
+            empty: false,
+            len: r.len,
+            gain: r.len.saturating_sub(r.ld2),
+            gain_ld1: r.len.saturating_sub(r.ld1),
+            cube: cube_fixed(r.len, r.ld2),
+            cube_ld1: cube_fixed(r.len, r.ld1),
+        }
+    }
 }
 
 impl Sums {
     pub fn add(&mut self, r: &Row) {
+        self.add_terms(&Terms::of(r));
+    }
+
+    pub fn add_terms(&mut self, t: &Terms) {
         self.cases += 1;
-        let gain = r.len.saturating_sub(r.ld2) as u64;
-        self.len += r.len as u64;
-        if r.outcome == Outcome::Empty {
+        self.len += t.len as u64;
+        if t.empty {
             self.empties += 1;
             return;
         }
+        let (len, gain, cube) = (t.len as u64, t.gain as u64, t.cube as i128);
         self.help += gain;
-        if r.ld2 == 0 {
-            self.exact += r.len as u64;
+        if t.gain == t.len {
+            self.exact += len;
         }
-        let cube = cube_fixed(r.len, r.ld2);
         self.cube += cube;
-        self.help_ld1 += r.len.saturating_sub(r.ld1) as u64;
-        self.cube_ld1 += cube_fixed(r.len, r.ld1);
-        self.len_nonempty += r.len as u64;
+        self.help_ld1 += t.gain_ld1 as u64;
+        self.cube_ld1 += t.cube_ld1 as i128;
+        self.len_nonempty += len;
         self.cube_nonempty += cube;
         self.help_nonempty += gain;
     }
@@ -267,32 +303,54 @@ fn bucket(len: u32, ld: u32) -> usize {
 
 pub fn summarize(table: &Table, opts: &Options) -> Summary {
     // Canonical order and one record per (assistant, pass, case).
-    let mut rows: Vec<Row> = table.rows.clone();
-    rows.sort_unstable_by(|x, y| {
-        (
-            x.assistant,
-            x.pass,
-            x.case,
-            x.outcome,
-            x.ld2,
-            x.ld1,
-            x.rank,
-            x.latency_ms.to_bits(),
-        )
-            .cmp(&(
-                y.assistant,
-                y.pass,
-                y.case,
-                y.outcome,
-                y.ld2,
-                y.ld1,
-                y.rank,
-                y.latency_ms.to_bits(),
-            ))
-    });
-    let before = rows.len();
-    rows.dedup_by(|b, a| (a.assistant, a.pass, a.case) == (b.assistant, b.pass, b.case));
-    let duplicates = (before - rows.len()) as u64;
+    // Canonical order and one record per (assistant, pass, case): sort small keys, not
+    // rows; among duplicates keep the one that sorts first by content.
+    let key = |r: &Row| {
+        ((r.assistant as u64) << 48) | ((r.pass.min(0xFFFF) as u64) << 32) | r.case as u64
+    };
+    let tie = |r: &Row| (r.outcome, r.ld2, r.ld1, r.rank, r.latency_ms.to_bits());
+    let mut order: Vec<(u64, u32)> = table
+        .rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (key(r), i as u32))
+        .collect();
+    // Sort plain tuples (halves on two threads, then merged), then order each run of
+    // equal keys (a duplicated record: rare) by content, so the one kept does not depend
+    // on the input order.
+    let half = order.len() / 2;
+    {
+        let (l, r) = order.split_at_mut(half);
+        std::thread::scope(|scope| {
+            scope.spawn(|| l.sort_unstable());
+            r.sort_unstable();
+        });
+    }
+    let mut order = merge_sorted(&order[..half], &order[half..], |x, y| x.cmp(y));
+    for run in order
+        .chunk_by_mut(|x, y| x.0 == y.0)
+        .filter(|r| r.len() > 1)
+    {
+        run.sort_unstable_by(|x, y| {
+            tie(&table.rows[x.1 as usize])
+                .cmp(&tie(&table.rows[y.1 as usize]))
+                .then(x.1.cmp(&y.1))
+        });
+    }
+    let before = order.len();
+    order.dedup_by_key(|k| k.0);
+    let duplicates = (before - order.len()) as u64;
+    let rows: Vec<&Row> = order
+        .iter()
+        .map(|&(_, i)| &table.rows[i as usize])
+        .collect();
+    // Accumulation walks the table in storage order (sequential memory); sums are
+    // integers, so the order does not change them.
+    let mut keep = vec![false; table.rows.len()];
+    for &(_, i) in &order {
+        keep[i as usize] = true;
+    }
+    drop(order);
 
     // Repositories in name order: the bootstrap's rows.
     let mut repo_order: Vec<u32> = (0..table.repos.len() as u32).collect();
@@ -305,111 +363,87 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
     let mut names: Vec<u32> = (0..table.assistants.len() as u32).collect();
     names.sort_by(|a, b| table.assistants[*a as usize].cmp(&table.assistants[*b as usize]));
 
-    struct Acc {
-        records: u64,
-        errors: u64,
-        timeouts: u64,
-        total: Sums,
-        per_repo: Vec<Sums>,
-        per_lang: BTreeMap<u32, Sums>,
-        buckets: [u64; CURVE_STEPS + 1],
-        buckets_ne: [u64; CURVE_STEPS + 1],
-        latencies: Vec<f64>,
-        ranking: BTreeMap<String, (u64, u64, u64, u64, u64, f64)>,
+    // Accumulate on two threads over the two halves of the table, then merge: every
+    // sum is an integer, so the split does not change any figure.
+    let ctx = AccCtx {
+        pass: opts.pass,
+        assistants: table.assistants.len(),
+        repos: n_repos,
+        languages: table.languages.len(),
+        repo_rank: &repo_rank,
+    };
+    let mid = table.rows.len() / 2;
+    let ((mut accs, mut shared), (right, right_shared)) = std::thread::scope(|scope| {
+        let left = scope.spawn(|| accumulate(&ctx, &table.rows[..mid], &keep[..mid]));
+        let right = accumulate(&ctx, &table.rows[mid..], &keep[mid..]);
+        (
+            left.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
+            right,
+        )
+    });
+    for (a, b) in accs.iter_mut().zip(right) {
+        a.merge(b);
     }
-    let mut accs: Vec<Acc> = (0..table.assistants.len())
-        .map(|_| Acc {
-            records: 0,
-            errors: 0,
-            timeouts: 0,
-            total: Sums::default(),
-            per_repo: vec![Sums::default(); n_repos],
-            per_lang: BTreeMap::new(),
-            buckets: [0; CURVE_STEPS + 1],
-            buckets_ne: [0; CURVE_STEPS + 1],
-            latencies: vec![],
-            ranking: BTreeMap::new(),
-        })
-        .collect();
-    let mut shared: Vec<&Row> = Vec::new();
-    for r in rows.iter().filter(|r| r.pass == opts.pass) {
-        let a = &mut accs[r.assistant as usize];
-        a.records += 1;
-        if !r.latency_ms.is_nan() {
-            a.latencies.push(r.latency_ms);
-        }
-        match r.outcome {
-            Outcome::Error => a.errors += 1,
-            Outcome::Timeout => a.timeouts += 1,
-            _ => {}
-        }
-        if r.completion {
-            if r.outcome.answered() {
-                let key = match r.prefix_len {
-                    u32::MAX => None,
-                    p if p >= 4 => Some("4+".to_string()),
-                    p => Some(p.to_string()),
-                };
-                for k in key.into_iter().chain(Some("all".to_string())) {
-                    let e = a.ranking.entry(k).or_default();
-                    e.0 += 1;
-                    if r.rank == 1 {
-                        e.1 += 1;
-                    }
-                    if (1..=5).contains(&r.rank) {
-                        e.2 += 1;
-                    }
-                    if r.rank >= 1 {
-                        e.3 += 1;
-                        e.4 += r.rank as u64;
-                        e.5 += 1.0 / r.rank as f64;
-                    }
-                }
-            }
-            continue;
-        }
-        if !r.outcome.answered() {
-            continue;
-        }
-        a.total.add(r);
-        a.per_repo[repo_rank[r.repo as usize]].add(r);
-        a.per_lang.entry(r.language).or_default().add(r);
-        if r.outcome == Outcome::Suggestion && r.len > 0 {
-            a.buckets[bucket(r.len, r.ld2)] += r.len.saturating_sub(r.ld2) as u64;
-            a.buckets_ne[bucket(r.len, r.ld2)] += r.len.saturating_sub(r.ld2) as u64;
-        }
-        shared.push(r);
-    }
+    shared.extend(right_shared);
 
-    // Pairs: per-repository sums over the cases both assistants answered.
-    shared.sort_unstable_by_key(|r| (r.case, r.assistant));
+    // Pairs: per-repository sums over the cases both assistants answered. One slot per
+    // (case, assistant) finds them without sorting.
+    let n_a = names.len();
+    let mut slot_of = vec![u32::MAX; table.cases.len() * n_a];
+    let mut name_rank = vec![0usize; n_a];
+    for (rank, &a) in names.iter().enumerate() {
+        name_rank[a as usize] = rank;
+    }
+    for (i, (r, _)) in shared.iter().enumerate() {
+        slot_of[r.case as usize * n_a + name_rank[r.assistant as usize]] = i as u32;
+    }
     let pairs: Vec<(u32, u32)> = names
         .iter()
         .enumerate()
         .flat_map(|(i, &a)| names[i + 1..].iter().map(move |&b| (a, b)))
         .collect();
-    let pair_index: FxHashMap<(u32, u32), usize> =
-        pairs.iter().enumerate().map(|(i, p)| (*p, i)).collect();
-    let mut pair_sums: Vec<Vec<(Sums, Sums)>> =
-        vec![vec![(Sums::default(), Sums::default()); n_repos]; pairs.len()];
-    for group in shared.chunk_by(|x, y| x.case == y.case) {
-        for (i, x) in group.iter().enumerate() {
-            for y in &group[i + 1..] {
-                let (first, second) = if table.assistants[x.assistant as usize]
-                    <= table.assistants[y.assistant as usize]
-                {
-                    (x, y)
-                } else {
-                    (y, x)
-                };
-                if let Some(&p) = pair_index.get(&(first.assistant, second.assistant)) {
-                    let slot = &mut pair_sums[p][repo_rank[first.repo as usize]];
-                    slot.0.add(first);
-                    slot.1.add(second);
+    // Two threads over the two halves of the cases; integer sums merge exactly.
+    let pair_part = |slots: &[u32]| {
+        let mut sums: Vec<Vec<(Sums, Sums)>> =
+            vec![vec![(Sums::default(), Sums::default()); n_repos]; pairs.len()];
+        let mut present = Vec::with_capacity(n_a);
+        for case_slots in slots.chunks_exact(n_a.max(1)) {
+            present.clear();
+            present.extend(
+                case_slots
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| **s != u32::MAX)
+                    .map(|(rank, s)| (rank, &shared[*s as usize])),
+            );
+            for (i, &(ra, (x, tx))) in present.iter().enumerate() {
+                for &(rb, (_, ty)) in &present[i + 1..] {
+                    // Pair index of (ra, rb), ra < rb, in the flat upper triangle.
+                    let p = ra * n_a - ra * (ra + 1) / 2 + (rb - ra - 1);
+                    let slot = &mut sums[p][repo_rank[x.repo as usize]];
+                    slot.0.add_terms(tx);
+                    slot.1.add_terms(ty);
                 }
             }
         }
+        sums
+    };
+    let cut = (table.cases.len() / 2) * n_a;
+    let (mut pair_sums, right) = std::thread::scope(|scope| {
+        let left = scope.spawn(|| pair_part(&slot_of[..cut]));
+        let right = pair_part(&slot_of[cut..]);
+        (
+            left.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
+            right,
+        )
+    });
+    for (p, r) in pair_sums.iter_mut().zip(right) {
+        for (a, b) in p.iter_mut().zip(r) {
+            merge(&mut a.0, &b.0);
+            merge(&mut a.1, &b.1);
+        }
     }
+    drop(slot_of);
 
     // The bootstrap matrix: per repository, 6 columns per assistant, 6 per pair side.
     let a_cols = 6;
@@ -454,7 +488,6 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
         let acc = &mut accs[a as usize];
         let t = acc.total;
         let est = |m: usize, v: f64| Estimate::new(v, &resampled(i * a_cols, m));
-        acc.latencies.sort_by(f64::total_cmp);
         let rate = |n: u64| Sums::ratio(n as f64, acc.records);
         let score = AssistantScore {
             records: acc.records,
@@ -469,15 +502,17 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
             help_at_0_ld1: Sums::ratio(t.help_ld1 as f64, t.len),
             integral_help_ld1: Sums::ratio(t.cube_ld1 as f64 / FIX, t.len),
             curve: curve(&acc.buckets, t.len),
-            curve_nonempty: curve(&acc.buckets_ne, t.len_nonempty),
+            curve_nonempty: curve(&acc.buckets, t.len_nonempty),
             latency_ms: (!acc.latencies.is_empty()).then(|| Latency {
-                p50: percentile(&acc.latencies, 0.5),
-                p95: percentile(&acc.latencies, 0.95),
+                p50: percentile_unsorted(&mut acc.latencies, 0.5),
+                p95: percentile_unsorted(&mut acc.latencies, 0.95),
             }),
             by_language: acc
                 .per_lang
                 .iter()
-                .map(|(l, s)| (table.languages[*l as usize].clone(), Breakdown::from(s)))
+                .enumerate()
+                .filter(|(_, s)| s.cases > 0)
+                .map(|(l, s)| (table.languages[l].clone(), Breakdown::from(s)))
                 .collect(),
             by_repo: acc
                 .per_repo
@@ -494,20 +529,7 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
             ranking: acc
                 .ranking
                 .iter()
-                .map(|(k, &(n, top1, top5, found, pos, rr))| {
-                    let f = |x: f64| Sums::ratio(x, n);
-                    (
-                        k.clone(),
-                        RankStats {
-                            sessions: n,
-                            top1: f(top1 as f64),
-                            top5: f(top5 as f64),
-                            recall: f(found as f64),
-                            mean_position: Sums::ratio(pos as f64, found),
-                            mrr: f(rr),
-                        },
-                    )
-                })
+                .map(|(k, r)| (k.clone(), r.stats()))
                 .collect(),
         };
         if acc.records > 0 {
@@ -564,6 +586,175 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
     }
 }
 
+/// Merges two sorted runs into one.
+fn merge_sorted<T: Copy>(a: &[T], b: &[T], cmp: impl Fn(&T, &T) -> std::cmp::Ordering) -> Vec<T> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        if cmp(&b[j], &a[i]).is_lt() {
+            out.push(b[j]);
+            j += 1;
+        } else {
+            out.push(a[i]);
+            i += 1;
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out
+}
+
+struct AccCtx<'a> {
+    pass: u32,
+    assistants: usize,
+    repos: usize,
+    languages: usize,
+    repo_rank: &'a [usize],
+}
+
+/// Ranking counts of completion sessions: how many, and how many found at each rank
+/// (so MRR is summed in rank order, whatever the order of the records).
+#[derive(Debug, Clone, Default)]
+struct RankAcc {
+    n: u64,
+    ranks: BTreeMap<u32, u64>,
+}
+
+impl RankAcc {
+    fn stats(&self) -> RankStats {
+        let count = |f: &dyn Fn(u32) -> bool| -> u64 {
+            self.ranks
+                .iter()
+                .filter(|(r, _)| f(**r))
+                .map(|(_, c)| c)
+                .sum()
+        };
+        let found = count(&|_| true);
+        let pos: u64 = self.ranks.iter().map(|(r, c)| *r as u64 * c).sum();
+        let rr: f64 = self.ranks.iter().map(|(r, c)| *c as f64 / *r as f64).sum();
+        let f = |x: f64| Sums::ratio(x, self.n);
+        RankStats {
+            sessions: self.n,
+            top1: f(count(&|r| r == 1) as f64),
+            top5: f(count(&|r| r <= 5) as f64),
+            recall: f(found as f64),
+            mean_position: Sums::ratio(pos as f64, found),
+            mrr: f(rr),
+        }
+    }
+}
+
+/// One assistant's sums over part of the table.
+struct Acc {
+    records: u64,
+    errors: u64,
+    timeouts: u64,
+    total: Sums,
+    per_repo: Vec<Sums>,
+    per_lang: Vec<Sums>,
+    /// Σ len·c_help of suggestions by c_help bucket (empties add nothing, so one set of
+    /// buckets serves both curves).
+    buckets: [u64; CURVE_STEPS + 1],
+    latencies: Vec<f64>,
+    ranking: BTreeMap<String, RankAcc>,
+}
+
+impl Acc {
+    fn new(ctx: &AccCtx) -> Acc {
+        Acc {
+            records: 0,
+            errors: 0,
+            timeouts: 0,
+            total: Sums::default(),
+            per_repo: vec![Sums::default(); ctx.repos],
+            per_lang: vec![Sums::default(); ctx.languages],
+            buckets: [0; CURVE_STEPS + 1],
+            latencies: vec![],
+            ranking: BTreeMap::new(),
+        }
+    }
+
+    fn merge(&mut self, o: Acc) {
+        self.records += o.records;
+        self.errors += o.errors;
+        self.timeouts += o.timeouts;
+        merge(&mut self.total, &o.total);
+        for (a, b) in self.per_repo.iter_mut().zip(&o.per_repo) {
+            merge(a, b);
+        }
+        for (a, b) in self.per_lang.iter_mut().zip(&o.per_lang) {
+            merge(a, b);
+        }
+        for (a, b) in self.buckets.iter_mut().zip(o.buckets) {
+            *a += b;
+        }
+        self.latencies.extend(o.latencies);
+        for (k, r) in o.ranking {
+            let e = self.ranking.entry(k).or_default();
+            e.n += r.n;
+            for (rank, c) in r.ranks {
+                *e.ranks.entry(rank).or_default() += c;
+            }
+        }
+    }
+}
+
+/// Sums of the kept rows of `rows` in the scored pass, and the answered inline cases
+/// with their terms (for the pairs).
+fn accumulate<'t>(
+    ctx: &AccCtx,
+    rows: &'t [Row],
+    keep: &[bool],
+) -> (Vec<Acc>, Vec<(&'t Row, Terms)>) {
+    let mut accs: Vec<Acc> = (0..ctx.assistants).map(|_| Acc::new(ctx)).collect();
+    let mut shared = Vec::new();
+    for (r, _) in rows
+        .iter()
+        .zip(keep)
+        .filter(|(r, k)| **k && r.pass == ctx.pass)
+    {
+        let a = &mut accs[r.assistant as usize];
+        a.records += 1;
+        if !r.latency_ms.is_nan() {
+            a.latencies.push(r.latency_ms);
+        }
+        match r.outcome {
+            Outcome::Error => a.errors += 1,
+            Outcome::Timeout => a.timeouts += 1,
+            _ => {}
+        }
+        if r.completion {
+            if r.outcome.answered() {
+                let key = match r.prefix_len {
+                    u32::MAX => None,
+                    p if p >= 4 => Some("4+".to_string()),
+                    p => Some(p.to_string()),
+                };
+                for k in key.into_iter().chain(Some("all".to_string())) {
+                    let e = a.ranking.entry(k).or_default();
+                    e.n += 1;
+                    if r.rank >= 1 {
+                        *e.ranks.entry(r.rank).or_default() += 1;
+                    }
+                }
+            }
+            continue;
+        }
+        if !r.outcome.answered() {
+            continue;
+        }
+        let terms = Terms::of(r);
+        a.total.add_terms(&terms);
+        a.per_repo[ctx.repo_rank[r.repo as usize]].add_terms(&terms);
+        a.per_lang[r.language as usize].add_terms(&terms);
+        if r.outcome == Outcome::Suggestion && r.len > 0 {
+            a.buckets[bucket(r.len, r.ld2)] += r.len.saturating_sub(r.ld2) as u64;
+        }
+        shared.push((r, terms));
+    }
+    (accs, shared)
+}
+
 fn merge(into: &mut Sums, s: &Sums) {
     into.cases += s.cases;
     into.empties += s.empties;
@@ -579,12 +770,20 @@ fn merge(into: &mut Sums, s: &Sums) {
 }
 
 /// Rows must be sorted by (assistant, pass, case) and deduplicated.
-fn repeat_skip(table: &Table, rows: &[Row], names: &[u32]) -> BTreeMap<String, RepeatSkip> {
+fn repeat_skip(table: &Table, rows: &[&Row], names: &[u32]) -> BTreeMap<String, RepeatSkip> {
     let mut out = BTreeMap::new();
     for &a in names {
-        let mine: Vec<&Row> = rows
+        // Rows are sorted by assistant first: this assistant's rows are one run.
+        let from = rows.partition_point(|r| r.assistant < a);
+        let to = rows.partition_point(|r| r.assistant <= a);
+        // Sorted by pass within the assistant: one pass means nothing to compare.
+        if from == to || rows[from].pass == rows[to - 1].pass {
+            continue;
+        }
+        let mine: Vec<&Row> = rows[from..to]
             .iter()
-            .filter(|r| r.assistant == a && !r.completion)
+            .copied()
+            .filter(|r| !r.completion)
             .collect();
         let mut passes: Vec<u32> = mine.iter().map(|r| r.pass).collect();
         passes.dedup();
