@@ -221,8 +221,8 @@ pub struct AssistantScore {
     pub latency_ms: Option<Latency>,
     pub by_language: BTreeMap<String, Breakdown>,
     pub by_repo: BTreeMap<String, Breakdown>,
-    /// Completion-list records: by typed prefix length ("0".."3", "4+") and "all".
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    /// Completion-list records: by typed prefix length ("0".."3", "4+") and "all";
+    /// empty when the assistant has none.
     pub ranking: BTreeMap<String, RankStats>,
 }
 
