@@ -5,7 +5,11 @@
 //! [`score`] stands alone. See `ARCHITECTURE.md`.
 
 pub mod bench;
+pub mod config;
+pub mod dataset;
 pub mod doctor;
 pub mod editor;
+pub mod host;
 pub mod lsp;
+pub mod replay;
 pub mod score;

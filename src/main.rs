@@ -23,6 +23,35 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Replay a dataset or a plan against assistants and write records, a manifest and
+    /// the score (the main job; with no flags, the default run of config.toml).
+    Run(Box<RunArgs>),
+    /// Sample a dataset into a plan of cases (one JSON line each).
+    Sample {
+        #[arg(long, value_name = "DIR")]
+        dataset: PathBuf,
+        #[command(flatten)]
+        sampling: SamplingArgs,
+        /// Where to write the plan.
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+    },
+    /// Join the output folders of shards into the records one run would have written.
+    Merge {
+        /// Output folders of the shards.
+        #[arg(required = true, value_name = "DIR")]
+        shards: Vec<PathBuf>,
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+    },
+    /// The assistant plugin host: an LSP server on stdio answering inline completion
+    /// from a built-in model (used by the typist-* profiles).
+    Host {
+        #[arg(long, value_enum, default_value = "ngram")]
+        backend: typist::host::BackendKind,
+        #[command(flatten)]
+        faults: typist::host::Faults,
+    },
     /// Check each server profile: installed? starts? answers a probe suggestion?
     Doctor {
         /// Only these profiles (repeatable); all in editors/ by default.
@@ -70,6 +99,87 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         editors: Option<PathBuf>,
     },
+}
+
+#[derive(clap::Args, Debug, Clone, Default)]
+struct SamplingArgs {
+    /// Probability that a code line is a case (the study used 0.01).
+    #[arg(long, value_name = "P")]
+    rate: Option<f64>,
+    /// Seed of the sampling draw.
+    #[arg(long, value_name = "S")]
+    seed: Option<u64>,
+    /// `all` replays every code line.
+    #[arg(long, value_name = "all")]
+    lines: Option<String>,
+    #[arg(long, value_name = "N")]
+    max_per_file: Option<usize>,
+    #[arg(long, value_name = "N")]
+    max_per_repo: Option<usize>,
+    /// The dataset folder is one repository.
+    #[arg(long)]
+    single_repo: bool,
+}
+
+#[derive(clap::Args, Debug, Clone, Default)]
+struct RunArgs {
+    /// The run's defaults (default: ./config.toml when present).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Dataset folder: each top-level folder is a repository.
+    #[arg(long, value_name = "DIR")]
+    dataset: Option<PathBuf>,
+    /// A recorded plan (needs the dataset it was made from).
+    #[arg(long, value_name = "FILE")]
+    plan: Option<PathBuf>,
+    /// Assistant profiles (repeatable).
+    #[arg(long = "assistant", value_name = "NAME")]
+    assistants: Vec<String>,
+    #[arg(long, value_name = "DIR")]
+    editors: Option<PathBuf>,
+    /// Parallel workers, each with its own server process.
+    #[arg(long, value_name = "N")]
+    jobs: Option<usize>,
+    /// Replay the plan this many times (2 for repeat-skip analysis).
+    #[arg(long, value_name = "K")]
+    passes: Option<u32>,
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Continue the run in --out, skipping recorded cases.
+    #[arg(long)]
+    resume: bool,
+    /// Run part of the plan: i/n (0-based) or auto (Kubernetes Indexed Job, Slurm array).
+    #[arg(long, value_name = "i/n|auto")]
+    shard: Option<String>,
+    #[command(flatten)]
+    sampling: SamplingArgs,
+    #[arg(long, value_enum)]
+    context: Option<typist::replay::typing::ContextMode>,
+    #[arg(long, value_name = "N")]
+    suffix_lines: Option<u32>,
+    #[arg(long, value_enum)]
+    typing: Option<typist::replay::typing::TypingMode>,
+    #[arg(long, value_enum)]
+    granularity: Option<typist::replay::typing::Granularity>,
+    /// Characters of the expected line typed before asking.
+    #[arg(long, value_name = "K")]
+    typed_prefix: Option<u32>,
+    #[arg(long, value_enum)]
+    trigger: Option<typist::editor::TriggerKind>,
+    #[arg(long, value_name = "MS")]
+    settle_ms: Option<u64>,
+    /// Neighbouring files of the same repository opened before the case's file.
+    #[arg(long, value_name = "N")]
+    open_tabs: Option<u32>,
+    /// Record no latencies (records then are byte-identical across runs).
+    #[arg(long)]
+    no_latency: bool,
+    /// Server restarts a worker may make in a row before the run stops.
+    #[arg(long, default_value_t = 3)]
+    max_restarts: u32,
+    /// No progress bar and no score table.
+    #[arg(long)]
+    quiet: bool,
 }
 
 #[derive(Subcommand)]
@@ -217,6 +327,47 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 runs,
             })?;
             println!("{table}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Run(args) => cmd_run(*args),
+        Command::Sample {
+            dataset,
+            sampling,
+            out,
+        } => {
+            let opts = sample_options(&sampling, &Default::default());
+            let ds = typist::dataset::walk(
+                &dataset,
+                &typist::dataset::WalkOptions {
+                    single_repo: sampling.single_repo,
+                    ..Default::default()
+                },
+            )?;
+            let plan = typist::dataset::sample(&ds, &opts);
+            typist::dataset::write_plan(&out, &plan)?;
+            let files: usize = ds.repos.iter().map(|r| r.files.len()).sum();
+            println!(
+                "{} cases from {} files in {} repositories ({} skipped) -> {} ({})",
+                plan.len(),
+                files,
+                ds.repos.len(),
+                ds.skipped.len(),
+                out.display(),
+                typist::dataset::plan_hash(&plan)
+            );
+            for s in &ds.skipped {
+                eprintln!("  skipped {}: {}", s.path, s.reason);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Merge { shards, out } => {
+            let n = typist::replay::merge(&shards, &out)?;
+            println!("{n} records -> {}", out.join("records.jsonl").display());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Host { backend, faults } => {
+            let rt = runtime()?;
+            rt.block_on(typist::host::serve_stdio(backend, faults));
             Ok(ExitCode::SUCCESS)
         }
         Command::Profiles { editors } => {
@@ -369,4 +520,187 @@ fn score_table(s: &typist::score::Summary) -> String {
         out.push_str(&format!("\n\n{p}"));
     }
     out
+}
+
+fn sample_options(
+    a: &SamplingArgs,
+    c: &typist::config::RunSection,
+) -> typist::dataset::SampleOptions {
+    let d = typist::dataset::SampleOptions::default();
+    typist::dataset::SampleOptions {
+        rate: a.rate.or(c.rate).unwrap_or(d.rate),
+        seed: a.seed.or(c.seed).unwrap_or(d.seed),
+        all_lines: a.lines.as_deref().or(c.lines.as_deref()) == Some("all"),
+        max_per_file: a.max_per_file.or(c.max_per_file),
+        max_per_repo: a.max_per_repo.or(c.max_per_repo),
+    }
+}
+
+fn cmd_run(a: RunArgs) -> Result<ExitCode> {
+    use typist::config::ConfigFile;
+    let config_path = a.config.clone().or_else(|| {
+        let p = PathBuf::from("config.toml");
+        p.is_file().then_some(p)
+    });
+    let cfg = match &config_path {
+        Some(p) => ConfigFile::load(p)?,
+        None => ConfigFile::default(),
+    };
+    let c = &cfg.run;
+    let editors = a.editors.clone().or(c.editors.clone());
+    let names = if a.assistants.is_empty() {
+        c.assistants.clone()
+    } else {
+        a.assistants.clone()
+    };
+    if names.is_empty() {
+        anyhow::bail!(
+            "no assistant: pass --assistant NAME (see `typist profiles`) or list them in config.toml"
+        );
+    }
+    let profiles = names
+        .iter()
+        .map(|n| profile::find_profile(n, editors.as_deref()))
+        .collect::<Result<Vec<_>>>()?;
+    let dataset = a
+        .dataset
+        .clone()
+        .or(c.dataset.clone())
+        .context("no dataset: pass --dataset DIR (also needed with --plan) or set run.dataset in config.toml")?;
+    let single_repo = a.sampling.single_repo || c.single_repo.unwrap_or(false);
+    let ds = typist::dataset::walk(
+        &dataset,
+        &typist::dataset::WalkOptions {
+            single_repo,
+            ..Default::default()
+        },
+    )?;
+    let plan_path = a.plan.clone().or(c.plan.clone());
+    let (plan, plan_source) = match &plan_path {
+        Some(p) => (typist::dataset::read_plan(p)?, p.display().to_string()),
+        None => {
+            let o = sample_options(&a.sampling, c);
+            let how = if o.all_lines {
+                "all lines".to_string()
+            } else {
+                format!("rate {} seed {}", o.rate, o.seed)
+            };
+            (
+                typist::dataset::sample(&ds, &o),
+                format!("sampled from {} ({how})", dataset.display()),
+            )
+        }
+    };
+    let mut cond = cfg.conditions.clone();
+    if let Some(v) = a.context {
+        cond.context = v;
+    }
+    if let Some(v) = a.suffix_lines {
+        cond.suffix_lines = v;
+    }
+    if let Some(v) = a.typing {
+        cond.typing = v;
+    }
+    if let Some(v) = a.granularity {
+        cond.granularity = v;
+    }
+    if let Some(v) = a.typed_prefix {
+        cond.typed_prefix = v;
+    }
+    if let Some(v) = a.trigger {
+        cond.editor.trigger = v;
+    }
+    if let Some(v) = a.settle_ms {
+        cond.settle_ms = v;
+    }
+    if let Some(v) = a.open_tabs {
+        cond.open_tabs = v;
+    }
+    if a.no_latency {
+        cond.latency = false;
+    }
+    let shard = a
+        .shard
+        .as_deref()
+        .map(typist::replay::Shard::parse)
+        .transpose()?;
+    let out = a
+        .out
+        .clone()
+        .or(c.out.clone())
+        .unwrap_or_else(|| PathBuf::from("out"));
+    let opts = typist::replay::RunOptions {
+        out: out.clone(),
+        jobs: a.jobs.or(c.jobs).unwrap_or(1).max(1),
+        passes: a.passes.or(c.passes).unwrap_or(1).max(1),
+        resume: a.resume,
+        shard,
+        quiet: a.quiet,
+        max_restarts: a.max_restarts,
+        plan_source,
+    };
+    if !a.quiet {
+        eprintln!(
+            "typist run: {} cases, {} assistant(s), {} job(s), {} pass(es) -> {}",
+            plan.len(),
+            profiles.len(),
+            opts.jobs,
+            opts.passes,
+            out.display()
+        );
+    }
+    let rt = runtime()?;
+    let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let report = rt.block_on(async {
+        let flag = cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!("\ntypist: stopping after the cases in flight (finished records are kept; --resume continues)");
+                flag.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+        });
+        typist::replay::run(std::sync::Arc::new(ds), &plan, profiles, cond, &opts, cancel.clone()).await
+    })?;
+    // The score of what is recorded, printed and kept beside the records.
+    let records = out.join("records.jsonl");
+    let table = typist::score::read_records(std::slice::from_ref(&records), false, 0)?;
+    let summary = typist::score::summarize(&table, &typist::score::Options::default());
+    std::fs::write(
+        out.join("score.json"),
+        serde_json::to_string(&summary)? + "\n",
+    )?;
+    if !a.quiet {
+        println!("{}", score_table(&summary));
+    }
+    use typist::replay::RunStatus;
+    match report.status {
+        RunStatus::Complete => {
+            if !a.quiet {
+                eprintln!(
+                    "typist run: complete, {} records ({} new) in {}",
+                    report.records,
+                    report.new_records,
+                    out.display()
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        RunStatus::Interrupted => {
+            eprintln!(
+                "typist run: interrupted; {} records kept in {} (continue with --resume)",
+                report.records,
+                out.display()
+            );
+            Ok(ExitCode::from(130))
+        }
+        _ => {
+            eprintln!(
+                "typist run: failed: {}; {} records kept in {}",
+                report.message.unwrap_or_default(),
+                report.records,
+                out.display()
+            );
+            Ok(ExitCode::from(1))
+        }
+    }
 }

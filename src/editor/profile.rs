@@ -215,7 +215,30 @@ pub fn server_prefixes() -> Vec<PathBuf> {
     v
 }
 
+/// `@typist` in a profile names this program itself (for `typist host`): `$TYPIST_EXE`,
+/// else the running executable when it is `typist`, else the source tree's build.
+pub fn typist_exe() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("TYPIST_EXE") {
+        return Some(PathBuf::from(p));
+    }
+    if let Ok(me) = std::env::current_exe()
+        && me.file_name().is_some_and(|n| n == "typist")
+    {
+        return Some(me);
+    }
+    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
+    ["release", "debug"]
+        .iter()
+        .map(|d| target.join(d).join("typist"))
+        .filter(|p| p.is_file())
+        .max_by_key(|p| p.metadata().and_then(|m| m.modified()).ok())
+        .or_else(|| resolve_program("typist"))
+}
+
 fn resolve_program(command: &str) -> Option<PathBuf> {
+    if command == "@typist" {
+        return typist_exe();
+    }
     let is_file = |p: &Path| p.is_file();
     let prefixes = server_prefixes();
     if command.contains('/') {

@@ -43,6 +43,10 @@ impl SessionError {
     pub fn is_timeout(&self) -> bool {
         matches!(self, SessionError::Lsp(e) if e.is_timeout())
     }
+    /// The server is gone (crashed or exited): a restart may help.
+    pub fn is_exit(&self) -> bool {
+        matches!(self, SessionError::Lsp(e) if e.is_exit())
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -81,6 +85,8 @@ pub struct SessionOptions {
     pub source_root: Option<PathBuf>,
     /// Files (relative to `source_root`) copied into the workspace.
     pub files: Vec<PathBuf>,
+    /// Files written into the workspace with these contents (path relative to it).
+    pub contents: Vec<(String, String)>,
     /// JSONL transcript of the session's messages.
     pub transcript: Option<PathBuf>,
 }
@@ -159,6 +165,13 @@ impl Session {
                     SessionError::Workspace(format!("cannot copy {}: {e}", src.join(f).display()))
                 })?;
             }
+        }
+        for (rel, text) in &opts.contents {
+            let to = root.join(rel);
+            if let Some(parent) = to.parent() {
+                std::fs::create_dir_all(parent).map_err(ws_err)?;
+            }
+            std::fs::write(&to, text).map_err(ws_err)?;
         }
         for (name, text) in &profile.workspace_files {
             std::fs::write(root.join(name), text).map_err(ws_err)?;
@@ -303,6 +316,16 @@ impl Session {
         );
         self.docs.insert(rel.to_string(), doc);
         Ok(())
+    }
+
+    /// Writes a file of the workspace on disk (not an open document's editor text):
+    /// the replay hides the target file's future lines this way.
+    pub fn write_file(&self, rel: &str, text: &str) -> Result<(), SessionError> {
+        let path = self.root.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| SessionError::Workspace(e.to_string()))?;
+        }
+        std::fs::write(&path, text).map_err(|e| SessionError::Workspace(e.to_string()))
     }
 
     /// Replaces the text of an open document, as one change.

@@ -1,0 +1,406 @@
+//! `typist host`: the assistant plugin host. An LSP server on stdio (tower-lsp-server)
+//! that serves `textDocument/inlineCompletion` (LSP 3.18, both trigger kinds) and
+//! `textDocument/completion` from a model backend, tracking documents through
+//! `didOpen`/`didChange` (incremental). Optional fault shaping (delay, empty answers,
+//! crash, hang, garbage frames, log floods) for the reliability drills, off by default.
+//! Knows nothing of replay or scoring.
+
+pub mod ngram;
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tower_lsp_server::jsonrpc::Result as RpcResult;
+use tower_lsp_server::ls_types::*;
+use tower_lsp_server::{Client, LanguageServer, LspService, Server};
+
+use crate::dataset::Language;
+use crate::editor::document::{
+    Document as EditorDoc, Position as EPos, PositionEncoding, apply_change,
+};
+use ngram::{Counts, Vocab, predict_line, previous_line, tokenize};
+
+/// Which model answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BackendKind {
+    /// Token n-grams from the workspace and open documents of the same language.
+    Ngram,
+    /// Repeats the most similar earlier line.
+    PreviousLine,
+}
+
+/// Fault and latency shaping, off by default.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct Faults {
+    /// Fixed delay before every answer.
+    #[arg(long, default_value_t = 0, value_name = "MS")]
+    pub delay_ms: u64,
+    /// Extra random delay up to this much (seeded).
+    #[arg(long, default_value_t = 0, value_name = "MS")]
+    pub jitter_ms: u64,
+    /// Probability of an empty answer (seeded).
+    #[arg(long, default_value_t = 0.0, value_name = "P")]
+    pub empty_rate: f64,
+    /// Exit (code 3) when the Nth suggestion request arrives.
+    #[arg(long, value_name = "N")]
+    pub crash_after: Option<u64>,
+    /// Never answer from the Nth suggestion request on.
+    #[arg(long, value_name = "N")]
+    pub hang_after: Option<u64>,
+    /// Write a garbage frame to stdout before answering the Nth request and every later one.
+    #[arg(long, value_name = "N")]
+    pub garbage_after: Option<u64>,
+    /// Send this many `window/logMessage` notifications before each answer.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub log_flood: u32,
+    /// Seed of the random faults.
+    #[arg(long, default_value_t = 0)]
+    pub fault_seed: u64,
+}
+
+const MAX_CRAWL_FILE: u64 = 1 << 20;
+/// Weight of counts from the open documents against the workspace's.
+const OPEN_WEIGHT: i64 = 4;
+
+struct Doc {
+    text: String,
+    language: Option<Language>,
+    path: Option<PathBuf>,
+}
+
+#[derive(Default)]
+struct Model {
+    vocab: Vocab,
+    /// Workspace files by path: language and token ids (read once at `initialize`).
+    crawled: HashMap<PathBuf, (Language, Vec<u32>)>,
+    /// Per language: counts of every crawled file not currently open.
+    workspace: HashMap<Language, Counts>,
+    /// Crawled files that are open: their disk content is not used, the editor's is.
+    shadowed: HashSet<PathBuf>,
+}
+
+pub struct Host {
+    client: Client,
+    backend: BackendKind,
+    faults: Faults,
+    docs: Mutex<HashMap<String, Doc>>,
+    model: Mutex<Model>,
+    requests: AtomicU64,
+}
+
+fn uri_path(uri: &str) -> Option<PathBuf> {
+    let rest = uri.strip_prefix("file://")?;
+    let bytes = rest.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && i + 2 < bytes.len()
+            && let Ok(b) = u8::from_str_radix(std::str::from_utf8(&bytes[i + 1..i + 3]).ok()?, 16)
+        {
+            out.push(b);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    Some(PathBuf::from(String::from_utf8(out).ok()?))
+}
+
+fn language_of(path: Option<&Path>, language_id: &str) -> Option<Language> {
+    path.and_then(|p| p.extension())
+        .and_then(|e| e.to_str())
+        .and_then(Language::from_extension)
+        .or(match language_id {
+            "python" => Some(Language::Python),
+            "typescript" | "typescriptreact" => Some(Language::TypeScript),
+            "javascript" | "javascriptreact" => Some(Language::JavaScript),
+            "rust" => Some(Language::Rust),
+            "go" => Some(Language::Go),
+            "c" => Some(Language::C),
+            "cpp" => Some(Language::Cpp),
+            "java" => Some(Language::Java),
+            "csharp" => Some(Language::CSharp),
+            "kotlin" => Some(Language::Kotlin),
+            _ => None,
+        })
+}
+
+impl Host {
+    fn crawl(&self, root: &Path) {
+        let Ok(mut m) = self.model.lock() else { return };
+        let walker = ignore::WalkBuilder::new(root)
+            .require_git(false)
+            .follow_links(false)
+            .build();
+        for entry in walker.flatten() {
+            let path = entry.path();
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                continue;
+            }
+            let Some(lang) = path
+                .extension()
+                .and_then(|e| e.to_str())
+                .and_then(Language::from_extension)
+            else {
+                continue;
+            };
+            if entry
+                .metadata()
+                .map(|md| md.len() > MAX_CRAWL_FILE)
+                .unwrap_or(true)
+            {
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(path) else {
+                continue;
+            };
+            let ids: Vec<u32> = tokenize(&text).iter().map(|t| m.vocab.id(t)).collect();
+            m.workspace.entry(lang).or_default().add(&ids, 1);
+            m.crawled.insert(path.to_path_buf(), (lang, ids));
+        }
+    }
+
+    fn shadow(&self, path: &Path, on: bool) {
+        let Ok(mut m) = self.model.lock() else { return };
+        let m = &mut *m;
+        let Some((lang, ids)) = m.crawled.get(path) else {
+            return;
+        };
+        let already = m.shadowed.contains(path);
+        if on && !already {
+            m.workspace.entry(*lang).or_default().add(ids, -1);
+            m.shadowed.insert(path.to_path_buf());
+        } else if !on && already {
+            m.workspace.entry(*lang).or_default().add(ids, 1);
+            m.shadowed.remove(path);
+        }
+    }
+
+    /// The text to insert at `pos` in `uri` (the rest of the line), or `None`.
+    fn predict(&self, uri: &str, pos: EPos) -> Option<String> {
+        let docs = self.docs.lock().ok()?;
+        let doc = docs.get(uri)?;
+        let at = EditorDoc::offset_of(&doc.text, pos, PositionEncoding::Utf16);
+        let prefix = &doc.text[..at];
+        let text = match self.backend {
+            BackendKind::PreviousLine => previous_line(prefix),
+            BackendKind::Ngram => {
+                let mut m = self.model.lock().ok()?;
+                let m = &mut *m;
+                let prefix_ids: Vec<u32> = tokenize(prefix).iter().map(|t| m.vocab.id(t)).collect();
+                // What the editor shows: the document (minus the cursor's line after the
+                // cursor) and the other open documents of the same language.
+                let mut open = Counts::default();
+                open.add(&prefix_ids, 1);
+                let after_line = doc.text[at..].find('\n').map(|i| at + i);
+                if let Some(i) = after_line {
+                    let ids: Vec<u32> = tokenize(&doc.text[i..])
+                        .iter()
+                        .map(|t| m.vocab.id(t))
+                        .collect();
+                    open.add(&ids, 1);
+                }
+                for (u, d) in docs.iter() {
+                    if u != uri && d.language == doc.language {
+                        let ids: Vec<u32> =
+                            tokenize(&d.text).iter().map(|t| m.vocab.id(t)).collect();
+                        open.add(&ids, 1);
+                    }
+                }
+                let empty = Counts::default();
+                let ws = doc
+                    .language
+                    .and_then(|l| m.workspace.get(&l))
+                    .unwrap_or(&empty);
+                predict_line(&m.vocab, &prefix_ids, &[(&open, OPEN_WEIGHT), (ws, 1)])
+            }
+        };
+        (!text.is_empty()).then_some(text)
+    }
+
+    /// Applies the configured faults for the request numbered `n`; false: answer empty.
+    async fn shape(&self, n: u64) -> bool {
+        let f = &self.faults;
+        if f.crash_after.is_some_and(|c| n >= c) {
+            tracing::warn!("fault: crashing at request {n}");
+            std::process::exit(3);
+        }
+        if f.hang_after.is_some_and(|h| n >= h) {
+            // Cancellation drops this future; otherwise the request never ends.
+            std::future::pending::<()>().await;
+        }
+        if f.garbage_after.is_some_and(|g| n >= g) {
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(b"Content-Length: 12\r\n\r\n{not json!!}");
+            let _ = out.flush();
+        }
+        for i in 0..f.log_flood {
+            self.client
+                .log_message(MessageType::LOG, format!("flood {i} of request {n}"))
+                .await;
+        }
+        let draw = crate::dataset::draw(f.fault_seed, "faults", "", n as u32);
+        let delay = f.delay_ms + (draw * f.jitter_ms as f64) as u64;
+        if delay > 0 {
+            tokio::time::sleep(Duration::from_millis(delay)).await;
+        }
+        let draw2 = crate::dataset::draw(f.fault_seed ^ 0xe4, "empty", "", n as u32);
+        draw2 >= f.empty_rate
+    }
+
+    async fn inline_completion(&self, params: Value) -> RpcResult<Value> {
+        let n = self.requests.fetch_add(1, Ordering::SeqCst) + 1;
+        if !self.shape(n).await {
+            return Ok(json!({"items": []}));
+        }
+        let uri = params
+            .pointer("/textDocument/uri")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let Some(pos) = params.get("position").and_then(EPos::from_json) else {
+            return Err(tower_lsp_server::jsonrpc::Error::invalid_params(
+                "position missing",
+            ));
+        };
+        let items = match self.predict(uri, pos) {
+            Some(t) => vec![json!({
+                "insertText": t,
+                "range": {"start": pos.to_json(), "end": pos.to_json()},
+            })],
+            None => vec![],
+        };
+        Ok(json!({"items": items}))
+    }
+}
+
+impl LanguageServer for Host {
+    async fn initialize(&self, params: InitializeParams) -> RpcResult<InitializeResult> {
+        let root = params
+            .workspace_folders
+            .as_ref()
+            .and_then(|f| f.first())
+            .and_then(|f| uri_path(f.uri.as_str()));
+        #[allow(deprecated)]
+        let root = root.or_else(|| params.root_uri.as_ref().and_then(|u| uri_path(u.as_str())));
+        if let (Some(root), BackendKind::Ngram) = (root, self.backend) {
+            self.crawl(&root);
+        }
+        Ok(InitializeResult {
+            capabilities: ServerCapabilities {
+                text_document_sync: Some(TextDocumentSyncCapability::Kind(
+                    TextDocumentSyncKind::INCREMENTAL,
+                )),
+                completion_provider: Some(CompletionOptions::default()),
+                inline_completion_provider: Some(OneOf::Left(true)),
+                ..Default::default()
+            },
+            server_info: Some(ServerInfo {
+                name: format!(
+                    "typist-host ({})",
+                    serde_json::to_value(self.backend)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_string))
+                        .unwrap_or_default()
+                ),
+                version: Some(env!("CARGO_PKG_VERSION").to_string()),
+            }),
+            ..Default::default()
+        })
+    }
+
+    async fn shutdown(&self) -> RpcResult<()> {
+        Ok(())
+    }
+
+    async fn did_open(&self, p: DidOpenTextDocumentParams) {
+        let uri = p.text_document.uri.as_str().to_string();
+        let path = uri_path(&uri);
+        if let Some(path) = &path {
+            self.shadow(path, true);
+        }
+        let language = language_of(path.as_deref(), &p.text_document.language_id);
+        if let Ok(mut docs) = self.docs.lock() {
+            docs.insert(
+                uri,
+                Doc {
+                    text: p.text_document.text,
+                    language,
+                    path,
+                },
+            );
+        }
+    }
+
+    async fn did_change(&self, p: DidChangeTextDocumentParams) {
+        let uri = p.text_document.uri.as_str();
+        let Ok(mut docs) = self.docs.lock() else {
+            return;
+        };
+        let Some(doc) = docs.get_mut(uri) else { return };
+        for change in &p.content_changes {
+            let v = serde_json::to_value(change).unwrap_or(Value::Null);
+            doc.text = apply_change(&doc.text, &v, PositionEncoding::Utf16);
+        }
+    }
+
+    async fn did_close(&self, p: DidCloseTextDocumentParams) {
+        let removed = self
+            .docs
+            .lock()
+            .ok()
+            .and_then(|mut d| d.remove(p.text_document.uri.as_str()));
+        if let Some(Doc {
+            path: Some(path), ..
+        }) = removed
+        {
+            self.shadow(&path, false);
+        }
+    }
+
+    async fn completion(&self, p: CompletionParams) -> RpcResult<Option<CompletionResponse>> {
+        let n = self.requests.fetch_add(1, Ordering::SeqCst) + 1;
+        if !self.shape(n).await {
+            return Ok(Some(CompletionResponse::Array(vec![])));
+        }
+        let tdp = &p.text_document_position;
+        let pos = EPos {
+            line: tdp.position.line,
+            character: tdp.position.character,
+        };
+        let Some(text) = self.predict(tdp.text_document.uri.as_str(), pos) else {
+            return Ok(Some(CompletionResponse::Array(vec![])));
+        };
+        let item = CompletionItem {
+            label: text.clone(),
+            insert_text: Some(text),
+            kind: Some(CompletionItemKind::TEXT),
+            ..Default::default()
+        };
+        Ok(Some(CompletionResponse::Array(vec![item])))
+    }
+}
+
+/// Serves the host on stdin/stdout until the client says `exit`.
+pub async fn serve_stdio(backend: BackendKind, faults: Faults) {
+    let (service, socket) = LspService::build(|client| Host {
+        client,
+        backend,
+        faults,
+        docs: Mutex::new(HashMap::new()),
+        model: Mutex::new(Model::default()),
+        requests: AtomicU64::new(0),
+    })
+    .custom_method("textDocument/inlineCompletion", Host::inline_completion)
+    .finish();
+    Server::new(tokio::io::stdin(), tokio::io::stdout(), socket)
+        .serve(service)
+        .await;
+}

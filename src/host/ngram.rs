@@ -1,0 +1,221 @@
+//! The built-in baselines: an n-gram model over code tokens learned from the workspace
+//! and the open documents (a real, deterministic floor to compare assistants against),
+//! and "previous line" (the floor of floors). No network, no weights.
+
+use std::collections::HashMap;
+
+use rustc_hash::FxHashMap;
+
+/// Splits code into tokens that concatenate back to the text: identifiers and numbers,
+/// runs of spaces or tabs, each newline, and single other characters.
+pub fn tokenize(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < text.len() {
+        let c = text[i..].chars().next().unwrap_or(' ');
+        let start = i;
+        if c.is_alphanumeric() || c == '_' {
+            while i < text.len() {
+                let d = text[i..].chars().next().unwrap_or(' ');
+                if d.is_alphanumeric() || d == '_' {
+                    i += d.len_utf8();
+                } else {
+                    break;
+                }
+            }
+        } else if c == ' ' || c == '\t' {
+            while i < b.len() && (b[i] == b' ' || b[i] == b'\t') {
+                i += 1;
+            }
+        } else {
+            i += c.len_utf8();
+        }
+        out.push(&text[start..i]);
+    }
+    out
+}
+
+/// Longest context used (tokens before the predicted one).
+pub const ORDER: usize = 4;
+/// Most tokens predicted for one line.
+pub const MAX_TOKENS: usize = 48;
+
+/// Counts of next tokens after contexts of 1..=ORDER tokens.
+#[derive(Default, Clone)]
+pub struct Counts {
+    /// context (hash of the last k tokens, with k mixed in) → next token → count
+    table: FxHashMap<u64, FxHashMap<u32, i64>>,
+}
+
+/// Token strings ↔ ids, shared by every table of one model.
+#[derive(Default)]
+pub struct Vocab {
+    ids: HashMap<String, u32>,
+    words: Vec<String>,
+}
+
+impl Vocab {
+    pub fn id(&mut self, t: &str) -> u32 {
+        if let Some(&i) = self.ids.get(t) {
+            return i;
+        }
+        let i = self.words.len() as u32;
+        self.ids.insert(t.to_string(), i);
+        self.words.push(t.to_string());
+        i
+    }
+    pub fn get(&self, t: &str) -> Option<u32> {
+        self.ids.get(t).copied()
+    }
+    pub fn word(&self, i: u32) -> &str {
+        &self.words[i as usize]
+    }
+}
+
+fn ctx_hash(ctx: &[u32]) -> u64 {
+    // FNV-1a over the ids and the length: stable, cheap.
+    let mut h: u64 = 0xcbf29ce484222325 ^ ctx.len() as u64;
+    for &t in ctx {
+        for b in t.to_le_bytes() {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x100000001b3);
+        }
+    }
+    h
+}
+
+impl Counts {
+    /// Adds (or with `sign = -1` removes) the n-grams of a token sequence.
+    pub fn add(&mut self, ids: &[u32], sign: i64) {
+        for i in 0..ids.len() {
+            for k in 1..=ORDER.min(i) {
+                let e = self
+                    .table
+                    .entry(ctx_hash(&ids[i - k..i]))
+                    .or_default()
+                    .entry(ids[i])
+                    .or_insert(0);
+                *e += sign;
+            }
+        }
+    }
+
+    fn next(&self, ctx: &[u32]) -> Option<&FxHashMap<u32, i64>> {
+        self.table.get(&ctx_hash(ctx))
+    }
+}
+
+/// Predicts the rest of the line after `prefix` from `tables` (weighted), backing off
+/// from the longest context to the shortest. Ties go to the smaller token string, so the
+/// answer is deterministic.
+pub fn predict_line(vocab: &Vocab, prefix_ids: &[u32], tables: &[(&Counts, i64)]) -> String {
+    let mut ids: Vec<u32> = prefix_ids.to_vec();
+    let mut out = String::new();
+    for _ in 0..MAX_TOKENS {
+        let mut best: Option<(i64, &str, u32)> = None;
+        for k in (1..=ORDER.min(ids.len())).rev() {
+            let ctx = &ids[ids.len() - k..];
+            let mut merged: FxHashMap<u32, i64> = FxHashMap::default();
+            for (t, w) in tables {
+                if let Some(next) = t.next(ctx) {
+                    for (&tok, &c) in next {
+                        if c > 0 {
+                            *merged.entry(tok).or_insert(0) += c * w;
+                        }
+                    }
+                }
+            }
+            for (tok, c) in merged {
+                let word = vocab.word(tok);
+                let better = match best {
+                    None => true,
+                    Some((bc, bw, _)) => c > bc || (c == bc && word < bw),
+                };
+                if better {
+                    best = Some((c, word, tok));
+                }
+            }
+            if best.is_some() {
+                break;
+            }
+        }
+        let Some((_, word, tok)) = best else { break };
+        if word.contains('\n') {
+            break;
+        }
+        out.push_str(word);
+        ids.push(tok);
+    }
+    out
+}
+
+/// The previous-line baseline: the most recent earlier line that starts with what is
+/// typed on the current line (ignoring indentation), else the previous non-blank line;
+/// returns what it adds after the typed text.
+pub fn previous_line(prefix: &str) -> String {
+    let (before, current) = match prefix.rfind('\n') {
+        Some(i) => (&prefix[..i], &prefix[i + 1..]),
+        None => ("", prefix),
+    };
+    let typed = current.trim_start();
+    let indent = &current[..current.len() - typed.len()];
+    for line in before.lines().rev() {
+        let body = line.trim_start();
+        if body.is_empty() {
+            continue;
+        }
+        if typed.is_empty() {
+            // Keep the earlier line's indentation when nothing is typed yet.
+            return if indent.is_empty() {
+                line.to_string()
+            } else {
+                body.to_string()
+            };
+        }
+        if let Some(rest) = body.strip_prefix(typed)
+            && !rest.is_empty()
+        {
+            return rest.to_string();
+        }
+    }
+    String::new()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_concatenate_back_to_the_text() {
+        let t = "def f(x):\n    return x + 1  # é\n";
+        let toks = tokenize(t);
+        assert_eq!(toks.concat(), t);
+        assert_eq!(&toks[..6], &["def", " ", "f", "(", "x", ")"]);
+        assert!(toks.contains(&"    "));
+    }
+
+    #[test]
+    fn the_model_completes_a_line_it_has_seen() {
+        let mut vocab = Vocab::default();
+        let corpus = "for i in range(10):\n    print(i)\nfor i in range(10):\n    print(i)\n";
+        let ids: Vec<u32> = tokenize(corpus).iter().map(|t| vocab.id(t)).collect();
+        let mut counts = Counts::default();
+        counts.add(&ids, 1);
+        let prefix: Vec<u32> = tokenize("x = 1\nfor i in ")
+            .iter()
+            .map(|t| vocab.id(t))
+            .collect();
+        assert_eq!(predict_line(&vocab, &prefix, &[(&counts, 1)]), "range(10):");
+        // Removing what was added leaves nothing to predict from.
+        counts.add(&ids, -1);
+        assert_eq!(predict_line(&vocab, &prefix, &[(&counts, 1)]), "");
+    }
+
+    #[test]
+    fn previous_line_repeats_the_most_similar_earlier_line() {
+        assert_eq!(previous_line("a = 1\n    b = 2\n"), "    b = 2");
+        assert_eq!(previous_line("self.x = 1\nprint(x)\n    self."), "x = 1");
+        assert_eq!(previous_line(""), "");
+    }
+}

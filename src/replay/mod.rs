@@ -1,0 +1,888 @@
+//! The `replay` layer: runs a plan of cases against assistants. Workers (one server
+//! process and workspace copy each) take files from a shared queue; each file is
+//! replayed under the run's editor conditions; every case yields exactly one record
+//! (`suggestion`, `empty`, `error` or `timeout`), appended and flushed at once. The
+//! records file is rewritten sorted at the end, so it does not depend on the number of
+//! workers, the shard split or an interruption. Knows nothing of metric formulas.
+
+pub mod records;
+pub mod typing;
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use crate::dataset::{Case, Dataset, SourceFile};
+use crate::editor::{
+    Conditions, DialectKind, Document, Profile, Session, SessionError, SessionOptions, Suggestions,
+};
+use records::Record;
+use typing::{ContextMode, Granularity, TypingMode};
+
+/// The editor conditions of a run beyond the client's own (`editor`): all recorded in
+/// the manifest, and a resumed run must use the same.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunConditions {
+    pub context: ContextMode,
+    /// With `context = prefix`: lines below the target also in the document.
+    pub suffix_lines: u32,
+    pub typing: TypingMode,
+    pub granularity: Granularity,
+    /// Characters of the expected line typed before asking.
+    pub typed_prefix: u32,
+    /// Wait this long after the last change before asking.
+    pub settle_ms: u64,
+    /// Neighbouring files of the same repository opened first.
+    pub open_tabs: u32,
+    /// Record `latency_ms` (off: null, for byte-identical records across runs).
+    pub latency: bool,
+    pub editor: Conditions,
+}
+
+impl Default for RunConditions {
+    fn default() -> Self {
+        RunConditions {
+            context: ContextMode::Prefix,
+            suffix_lines: 0,
+            typing: TypingMode::Paste,
+            granularity: Granularity::Line,
+            typed_prefix: 0,
+            settle_ms: 0,
+            open_tabs: 0,
+            latency: true,
+            editor: Conditions::default(),
+        }
+    }
+}
+
+/// Which part of the plan this process runs: files whose hash falls in `index` of `count`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shard {
+    pub index: u32,
+    pub count: u32,
+}
+
+impl Shard {
+    /// `i/n` (0-based index), or `auto`: from a Kubernetes Indexed Job
+    /// (`JOB_COMPLETION_INDEX`, `JOB_COMPLETIONS`) or a Slurm array
+    /// (`SLURM_ARRAY_TASK_ID` − `SLURM_ARRAY_TASK_MIN`, `SLURM_ARRAY_TASK_COUNT`).
+    pub fn parse(s: &str) -> Result<Shard> {
+        if s == "auto" {
+            return Shard::from_env(|k| std::env::var(k).ok())
+                .context("--shard auto: no JOB_COMPLETION_INDEX/JOB_COMPLETIONS or SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT in the environment");
+        }
+        let (i, n) = s
+            .split_once('/')
+            .context("--shard takes i/n (0-based) or auto")?;
+        let shard = Shard {
+            index: i.trim().parse().context("--shard index")?,
+            count: n.trim().parse().context("--shard count")?,
+        };
+        shard.check()
+    }
+
+    pub fn from_env(get: impl Fn(&str) -> Option<String>) -> Option<Shard> {
+        let num = |k: &str| get(k).and_then(|v| v.trim().parse::<u32>().ok());
+        let shard =
+            if let (Some(i), Some(n)) = (num("JOB_COMPLETION_INDEX"), num("JOB_COMPLETIONS")) {
+                Shard { index: i, count: n }
+            } else if let (Some(i), Some(n)) =
+                (num("SLURM_ARRAY_TASK_ID"), num("SLURM_ARRAY_TASK_COUNT"))
+            {
+                let min = num("SLURM_ARRAY_TASK_MIN").unwrap_or(0);
+                Shard {
+                    index: i.checked_sub(min)?,
+                    count: n,
+                }
+            } else {
+                return None;
+            };
+        shard.check().ok()
+    }
+
+    fn check(self) -> Result<Shard> {
+        if self.count == 0 || self.index >= self.count {
+            bail!(
+                "shard {}/{} is out of range (index is 0-based, below the count)",
+                self.index,
+                self.count
+            );
+        }
+        Ok(self)
+    }
+
+    /// Whether this shard runs `repo/file` (a stable hash of the path).
+    pub fn contains(&self, repo: &str, file: &str) -> bool {
+        let d = crate::dataset::draw(0x5eed_5a4d, repo, file, 0);
+        ((d * self.count as f64) as u32).min(self.count - 1) == self.index
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    pub out: PathBuf,
+    pub jobs: usize,
+    pub passes: u32,
+    pub resume: bool,
+    pub shard: Option<Shard>,
+    pub quiet: bool,
+    /// Server restarts a worker may make in a row before the run stops.
+    pub max_restarts: u32,
+    /// Where the plan came from (a path, or how it was sampled), for the manifest.
+    pub plan_source: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunStatus {
+    Running,
+    Complete,
+    Interrupted,
+    Failed,
+}
+
+#[derive(Debug, Clone)]
+pub struct RunReport {
+    pub status: RunStatus,
+    pub records: usize,
+    pub new_records: usize,
+    pub message: Option<String>,
+}
+
+/// One file of the plan for one assistant and pass: the unit of scheduling.
+#[derive(Debug, Clone)]
+struct Unit {
+    assistant: usize,
+    pass: u32,
+    repo: String,
+    file: String,
+    cases: Vec<Case>,
+}
+
+struct Shared {
+    ds: Arc<Dataset>,
+    profiles: Vec<Profile>,
+    cond: RunConditions,
+    queue: Mutex<VecDeque<Unit>>,
+    cancel: Arc<AtomicBool>,
+    servers: Mutex<BTreeMap<String, Value>>,
+    max_restarts: u32,
+}
+
+/// Files of the plan whose repository or file is missing from the dataset, or changed.
+pub fn check_plan(ds: &Dataset, plan: &[Case]) -> Result<()> {
+    let changed = crate::dataset::changed_files(ds, plan);
+    if !changed.is_empty() {
+        bail!(
+            "the plan does not match the dataset: {} file(s) changed or missing since it was made:\n  {}",
+            changed.len(),
+            changed.join("\n  ")
+        );
+    }
+    Ok(())
+}
+
+/// Refuses assistants that cannot give line suggestions.
+pub fn check_assistants(profiles: &[Profile]) -> Result<()> {
+    for p in profiles {
+        if p.dialect == DialectKind::Completion {
+            bail!(
+                "{} answers completion lists only (dialect \"completion\"); a line-level run needs an \
+                 inline-completion assistant (dialects inline, copilot, lsp-ai, llm-ls)",
+                p.name
+            );
+        }
+    }
+    Ok(())
+}
+
+fn now_rfc3339() -> String {
+    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}
+
+fn profile_json(p: &Profile) -> Value {
+    let mut v = serde_json::to_value(p).unwrap_or(Value::Null);
+    v["source"] = json!(p.source.display().to_string());
+    crate::lsp::transcript::redact(&v)
+}
+
+/// Runs `plan` against every assistant under `cond`, writing `OUT/records.jsonl` and
+/// `OUT/manifest.json`. Returns when every case is recorded, the run is cancelled, or a
+/// server keeps failing (everything finished is kept in every case).
+pub async fn run(
+    ds: Arc<Dataset>,
+    plan: &[Case],
+    profiles: Vec<Profile>,
+    cond: RunConditions,
+    opts: &RunOptions,
+    cancel: Arc<AtomicBool>,
+) -> Result<RunReport> {
+    check_assistants(&profiles)?;
+    if cond.typing == TypingMode::Type && cond.context == ContextMode::Full {
+        bail!(
+            "typing = \"type\" feeds the file from the top, so it cannot have context = \"full\""
+        );
+    }
+    check_plan(&ds, plan)?;
+    std::fs::create_dir_all(&opts.out)
+        .with_context(|| format!("cannot create {}", opts.out.display()))?;
+    let records_path = opts.out.join("records.jsonl");
+    let manifest_path = opts.out.join("manifest.json");
+    let plan_hash = crate::dataset::plan_hash(plan);
+
+    // Resume: what is done already, and whether it is the same run.
+    let mut done: BTreeSet<(String, u32, String)> = BTreeSet::new();
+    if records_path.exists() && std::fs::metadata(&records_path)?.len() > 0 {
+        if !opts.resume {
+            bail!(
+                "{} already holds records; pass --resume to continue that run, or choose another --out",
+                records_path.display()
+            );
+        }
+        if let Ok(text) = std::fs::read_to_string(&manifest_path) {
+            let m: Value = serde_json::from_str(&text)
+                .with_context(|| format!("malformed {}", manifest_path.display()))?;
+            if m["plan"]["hash"] != json!(plan_hash) {
+                bail!(
+                    "cannot resume: {} was made from another plan ({})",
+                    manifest_path.display(),
+                    m["plan"]["hash"]
+                );
+            }
+            if m["conditions"] != serde_json::to_value(&cond)? {
+                bail!(
+                    "cannot resume: {} was run under other editor conditions",
+                    manifest_path.display()
+                );
+            }
+        }
+        let (existing, dropped) = records::read_for_resume(&records_path)?;
+        if dropped > 0 {
+            tracing::warn!(
+                "dropped a cut last record ({dropped} bytes) from {}",
+                records_path.display()
+            );
+        }
+        done = existing.iter().map(Record::done_key).collect();
+    }
+
+    // Units: files × assistants × passes, minus what is done, in a fixed order.
+    let mut by_file: BTreeMap<(String, String), Vec<Case>> = BTreeMap::new();
+    for c in plan {
+        if opts.shard.is_none_or(|s| s.contains(&c.repo, &c.file)) {
+            by_file
+                .entry((c.repo.clone(), c.file.clone()))
+                .or_default()
+                .push(c.clone());
+        }
+    }
+    let mut queue = VecDeque::new();
+    let mut todo = 0u64;
+    for (ai, p) in profiles.iter().enumerate() {
+        for pass in 1..=opts.passes {
+            for ((repo, file), cases) in &by_file {
+                let cases: Vec<Case> = cases
+                    .iter()
+                    .filter(|c| !done.contains(&(p.name.clone(), pass, c.case.clone())))
+                    .cloned()
+                    .collect();
+                if cases.is_empty() {
+                    continue;
+                }
+                todo += cases.len() as u64;
+                queue.push_back(Unit {
+                    assistant: ai,
+                    pass,
+                    repo: repo.clone(),
+                    file: file.clone(),
+                    cases,
+                });
+            }
+        }
+    }
+
+    let started_at = now_rfc3339();
+    let mut manifest = json!({
+        "typist_version": env!("CARGO_PKG_VERSION"),
+        "status": RunStatus::Running,
+        "started_at": started_at,
+        "ended_at": null,
+        "plan": {"hash": plan_hash, "cases": plan.len(), "source": opts.plan_source},
+        "dataset": {
+            "path": ds.root.display().to_string(),
+            "repositories": ds.repos.len(),
+            "files": ds.repos.iter().map(|r| r.files.len()).sum::<usize>(),
+            "skipped": ds.skipped,
+            "normalized": ds.repos.iter().flat_map(|r| r.files.iter())
+                .filter(|f| !f.notes.is_empty())
+                .map(|f| json!({"path": format!("{}/{}", f.repo, f.rel), "notes": f.notes}))
+                .collect::<Vec<_>>(),
+        },
+        "shard": opts.shard,
+        "passes": opts.passes,
+        "jobs": opts.jobs,
+        "conditions": cond,
+        "assistants": profiles.iter().map(|p| json!({"name": p.name, "profile": profile_json(p), "server": null})).collect::<Vec<_>>(),
+        "records": null,
+        "message": null,
+    });
+    write_json(&manifest_path, &manifest)?;
+
+    let shared = Arc::new(Shared {
+        ds,
+        profiles,
+        cond,
+        queue: Mutex::new(queue),
+        cancel: cancel.clone(),
+        servers: Mutex::new(BTreeMap::new()),
+        max_restarts: opts.max_restarts,
+    });
+
+    // The sink: one task appends and flushes every record as it arrives.
+    let (tx, mut rx) = mpsc::channel::<Record>(256);
+    let mut sink = records::Sink::open(&records_path)?;
+    let progress = progress_bar(todo, opts.quiet);
+    let bar = progress.clone();
+    let writer = tokio::spawn(async move {
+        let (mut written, mut empty, mut error, mut timeout) = (0usize, 0u64, 0u64, 0u64);
+        while let Some(r) = rx.recv().await {
+            sink.write(&r)?;
+            written += 1;
+            match r.outcome.as_str() {
+                "empty" => empty += 1,
+                "error" => error += 1,
+                "timeout" => timeout += 1,
+                _ => {}
+            }
+            bar.set_message(format!("empty {empty}, error {error}, timeout {timeout}"));
+            bar.inc(1);
+        }
+        anyhow::Ok(written)
+    });
+
+    let mut workers = tokio::task::JoinSet::new();
+    for id in 0..opts.jobs.max(1) {
+        let shared = shared.clone();
+        let tx = tx.clone();
+        workers.spawn(async move {
+            Worker {
+                id,
+                shared,
+                tx,
+                session: None,
+                restarts: 0,
+            }
+            .run()
+            .await
+        });
+    }
+    drop(tx);
+    let mut failure: Option<String> = None;
+    while let Some(res) = workers.join_next().await {
+        let res = res
+            .map_err(|e| anyhow::anyhow!("worker panicked: {e}"))
+            .and_then(|r| r);
+        if let Err(e) = res {
+            if failure.is_none() {
+                failure = Some(format!("{e:#}"));
+            }
+            cancel.store(true, Ordering::SeqCst);
+        }
+    }
+    let new_records = writer
+        .await
+        .map_err(|e| anyhow::anyhow!("record writer panicked: {e}"))??;
+    progress.finish_and_clear();
+    let total = records::finalize(&records_path)?;
+
+    let status = if failure.is_some() {
+        RunStatus::Failed
+    } else if cancel.load(Ordering::SeqCst) {
+        RunStatus::Interrupted
+    } else {
+        RunStatus::Complete
+    };
+    let servers = shared.servers.lock().map(|s| s.clone()).unwrap_or_default();
+    if let Some(list) = manifest["assistants"].as_array_mut() {
+        for a in list {
+            if let Some(name) = a["name"].as_str()
+                && let Some(s) = servers.get(name)
+            {
+                a["server"] = s.clone();
+            }
+        }
+    }
+    manifest["status"] = json!(status);
+    manifest["ended_at"] = json!(now_rfc3339());
+    manifest["records"] = json!(total);
+    manifest["message"] = json!(failure);
+    write_json(&manifest_path, &manifest)?;
+    Ok(RunReport {
+        status,
+        records: total,
+        new_records,
+        message: failure,
+    })
+}
+
+pub fn write_json(path: &Path, v: &Value) -> Result<()> {
+    let tmp = path.with_extension("json.tmp");
+    std::fs::write(&tmp, serde_json::to_string_pretty(v)? + "\n")
+        .with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
+}
+
+fn progress_bar(total: u64, quiet: bool) -> indicatif::ProgressBar {
+    if quiet {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::with_draw_target(
+        Some(total),
+        indicatif::ProgressDrawTarget::stderr(),
+    );
+    if let Ok(style) = indicatif::ProgressStyle::with_template(
+        "{bar:30} {pos}/{len} cases, {per_sec}, ETA {eta} ({msg})",
+    ) {
+        bar.set_style(style);
+    }
+    bar
+}
+
+/// The n files of the same repository nearest to `rel` in path order.
+fn neighbours<'a>(files: &'a [SourceFile], rel: &str, n: usize) -> Vec<&'a SourceFile> {
+    let Some(at) = files.iter().position(|f| f.rel == rel) else {
+        return vec![];
+    };
+    let mut idx: Vec<usize> = (0..files.len()).filter(|&i| i != at).collect();
+    idx.sort_by_key(|&i| (i.abs_diff(at), i));
+    idx.into_iter().take(n).map(|i| &files[i]).collect()
+}
+
+struct Worker {
+    id: usize,
+    shared: Arc<Shared>,
+    tx: mpsc::Sender<Record>,
+    /// The live session: assistant index, repository, session, warmed up yet.
+    session: Option<(usize, String, Session, bool)>,
+    restarts: u32,
+}
+
+enum Ask {
+    Got(crate::editor::session::Timed<Suggestions>),
+    Failed(SessionError),
+}
+
+impl Worker {
+    async fn run(mut self) -> Result<()> {
+        let result = self.run_units().await;
+        if let Some((_, _, s, _)) = self.session.take() {
+            let _ = tokio::time::timeout(Duration::from_secs(5), s.shutdown()).await;
+        }
+        result
+    }
+
+    async fn run_units(&mut self) -> Result<()> {
+        loop {
+            if self.shared.cancel.load(Ordering::SeqCst) {
+                return Ok(());
+            }
+            let unit = self
+                .shared
+                .queue
+                .lock()
+                .ok()
+                .and_then(|mut q| q.pop_front());
+            let Some(unit) = unit else { return Ok(()) };
+            tracing::debug!(worker = self.id, file = %unit.file, pass = unit.pass, "unit");
+            self.replay_file(&unit).await?;
+        }
+    }
+
+    fn profile(&self, a: usize) -> &Profile {
+        &self.shared.profiles[a]
+    }
+
+    /// A session for (assistant, repository): reuses the live one or starts another
+    /// whose workspace holds a copy of the repository's files.
+    async fn ensure_session(&mut self, a: usize, repo: &str) -> Result<()> {
+        if matches!(&self.session, Some((sa, sr, _, _)) if *sa == a && sr == repo) {
+            return Ok(());
+        }
+        if let Some((_, _, s, _)) = self.session.take() {
+            let _ = tokio::time::timeout(Duration::from_secs(5), s.shutdown()).await;
+        }
+        let profile = self.profile(a).clone();
+        let contents = self
+            .shared
+            .ds
+            .repos
+            .iter()
+            .find(|r| r.name == repo)
+            .map(|r| {
+                r.files
+                    .iter()
+                    .map(|f| (f.rel.clone(), f.text.clone()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let session = Session::start(
+            &profile,
+            &self.shared.cond.editor,
+            SessionOptions {
+                contents,
+                ..Default::default()
+            },
+        )
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+        let info = session.server_info().clone();
+        if let Ok(mut s) = self.shared.servers.lock() {
+            s.entry(profile.name.clone())
+                .or_insert_with(|| json!({"name": info.name, "version": info.version}));
+        }
+        self.session = Some((a, repo.to_string(), session, false));
+        Ok(())
+    }
+
+    /// Opens the tabs and the target document (with `text`) in the live session.
+    fn establish(&mut self, unit: &Unit, text: &str) -> Result<()> {
+        let n = self.shared.cond.open_tabs as usize;
+        let ds = self.shared.ds.clone();
+        let Some((_, _, s, _)) = self.session.as_mut() else {
+            bail!("no session")
+        };
+        let repo = ds
+            .repos
+            .iter()
+            .find(|r| r.name == unit.repo)
+            .context("repository vanished from the dataset")?;
+        // Hide the target's future lines from servers that read the disk.
+        s.write_file(&unit.file, text)?;
+        for t in neighbours(&repo.files, &unit.file, n) {
+            if s.document(&t.rel).is_none() {
+                s.open(&t.rel, &t.text)?;
+            }
+        }
+        s.open(&unit.file, text)?;
+        Ok(())
+    }
+
+    fn teardown(&mut self, unit: &Unit) {
+        let n = self.shared.cond.open_tabs as usize;
+        let ds = self.shared.ds.clone();
+        let Some((_, _, s, _)) = self.session.as_mut() else {
+            return;
+        };
+        let Some(repo) = ds.repos.iter().find(|r| r.name == unit.repo) else {
+            return;
+        };
+        for t in neighbours(&repo.files, &unit.file, n) {
+            s.close(&t.rel);
+        }
+        s.close(&unit.file);
+        if let Some(f) = repo.files.iter().find(|f| f.rel == unit.file) {
+            let _ = s.write_file(&unit.file, &f.text);
+        }
+    }
+
+    async fn replay_file(&mut self, unit: &Unit) -> Result<()> {
+        let ds = self.shared.ds.clone();
+        let file = ds
+            .file(&unit.repo, &unit.file)
+            .context("file vanished from the dataset")?;
+        let lines = file.lines();
+        self.ensure_session(unit.assistant, &unit.repo).await?;
+        self.establish(unit, "")?;
+        let cond = self.shared.cond.clone();
+        let result = match cond.typing {
+            TypingMode::Paste => self.replay_paste(unit, &lines, &cond).await,
+            TypingMode::Type => self.replay_type(unit, &lines, &cond).await,
+        };
+        self.teardown(unit);
+        result
+    }
+
+    async fn replay_paste(
+        &mut self,
+        unit: &Unit,
+        lines: &[&str],
+        cond: &RunConditions,
+    ) -> Result<()> {
+        for case in &unit.cases {
+            if self.shared.cancel.load(Ordering::SeqCst) {
+                return Ok(());
+            }
+            let (text, cursor) = typing::paste_document(
+                lines,
+                case.line as usize,
+                cond.typed_prefix as usize,
+                cond.context,
+                cond.suffix_lines as usize,
+            );
+            self.set_text(unit, &text)?;
+            self.ask_and_record(unit, case, &text, cursor).await?;
+        }
+        Ok(())
+    }
+
+    async fn replay_type(
+        &mut self,
+        unit: &Unit,
+        lines: &[&str],
+        cond: &RunConditions,
+    ) -> Result<()> {
+        let cases: BTreeMap<u32, &Case> = unit.cases.iter().map(|c| (c.line, c)).collect();
+        let Some(&last) = cases.keys().next_back() else {
+            return Ok(());
+        };
+        let mut text = String::new();
+        for (i, line) in lines.iter().enumerate() {
+            let n = i as u32 + 1;
+            if n > last || self.shared.cancel.load(Ordering::SeqCst) {
+                break;
+            }
+            let rest: &str = if let Some(case) = cases.get(&n) {
+                let typed = typing::typed_prefix(line, cond.typed_prefix as usize);
+                self.type_into(unit, &mut text, typed, cond.granularity)?;
+                let cursor = text.len();
+                self.ask_and_record(unit, case, &text.clone(), cursor)
+                    .await?;
+                &line[typed.len()..]
+            } else {
+                line
+            };
+            let mut chunk = rest.to_string();
+            if i + 1 < lines.len() {
+                chunk.push('\n');
+            }
+            self.type_into(unit, &mut text, &chunk, cond.granularity)?;
+        }
+        Ok(())
+    }
+
+    fn type_into(
+        &mut self,
+        unit: &Unit,
+        text: &mut String,
+        add: &str,
+        g: Granularity,
+    ) -> Result<()> {
+        match g {
+            Granularity::Line => {
+                text.push_str(add);
+                self.set_text(unit, text)
+            }
+            Granularity::Char => {
+                for c in add.chars() {
+                    text.push(c);
+                    self.set_text(unit, text)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn set_text(&mut self, unit: &Unit, text: &str) -> Result<()> {
+        let Some((_, _, s, _)) = self.session.as_mut() else {
+            bail!("no session")
+        };
+        s.set_text(&unit.file, text)?;
+        Ok(())
+    }
+
+    async fn ask(&mut self, unit: &Unit, text: &str, cursor_byte: usize) -> Ask {
+        let settle = self.shared.cond.settle_ms;
+        if settle > 0 {
+            tokio::time::sleep(Duration::from_millis(settle)).await;
+        }
+        let Some((_, _, s, warmed)) = self.session.as_mut() else {
+            return Ask::Failed(SessionError::Workspace("no session".into()));
+        };
+        let pos = Document::position_of(text, cursor_byte, s.encoding());
+        let r = if *warmed {
+            s.suggest(&unit.file, pos).await
+        } else {
+            s.suggest_when_ready(&unit.file, pos).await
+        };
+        match r {
+            Ok(t) => {
+                *warmed = true;
+                Ask::Got(t)
+            }
+            Err(e) => Ask::Failed(e),
+        }
+    }
+
+    /// Asks once; if the server died, restarts it, restores the editor state and asks
+    /// once more. A server that keeps dying stops the run.
+    async fn ask_and_record(
+        &mut self,
+        unit: &Unit,
+        case: &Case,
+        text: &str,
+        cursor: usize,
+    ) -> Result<()> {
+        let mut outcome = self.ask(unit, text, cursor).await;
+        if let Ask::Failed(e) = &outcome
+            && e.is_exit()
+        {
+            let name = self.profile(unit.assistant).name.clone();
+            tracing::warn!(worker = self.id, server = %name, case = %case.case, "server exited: {e}; restarting");
+            self.restarts += 1;
+            if self.restarts > self.shared.max_restarts {
+                bail!(
+                    "{name} keeps failing ({} restarts in a row); last error: {e}",
+                    self.restarts - 1
+                );
+            }
+            self.session = None;
+            self.ensure_session(unit.assistant, &unit.repo).await?;
+            self.establish(unit, text)?;
+            outcome = self.ask(unit, text, cursor).await;
+        }
+        if let Ask::Got(_) = outcome {
+            self.restarts = 0;
+        }
+        let record = self.record(unit, case, text, cursor, outcome);
+        self.tx
+            .send(record)
+            .await
+            .map_err(|_| anyhow::anyhow!("record writer stopped"))?;
+        Ok(())
+    }
+
+    fn record(&self, unit: &Unit, case: &Case, text: &str, cursor: usize, outcome: Ask) -> Record {
+        let profile = self.profile(unit.assistant);
+        let mut r = Record {
+            case: case.case.clone(),
+            repo: case.repo.clone(),
+            file: case.file.clone(),
+            line: case.line,
+            language: case.language.clone(),
+            assistant: profile.name.clone(),
+            pass: unit.pass,
+            outcome: String::new(),
+            expected: case.expected.clone(),
+            predicted: None,
+            latency_ms: None,
+            predicted_text: None,
+            error: None,
+            items: None,
+        };
+        // The cursor's line as it stands before accepting anything.
+        let line_start = text[..cursor].rfind('\n').map_or(0, |i| i + 1);
+        let line_end = text[cursor..].find('\n').map_or(text.len(), |i| cursor + i);
+        let current = &text[line_start..line_end];
+        match outcome {
+            Ask::Got(t) => {
+                if self.shared.cond.latency {
+                    r.latency_ms = Some((t.latency_ms * 1000.0).round() / 1000.0);
+                }
+                r.items = Some(t.value.len());
+                match &t.value {
+                    Suggestions::Inline(items) => match items.first() {
+                        Some(first) if first.text != current => {
+                            r.outcome = "suggestion".into();
+                            r.predicted = Some(first.line.clone());
+                            if first.text.contains('\n') {
+                                r.predicted_text = Some(first.text.clone());
+                            }
+                        }
+                        _ => r.outcome = "empty".into(),
+                    },
+                    Suggestions::Completion(_) => {
+                        r.outcome = "error".into();
+                        r.error =
+                            Some("completion list where an inline suggestion was expected".into());
+                    }
+                }
+            }
+            Ask::Failed(e) if e.is_timeout() => {
+                r.outcome = "timeout".into();
+                r.error = Some(e.to_string());
+            }
+            Ask::Failed(e) => {
+                r.outcome = "error".into();
+                r.error = Some(e.to_string());
+            }
+        }
+        r
+    }
+}
+
+/// Joins the output folders of shards into `out`: the same plan and conditions are
+/// required, records are unioned and written sorted, exactly as one run would have.
+pub fn merge(shards: &[PathBuf], out: &Path) -> Result<usize> {
+    let mut all: Vec<Record> = Vec::new();
+    let mut first: Option<Value> = None;
+    let mut parts = Vec::new();
+    let mut servers: BTreeMap<String, Value> = BTreeMap::new();
+    let mut complete = true;
+    for dir in shards {
+        let mpath = dir.join("manifest.json");
+        let m: Value = serde_json::from_str(
+            &std::fs::read_to_string(&mpath)
+                .with_context(|| format!("cannot read {}", mpath.display()))?,
+        )
+        .with_context(|| format!("malformed {}", mpath.display()))?;
+        if let Some(f) = &first {
+            if f["plan"]["hash"] != m["plan"]["hash"] {
+                bail!(
+                    "{} was made from another plan than {}",
+                    dir.display(),
+                    shards[0].display()
+                );
+            }
+            if f["conditions"] != m["conditions"] {
+                bail!(
+                    "{} ran under other editor conditions than {}",
+                    dir.display(),
+                    shards[0].display()
+                );
+            }
+        }
+        complete &= m["status"] == json!(RunStatus::Complete);
+        for a in m["assistants"].as_array().into_iter().flatten() {
+            if let (Some(n), false) = (a["name"].as_str(), a["server"].is_null()) {
+                servers
+                    .entry(n.to_string())
+                    .or_insert_with(|| a["server"].clone());
+            }
+        }
+        parts.push(json!({"path": dir.display().to_string(), "status": m["status"], "shard": m["shard"], "records": m["records"]}));
+        all.extend(records::read_all(&dir.join("records.jsonl"))?);
+        first.get_or_insert(m);
+    }
+    let mut manifest = first.context("no shards given")?;
+    all.sort_by_key(|a| a.key());
+    let mut seen = BTreeSet::new();
+    all.retain(|r| seen.insert(r.done_key()));
+    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    records::write_sorted(&out.join("records.jsonl"), &all)?;
+    if let Some(list) = manifest["assistants"].as_array_mut() {
+        for a in list {
+            if let Some(s) = a["name"].as_str().and_then(|n| servers.get(n)) {
+                a["server"] = s.clone();
+            }
+        }
+    }
+    manifest["shard"] = Value::Null;
+    manifest["merged_from"] = json!(parts);
+    manifest["records"] = json!(all.len());
+    manifest["status"] = json!(if complete {
+        RunStatus::Complete
+    } else {
+        RunStatus::Interrupted
+    });
+    write_json(&out.join("manifest.json"), &manifest)?;
+    Ok(all.len())
+}

@@ -1,0 +1,165 @@
+//! The records file of a run: one JSON line per case × assistant × pass, appended and
+//! flushed as each is finished, then rewritten sorted when the run ends, so that its
+//! bytes do not depend on the number of workers, the shard split or interruptions.
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, Seek, Write};
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+/// One case's outcome for one assistant in one pass (the records format of README).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    pub case: String,
+    pub repo: String,
+    pub file: String,
+    pub line: u32,
+    pub language: String,
+    pub assistant: String,
+    pub pass: u32,
+    pub outcome: String,
+    pub expected: String,
+    pub predicted: Option<String>,
+    pub latency_ms: Option<f64>,
+    /// The whole suggestion when it spans several lines.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predicted_text: Option<String>,
+    /// Why the case failed (outcome `error`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// How many suggestions the assistant offered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub items: Option<usize>,
+}
+
+impl Record {
+    pub fn key(&self) -> (String, u32, String, String, u32) {
+        (
+            self.assistant.clone(),
+            self.pass,
+            self.repo.clone(),
+            self.file.clone(),
+            self.line,
+        )
+    }
+    /// Identity for resuming: (assistant, pass, case).
+    pub fn done_key(&self) -> (String, u32, String) {
+        (self.assistant.clone(), self.pass, self.case.clone())
+    }
+}
+
+/// Reads a records file written by a run, tolerating a cut last line (a killed run):
+/// the cut line is dropped and the file truncated to its last complete record.
+/// Returns the records and how many bytes were dropped.
+pub fn read_for_resume(path: &Path) -> Result<(Vec<Record>, u64)> {
+    if !path.exists() {
+        return Ok((Vec::new(), 0));
+    }
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    let mut records = Vec::new();
+    let mut good_len = 0u64;
+    let mut reader = std::io::BufReader::new(&mut f);
+    let mut line = String::new();
+    let mut n = 0;
+    loop {
+        line.clear();
+        let read = reader.read_line(&mut line)?;
+        if read == 0 {
+            break;
+        }
+        n += 1;
+        if !line.ends_with('\n') {
+            break; // cut by a kill: dropped
+        }
+        match serde_json::from_str::<Record>(line.trim_end()) {
+            Ok(r) => {
+                records.push(r);
+                good_len += read as u64;
+            }
+            Err(e) => {
+                anyhow::bail!("{}:{n}: malformed record: {e}", path.display());
+            }
+        }
+    }
+    let total = f.seek(std::io::SeekFrom::End(0))?;
+    if total > good_len {
+        f.set_len(good_len)?;
+    }
+    Ok((records, total - good_len))
+}
+
+/// Every complete record of a file, read-only (a cut last line is left out).
+pub fn read_all(path: &Path) -> Result<Vec<Record>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut out = Vec::new();
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        if !line.ends_with('\n') {
+            break;
+        }
+        out.push(
+            serde_json::from_str(line.trim_end())
+                .with_context(|| format!("{}:{}: malformed record", path.display(), i + 1))?,
+        );
+    }
+    Ok(out)
+}
+
+/// Rewrites the records file sorted by (assistant, pass, repo, file, line), keeping one
+/// record per (assistant, pass, case), atomically.
+pub fn finalize(path: &Path) -> Result<usize> {
+    let (mut records, _) = read_for_resume(path)?;
+    records.sort_by_key(|a| a.key());
+    let mut seen = BTreeSet::new();
+    records.retain(|r| seen.insert(r.done_key()));
+    write_sorted(path, &records)?;
+    Ok(records.len())
+}
+
+pub fn write_sorted(path: &Path, records: &[Record]) -> Result<()> {
+    let tmp = path.with_extension("jsonl.tmp");
+    {
+        let mut w = std::io::BufWriter::new(
+            std::fs::File::create(&tmp)
+                .with_context(|| format!("cannot write {}", tmp.display()))?,
+        );
+        for r in records {
+            serde_json::to_writer(&mut w, r)?;
+            w.write_all(b"\n")?;
+        }
+        w.flush()?;
+        w.get_ref().sync_all()?;
+    }
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot replace {}", path.display()))?;
+    Ok(())
+}
+
+/// Appends records one by one, flushing each: a crash loses at most the line being
+/// written, which resume drops.
+pub struct Sink {
+    file: std::fs::File,
+}
+
+impl Sink {
+    pub fn open(path: &Path) -> Result<Sink> {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .with_context(|| format!("cannot append to {}", path.display()))?;
+        Ok(Sink { file })
+    }
+    pub fn write(&mut self, r: &Record) -> Result<()> {
+        let mut line = serde_json::to_vec(r)?;
+        line.push(b'\n');
+        self.file.write_all(&line)?;
+        self.file.flush()?;
+        Ok(())
+    }
+}

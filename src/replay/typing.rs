@@ -1,0 +1,114 @@
+//! The typing model: what the document holds when a case is asked, under the run's
+//! editor conditions (methodology §1 and §6). Pure functions, so every mode can be
+//! checked without a server.
+
+use serde::{Deserialize, Serialize};
+
+/// What of the file is in the editor when a line is predicted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum ContextMode {
+    /// Only the code above the line (the study's default), plus `suffix_lines` below.
+    #[default]
+    Prefix,
+    /// The whole file with only the target line emptied.
+    Full,
+}
+
+/// How the text reaches the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum TypingMode {
+    /// The context is set in one change before each case (as the study's script did).
+    #[default]
+    Paste,
+    /// The file is typed from the top through `didChange`, keeping the document open.
+    Type,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Granularity {
+    /// One change per line.
+    #[default]
+    Line,
+    /// One change per character.
+    Char,
+}
+
+/// The first `k` characters of `line`.
+pub fn typed_prefix(line: &str, k: usize) -> &str {
+    match line.char_indices().nth(k) {
+        Some((i, _)) => &line[..i],
+        None => line,
+    }
+}
+
+/// The document for the case at 1-based line `n` in paste mode, and the byte offset of
+/// the cursor in it (after the typed prefix, on the target line).
+pub fn paste_document(
+    lines: &[&str],
+    n: usize,
+    k: usize,
+    context: ContextMode,
+    suffix_lines: usize,
+) -> (String, usize) {
+    let idx = n - 1;
+    let typed = typed_prefix(lines[idx], k);
+    let mut text = String::new();
+    for l in &lines[..idx] {
+        text.push_str(l);
+        text.push('\n');
+    }
+    text.push_str(typed);
+    let cursor = text.len();
+    let after: &[&str] = match context {
+        ContextMode::Full => &lines[idx + 1..],
+        ContextMode::Prefix => &lines[idx + 1..(idx + 1 + suffix_lines).min(lines.len())],
+    };
+    for l in after {
+        text.push('\n');
+        text.push_str(l);
+    }
+    (text, cursor)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LINES: &[&str] = &[
+        "import os",
+        "def f():",
+        "    return os.getcwd()",
+        "print(f())",
+    ];
+
+    #[test]
+    fn prefix_context_is_the_code_above_and_the_typed_prefix() {
+        let (t, c) = paste_document(LINES, 3, 0, ContextMode::Prefix, 0);
+        assert_eq!(t, "import os\ndef f():\n");
+        assert_eq!(c, t.len());
+        let (t, c) = paste_document(LINES, 3, 6, ContextMode::Prefix, 0);
+        assert_eq!(t, "import os\ndef f():\n    re");
+        assert_eq!(c, t.len());
+        let (t, c) = paste_document(LINES, 1, 0, ContextMode::Prefix, 0);
+        assert_eq!((t.as_str(), c), ("", 0));
+    }
+
+    #[test]
+    fn suffix_lines_and_full_context_add_the_code_below() {
+        let (t, c) = paste_document(LINES, 2, 0, ContextMode::Prefix, 1);
+        assert_eq!(t, "import os\n\n    return os.getcwd()");
+        assert_eq!(c, "import os\n".len());
+        let (t, c) = paste_document(LINES, 2, 3, ContextMode::Full, 0);
+        assert_eq!(t, "import os\ndef\n    return os.getcwd()\nprint(f())");
+        assert_eq!(c, "import os\ndef".len());
+    }
+
+    #[test]
+    fn typed_prefixes_count_characters() {
+        assert_eq!(typed_prefix("héllo", 2), "hé");
+        assert_eq!(typed_prefix("ab", 5), "ab");
+    }
+}

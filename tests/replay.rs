@@ -1,0 +1,571 @@
+//! The replay engine through the CLI, on the bundled dataset, against typist's own host
+//! (the n-gram baseline) and Copilot's real server: determinism across jobs, shards and
+//! a SIGKILL, bad inputs, faults (crash, hang), and refusal of completion-only servers.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const TYPIST: &str = env!("CARGO_BIN_EXE_typist");
+
+fn typist() -> Command {
+    let mut c = Command::new(TYPIST);
+    c.env("TYPIST_EXE", TYPIST).env("RUST_LOG", "warn");
+    c
+}
+
+const DATASET: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/dataset");
+
+fn dataset() -> PathBuf {
+    PathBuf::from(DATASET)
+}
+
+/// A profile folder with the host behind extra `host` flags (faults, delays).
+fn editors_with(dir: &Path, name: &str, host_args: &[&str], timeout_ms: u64) -> PathBuf {
+    let editors = dir.join("editors");
+    std::fs::create_dir_all(&editors).unwrap();
+    let mut args = vec!["host".to_string(), "--backend".into(), "ngram".into()];
+    args.extend(host_args.iter().map(|s| s.to_string()));
+    let toml = format!(
+        "name = \"{name}\"\ncommand = \"@typist\"\nargs = {args:?}\ndialect = \"inline\"\nlanguages = [\"python\", \"javascript\"]\nextensions = [\"py\", \"js\"]\nrequest_timeout_ms = {timeout_ms}\n"
+    );
+    std::fs::write(editors.join(format!("{name}.toml")), toml).unwrap();
+    editors
+}
+
+fn run(args: &[&str]) -> Output {
+    typist()
+        .arg("run")
+        .args(["--config", "/dev/null", "--quiet", "--no-latency"])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn ok(out: &Output) {
+    assert!(
+        out.status.success(),
+        "exit {:?}\nstdout: {}\nstderr: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn records(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join("records.jsonl")).unwrap()
+}
+
+fn parsed(dir: &Path) -> Vec<Value> {
+    records(dir)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+const DS_ARGS: [&str; 4] = ["--rate", "0.05", "--seed", "3"];
+
+#[test]
+fn a_run_records_every_case_once_with_a_manifest_and_a_score() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let o = run(&[
+        "--dataset",
+        DATASET,
+        "--assistant",
+        "typist-ngram",
+        "--assistant",
+        "typist-previous-line",
+        "--out",
+        out.to_str().unwrap(),
+        "--rate",
+        "0.05",
+        "--seed",
+        "3",
+    ]);
+    ok(&o);
+    let recs = parsed(&out);
+    let plan_cases = recs
+        .iter()
+        .filter(|r| r["assistant"] == "typist-ngram")
+        .count();
+    assert!(plan_cases > 50, "{plan_cases}");
+    assert_eq!(recs.len(), 2 * plan_cases);
+    for r in &recs {
+        let outcome = r["outcome"].as_str().unwrap();
+        assert!(["suggestion", "empty"].contains(&outcome), "{r}");
+        assert_eq!(r["latency_ms"], Value::Null, "--no-latency");
+        if outcome == "suggestion" {
+            assert!(r["predicted"].is_string());
+        }
+    }
+    // The n-gram baseline helps on real code: at least a few suggestions are exact.
+    let exact = recs
+        .iter()
+        .filter(|r| r["assistant"] == "typist-ngram" && r["predicted"] == r["expected"])
+        .count();
+    assert!(exact >= 2, "{exact} exact suggestions");
+    let m: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(m["status"], "complete");
+    assert_eq!(m["records"], recs.len());
+    assert_eq!(m["assistants"][0]["server"]["name"], "typist-host (ngram)");
+    assert!(m["plan"]["hash"].as_str().unwrap().starts_with("sha256:"));
+    assert_eq!(m["conditions"]["context"], "prefix");
+    let score: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("score.json")).unwrap()).unwrap();
+    assert_eq!(score["assistants"]["typist-ngram"]["cases"], plan_cases);
+}
+
+#[test]
+fn records_are_byte_identical_for_any_number_of_jobs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut outs = vec![];
+    for jobs in ["1", "3"] {
+        let out = tmp.path().join(format!("out{jobs}"));
+        let mut args = vec!["--dataset", DATASET, "--assistant", "typist-ngram"];
+        args.extend(DS_ARGS);
+        let out_s = out.to_str().unwrap().to_string();
+        args.extend(["--jobs", jobs, "--out", &out_s]);
+        ok(&run(&args));
+        outs.push(records(&out));
+    }
+    assert!(!outs[0].is_empty());
+    assert_eq!(outs[0], outs[1]);
+}
+
+#[test]
+fn shards_run_apart_and_merged_equal_one_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let plan = tmp.path().join("plan.jsonl");
+    let mut sample = typist();
+    sample
+        .args([
+            "sample",
+            "--dataset",
+            DATASET,
+            "--out",
+            plan.to_str().unwrap(),
+        ])
+        .args(DS_ARGS);
+    ok(&sample.output().unwrap());
+    let one = tmp.path().join("one");
+    let common = [
+        "--dataset",
+        DATASET,
+        "--plan",
+        plan.to_str().unwrap(),
+        "--assistant",
+        "typist-ngram",
+    ];
+    let mut a = common.to_vec();
+    let one_s = one.to_str().unwrap().to_string();
+    a.extend(["--out", &one_s]);
+    ok(&run(&a));
+    // Two shards as separate processes, at the same time; the second takes its index
+    // from a Kubernetes Indexed Job's environment.
+    let s0 = tmp.path().join("s0");
+    let s1 = tmp.path().join("s1");
+    let mut c0 = typist();
+    c0.arg("run")
+        .args(["--config", "/dev/null", "--quiet", "--no-latency"])
+        .args(common)
+        .args(["--shard", "0/2", "--out", s0.to_str().unwrap()]);
+    let mut c1 = typist();
+    c1.arg("run")
+        .args(["--config", "/dev/null", "--quiet", "--no-latency"])
+        .args(common)
+        .args(["--shard", "auto", "--out", s1.to_str().unwrap()]);
+    c1.env("JOB_COMPLETION_INDEX", "1")
+        .env("JOB_COMPLETIONS", "2");
+    let (h0, h1) = (c0.spawn().unwrap(), c1.spawn().unwrap());
+    ok(&h0.wait_with_output().unwrap());
+    ok(&h1.wait_with_output().unwrap());
+    let n0 = parsed(&s0).len();
+    let n1 = parsed(&s1).len();
+    assert!(n0 > 0 && n1 > 0, "both shards have work: {n0} {n1}");
+    let merged = tmp.path().join("merged");
+    let mut m = typist();
+    m.args([
+        "merge",
+        s0.to_str().unwrap(),
+        s1.to_str().unwrap(),
+        "--out",
+        merged.to_str().unwrap(),
+    ]);
+    ok(&m.output().unwrap());
+    assert_eq!(records(&merged), records(&one));
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(merged.join("manifest.json")).unwrap())
+            .unwrap();
+    assert_eq!(manifest["status"], "complete");
+    assert_eq!(manifest["merged_from"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn a_run_killed_mid_way_and_resumed_equals_an_uninterrupted_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let editors = editors_with(tmp.path(), "slow-ngram", &["--delay-ms", "15"], 10_000);
+    let common = [
+        "--dataset",
+        DATASET,
+        "--assistant",
+        "slow-ngram",
+        "--editors",
+        editors.to_str().unwrap(),
+    ];
+    let whole = tmp.path().join("whole");
+    let mut a = common.to_vec();
+    a.extend(DS_ARGS);
+    let whole_s = whole.to_str().unwrap().to_string();
+    a.extend(["--out", &whole_s]);
+    ok(&run(&a));
+
+    let cut = tmp.path().join("cut");
+    let cut_s = cut.to_str().unwrap().to_string();
+    let mut child = typist()
+        .arg("run")
+        .args(["--config", "/dev/null", "--quiet", "--no-latency"])
+        .args(common)
+        .args(DS_ARGS)
+        .args(["--out", &cut_s])
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let n = std::fs::read_to_string(cut.join("records.jsonl"))
+            .map(|t| t.lines().count())
+            .unwrap_or(0);
+        if n >= 20 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the run made no progress");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let partial = records(&cut).lines().count();
+    assert!(
+        partial < records(&whole).lines().count(),
+        "killed before the end"
+    );
+    // Without --resume the folder is refused; with it the run completes.
+    let refused = run(&[&common[..], &DS_ARGS[..], &["--out", &cut_s]].concat());
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--resume"));
+    ok(&run(&[
+        &common[..],
+        &DS_ARGS[..],
+        &["--out", &cut_s, "--resume"],
+    ]
+    .concat()));
+    assert_eq!(records(&cut), records(&whole));
+}
+
+#[test]
+fn copilot_not_signed_in_yields_errors_never_empties() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let o = run(&[
+        "--dataset",
+        DATASET,
+        "--assistant",
+        "copilot",
+        "--rate",
+        "0.01",
+        "--seed",
+        "3",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    ok(&o);
+    let recs = parsed(&out);
+    assert!(!recs.is_empty());
+    for r in &recs {
+        assert_eq!(r["outcome"], "error", "{r}");
+        assert!(
+            r["error"].as_str().unwrap().contains("not signed in"),
+            "{r}"
+        );
+    }
+}
+
+#[test]
+fn a_crashing_server_is_restarted_and_a_hopeless_one_stops_the_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Crashes on its 4th request: every restarted server answers 3, so every case ends
+    // answered (the crashed one retried once on a fresh server).
+    let editors = editors_with(tmp.path(), "crashy", &["--crash-after", "4"], 10_000);
+    let out = tmp.path().join("out");
+    let o = run(&[
+        "--dataset",
+        DATASET,
+        "--assistant",
+        "crashy",
+        "--editors",
+        editors.to_str().unwrap(),
+        "--rate",
+        "0.02",
+        "--seed",
+        "3",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    ok(&o);
+    let recs = parsed(&out);
+    assert!(recs.len() > 10);
+    assert!(
+        recs.iter().all(|r| r["outcome"] != "error"),
+        "crashes were retried"
+    );
+
+    // Crashes on every request: the run stops after the allowed restarts, keeping what
+    // it recorded, and says why.
+    let editors = editors_with(tmp.path(), "dead", &["--crash-after", "1"], 10_000);
+    let out = tmp.path().join("out2");
+    let o = run(&[
+        "--dataset",
+        DATASET,
+        "--assistant",
+        "dead",
+        "--editors",
+        editors.to_str().unwrap(),
+        "--rate",
+        "0.02",
+        "--seed",
+        "3",
+        "--out",
+        out.to_str().unwrap(),
+        "--max-restarts",
+        "2",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("dead keeps failing"), "{err}");
+    let m: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(m["status"], "failed");
+    for r in parsed(&out) {
+        assert_eq!(r["outcome"], "error", "{r}");
+    }
+}
+
+#[test]
+fn a_hanging_server_gives_timeouts_not_empties() {
+    let tmp = tempfile::tempdir().unwrap();
+    let editors = editors_with(tmp.path(), "hangs", &["--hang-after", "1"], 300);
+    let out = tmp.path().join("out");
+    ok(&run(&[
+        "--dataset",
+        DATASET,
+        "--assistant",
+        "hangs",
+        "--editors",
+        editors.to_str().unwrap(),
+        "--rate",
+        "0.005",
+        "--seed",
+        "3",
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    let recs = parsed(&out);
+    assert!(!recs.is_empty());
+    for r in &recs {
+        assert_eq!(r["outcome"], "timeout", "{r}");
+    }
+}
+
+#[test]
+fn completion_only_servers_are_refused_for_line_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = run(&[
+        "--dataset",
+        DATASET,
+        "--assistant",
+        "pyright",
+        "--out",
+        tmp.path().join("o").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("pyright answers completion lists only") && err.contains("inline-completion"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_changed_dataset_refuses_the_plan_with_the_changed_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ds = tmp.path().join("ds");
+    copy_dir(&dataset(), &ds);
+    let plan = tmp.path().join("plan.jsonl");
+    ok(&typist()
+        .args([
+            "sample",
+            "--dataset",
+            ds.to_str().unwrap(),
+            "--rate",
+            "0.05",
+            "--out",
+            plan.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap());
+    let f = ds.join("pluggy/src/pluggy/_result.py");
+    let text = std::fs::read_to_string(&f).unwrap();
+    std::fs::write(&f, text + "\n# changed\n").unwrap();
+    let o = run(&[
+        "--dataset",
+        ds.to_str().unwrap(),
+        "--plan",
+        plan.to_str().unwrap(),
+        "--assistant",
+        "typist-ngram",
+        "--out",
+        tmp.path().join("o").to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("pluggy/src/pluggy/_result.py") && err.contains("changed"),
+        "{err}"
+    );
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let t = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &t);
+        } else {
+            std::fs::copy(e.path(), t).unwrap();
+        }
+    }
+}
+
+/// Empty repository, non-UTF-8 file, CRLF + BOM file, a 5 MB one-line file, an
+/// unreadable file and a symlink loop: each skipped (or normalized) with a reason in
+/// the manifest, and the run completes.
+#[test]
+fn bad_inputs_are_skipped_with_reasons_and_the_run_completes() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let ds = tmp.path().join("ds");
+    let repo = ds.join("repo");
+    std::fs::create_dir_all(ds.join("empty")).unwrap();
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::write(
+        repo.join("good.py"),
+        "import os\n\ndef f(x):\n    return os.path.join(x, x)\n\nprint(f('a'))\n",
+    )
+    .unwrap();
+    std::fs::write(repo.join("latin1.py"), b"x = '\xe9t\xe9'\n").unwrap();
+    std::fs::write(
+        repo.join("crlf.py"),
+        "\u{feff}a = 1\r\nb = a + 1\r\nprint(b)\r\n",
+    )
+    .unwrap();
+    std::fs::write(repo.join("huge.py"), "x = 1;".repeat(5 << 20 >> 2)).unwrap();
+    std::fs::write(repo.join("secret.py"), "y = 2\n").unwrap();
+    std::fs::set_permissions(
+        repo.join("secret.py"),
+        std::fs::Permissions::from_mode(0o000),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(&repo, repo.join("loop")).unwrap();
+    for d in [tmp.path(), &ds, &repo, &ds.join("empty")] {
+        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    for f in ["good.py", "latin1.py", "crlf.py", "huge.py"] {
+        std::fs::set_permissions(repo.join(f), std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    let out = tmp.path().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o777)).unwrap();
+    // Root reads any file: run as nobody then, so the unreadable file is unreadable.
+    let mut cmd = if unsafe_is_root() {
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", TYPIST]);
+        c
+    } else {
+        Command::new(TYPIST)
+    };
+    cmd.env("TYPIST_EXE", TYPIST).env("HOME", tmp.path()).args([
+        "run",
+        "--config",
+        "/dev/null",
+        "--quiet",
+        "--no-latency",
+        "--lines",
+        "all",
+        "--dataset",
+        ds.to_str().unwrap(),
+        "--assistant",
+        "typist-ngram",
+        "--editors",
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("editors")
+            .to_str()
+            .unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let o = cmd.output().unwrap();
+    ok(&o);
+    let m: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    let reasons: Vec<(String, String)> = m["dataset"]["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["path"].as_str().unwrap().to_string(),
+                s["reason"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let reason = |p: &str| {
+        reasons
+            .iter()
+            .find(|(q, _)| q == p)
+            .map(|(_, r)| r.clone())
+            .unwrap_or_else(|| panic!("{p} not skipped: {reasons:?}"))
+    };
+    assert!(reason("empty").contains("no source files"));
+    assert!(reason("repo/latin1.py").starts_with("not UTF-8"));
+    assert!(reason("repo/huge.py").starts_with("oversized"));
+    assert!(reason("repo/secret.py").starts_with("unreadable"));
+    assert!(reason("repo/loop").starts_with("symlink"));
+    assert_eq!(m["dataset"]["normalized"][0]["path"], "repo/crlf.py");
+    assert_eq!(
+        m["dataset"]["normalized"][0]["notes"],
+        serde_json::json!(["bom", "crlf"])
+    );
+    let recs = parsed(&out);
+    let crlf: Vec<&Value> = recs.iter().filter(|r| r["file"] == "crlf.py").collect();
+    assert_eq!(
+        crlf.iter()
+            .map(|r| r["expected"].as_str().unwrap())
+            .collect::<Vec<_>>(),
+        ["a = 1", "b = a + 1", "print(b)"]
+    );
+    assert_eq!(recs.len(), 3 + 4, "crlf.py and good.py code lines");
+}
+
+fn unsafe_is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .map(|l| l.split_whitespace().nth(1) == Some("0"))
+        })
+        .unwrap_or(false)
+}
