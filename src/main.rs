@@ -184,6 +184,16 @@ struct RunArgs {
 
 #[derive(Subcommand)]
 enum BenchCommand {
+    /// Replay throughput: the driver against an instant server, and the n-gram
+    /// baseline, each with 1 and 2 jobs.
+    Run {
+        #[arg(long, default_value = "fixtures/dataset", value_name = "DIR")]
+        dataset: PathBuf,
+        #[arg(long, default_value = "target/bench/run", value_name = "DIR")]
+        dir: PathBuf,
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
+    },
     /// Time `typist score --json` on a generated records file, optionally beside the
     /// polars + rapidfuzz + numpy reference script.
     Score {
@@ -306,6 +316,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
             } else {
                 println!("{}", score_table(&summary));
             }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Bench(BenchCommand::Run { dataset, dir, runs }) => {
+            println!("{}", typist::bench::run(&dataset, &dir, runs)?);
             Ok(ExitCode::SUCCESS)
         }
         Command::Bench(BenchCommand::Score {

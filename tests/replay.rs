@@ -569,3 +569,111 @@ fn unsafe_is_root() -> bool {
         })
         .unwrap_or(false)
 }
+
+/// The host answers from the document alone, so pasting the context and typing the file
+/// from the top (by line or by character, through many incremental `didChange`s) must
+/// give the same records: a check of incremental sync end to end.
+#[test]
+fn typing_by_line_or_by_character_gives_the_same_answers_as_pasting() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut outs = vec![];
+    for (name, extra) in [
+        ("paste", vec![]),
+        ("type-line", vec!["--typing", "type"]),
+        (
+            "type-char",
+            vec!["--typing", "type", "--granularity", "char"],
+        ),
+    ] {
+        let out = tmp.path().join(name);
+        let out_s = out.to_str().unwrap().to_string();
+        let mut args = vec![
+            "--dataset",
+            DATASET,
+            "--assistant",
+            "typist-ngram",
+            "--rate",
+            "0.02",
+            "--seed",
+            "5",
+            "--out",
+            &out_s,
+        ];
+        args.extend(extra);
+        ok(&run(&args));
+        let m: Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap())
+                .unwrap();
+        outs.push((records(&out), m["conditions"]["typing"].clone()));
+    }
+    assert!(outs[0].0.lines().count() > 20);
+    assert_eq!(outs[0].0, outs[1].0, "type by line");
+    assert_eq!(outs[0].0, outs[2].0, "type by character");
+    assert_eq!(outs[1].1, "type");
+}
+
+#[test]
+fn typed_prefixes_full_context_and_open_tabs_are_applied_and_recorded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("prefix3");
+    ok(&run(&[
+        "--dataset",
+        DATASET,
+        "--assistant",
+        "typist-previous-line",
+        "--rate",
+        "0.05",
+        "--seed",
+        "5",
+        "--typed-prefix",
+        "3",
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    let recs = parsed(&out);
+    let mut checked = 0;
+    for r in &recs {
+        if r["outcome"] == "suggestion" {
+            let typed: String = r["expected"].as_str().unwrap().chars().take(3).collect();
+            assert!(r["predicted"].as_str().unwrap().starts_with(&typed), "{r}");
+            checked += 1;
+        }
+    }
+    assert!(checked > 10, "{checked}");
+
+    // Full context and open tabs change what the n-gram model sees.
+    let plain = tmp.path().join("plain");
+    let full = tmp.path().join("full");
+    let tabs = tmp.path().join("tabs");
+    for (out, extra) in [
+        (&plain, vec![]),
+        (&full, vec!["--context", "full"]),
+        (&tabs, vec!["--open-tabs", "2"]),
+    ] {
+        let out_s = out.to_str().unwrap().to_string();
+        let mut args = vec![
+            "--dataset",
+            DATASET,
+            "--assistant",
+            "typist-ngram",
+            "--rate",
+            "0.05",
+            "--seed",
+            "5",
+            "--out",
+            &out_s,
+        ];
+        args.extend(extra);
+        ok(&run(&args));
+    }
+    assert_ne!(records(&plain), records(&full));
+    let m: Value =
+        serde_json::from_str(&std::fs::read_to_string(full.join("manifest.json")).unwrap())
+            .unwrap();
+    assert_eq!(m["conditions"]["context"], "full");
+    let m: Value =
+        serde_json::from_str(&std::fs::read_to_string(tabs.join("manifest.json")).unwrap())
+            .unwrap();
+    assert_eq!(m["conditions"]["open_tabs"], 2);
+    assert_eq!(parsed(&tabs).len(), parsed(&plain).len());
+}

@@ -68,23 +68,30 @@ pub struct Document {
 impl Document {
     /// The position of byte offset `at` in `text` (which must be a char boundary).
     pub fn position_of(text: &str, at: usize, enc: PositionEncoding) -> Position {
-        let before = &text[..at];
-        let line = before.matches('\n').count() as u32;
-        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-        let character = before[line_start..].chars().map(|c| enc.units(c)).sum();
+        let before = &text.as_bytes()[..at];
+        let line = memchr::memchr_iter(b'\n', before).count() as u32;
+        let line_start = memchr::memrchr(b'\n', before).map_or(0, |i| i + 1);
+        let tail = &text[line_start..at];
+        let character = if tail.is_ascii() || enc == PositionEncoding::Utf8 {
+            tail.len() as u32
+        } else {
+            tail.chars().map(|c| enc.units(c)).sum()
+        };
         Position { line, character }
     }
 
     /// Byte offset of `pos` in `text`, clamped to the line's end (as editors do).
     pub fn offset_of(text: &str, pos: Position, enc: PositionEncoding) -> usize {
         let mut start = 0usize;
+        let mut newlines = memchr::memchr_iter(b'\n', text.as_bytes());
         for _ in 0..pos.line {
-            match text[start..].find('\n') {
-                Some(i) => start += i + 1,
+            match newlines.next() {
+                Some(i) => start = i + 1,
                 None => return text.len(),
             }
         }
-        let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+        let line_end =
+            memchr::memchr(b'\n', &text.as_bytes()[start..]).map_or(text.len(), |i| start + i);
         let mut units = 0u32;
         for (i, c) in text[start..line_end].char_indices() {
             if units >= pos.character {
@@ -160,19 +167,28 @@ fn floor_boundary(s: &str, mut i: usize) -> usize {
 
 /// Applies an LSP content change (as produced by [`incremental_change`]) to `text`.
 pub fn apply_change(text: &str, change: &Value, enc: PositionEncoding) -> String {
+    let mut t = text.to_string();
+    apply_change_in_place(&mut t, change, enc);
+    t
+}
+
+/// Applies a content change in place: only the text after the edit moves, so typing at
+/// the end of a long document costs nothing per keystroke but finding the position.
+pub fn apply_change_in_place(text: &mut String, change: &Value, enc: PositionEncoding) {
     let new_text = change.get("text").and_then(Value::as_str).unwrap_or("");
-    let Some(range) = change.get("range") else {
-        return new_text.to_string();
-    };
-    let (Some(s), Some(e)) = (
-        range.get("start").and_then(Position::from_json),
-        range.get("end").and_then(Position::from_json),
-    ) else {
-        return new_text.to_string();
+    let range = change.get("range").and_then(|r| {
+        Some((
+            r.get("start").and_then(Position::from_json)?,
+            r.get("end").and_then(Position::from_json)?,
+        ))
+    });
+    let Some((s, e)) = range else {
+        *text = new_text.to_string();
+        return;
     };
     let a = Document::offset_of(text, s, enc);
     let b = Document::offset_of(text, e, enc).max(a);
-    format!("{}{}{}", &text[..a], new_text, &text[b..])
+    text.replace_range(a..b, new_text);
 }
 
 #[cfg(test)]

@@ -355,15 +355,35 @@ impl Session {
         Ok(())
     }
 
-    /// Types `text` at the end of the document, as one change.
+    /// Types `text` at the end of the document, as one change: an insertion at the end
+    /// (no diff of the whole document) when the server syncs incrementally.
     pub fn type_text(&mut self, rel: &str, text: &str) -> Result<(), SessionError> {
-        let cur = self
+        let enc = self.caps.position_encoding;
+        let sync = self.caps.sync;
+        let doc = self
             .docs
-            .get(rel)
-            .ok_or_else(|| SessionError::NotOpen(rel.to_string()))?
-            .text
-            .clone();
-        self.set_text(rel, &(cur + text))
+            .get_mut(rel)
+            .ok_or_else(|| SessionError::NotOpen(rel.to_string()))?;
+        if text.is_empty() {
+            return Ok(());
+        }
+        let change = match sync {
+            SyncKind::Incremental => {
+                let end = doc.end(enc).to_json();
+                json!({"range": {"start": end, "end": end}, "text": text})
+            }
+            _ => json!({"text": format!("{}{}", doc.text, text)}),
+        };
+        doc.version += 1;
+        doc.text.push_str(text);
+        self.client.notify(
+            "textDocument/didChange",
+            Some(json!({
+                "textDocument": {"uri": doc.uri, "version": doc.version},
+                "contentChanges": [change],
+            })),
+        );
+        Ok(())
     }
 
     pub fn close(&mut self, rel: &str) {

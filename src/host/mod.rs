@@ -20,7 +20,7 @@ use tower_lsp_server::{Client, LanguageServer, LspService, Server};
 
 use crate::dataset::Language;
 use crate::editor::document::{
-    Document as EditorDoc, Position as EPos, PositionEncoding, apply_change,
+    Document as EditorDoc, Position as EPos, PositionEncoding, apply_change_in_place,
 };
 use ngram::{Counts, Vocab, predict_line, previous_line, tokenize};
 
@@ -32,6 +32,8 @@ pub enum BackendKind {
     Ngram,
     /// Repeats the most similar earlier line.
     PreviousLine,
+    /// Answers `pass` at once, computing nothing: for measuring the driver itself.
+    Fixed,
 }
 
 /// Fault and latency shaping, off by default.
@@ -191,6 +193,7 @@ impl Host {
         let prefix = &doc.text[..at];
         let text = match self.backend {
             BackendKind::PreviousLine => previous_line(prefix),
+            BackendKind::Fixed => "pass".to_string(),
             BackendKind::Ngram => {
                 let mut m = self.model.lock().ok()?;
                 let m = &mut *m;
@@ -347,7 +350,7 @@ impl LanguageServer for Host {
         let Some(doc) = docs.get_mut(uri) else { return };
         for change in &p.content_changes {
             let v = serde_json::to_value(change).unwrap_or(Value::Null);
-            doc.text = apply_change(&doc.text, &v, PositionEncoding::Utf16);
+            apply_change_in_place(&mut doc.text, &v, PositionEncoding::Utf16);
         }
     }
 

@@ -422,6 +422,7 @@ pub async fn run(
     }
     manifest["status"] = json!(status);
     manifest["ended_at"] = json!(now_rfc3339());
+    manifest["cpu_seconds"] = cpu_seconds();
     manifest["records"] = json!(total);
     manifest["message"] = json!(failure);
     write_json(&manifest_path, &manifest)?;
@@ -431,6 +432,22 @@ pub async fn run(
         new_records,
         message: failure,
     })
+}
+
+/// CPU time of typist itself and of the servers it ran (reaped children).
+fn cpu_seconds() -> Value {
+    let get = |who| {
+        // SAFETY: getrusage fills the struct it is given; zeroed is a valid start.
+        let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+        let r = unsafe { libc::getrusage(who, &mut u) };
+        let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+        if r == 0 {
+            s(u.ru_utime) + s(u.ru_stime)
+        } else {
+            f64::NAN
+        }
+    };
+    json!({"typist": get(libc::RUSAGE_SELF), "servers": get(libc::RUSAGE_CHILDREN)})
 }
 
 pub fn write_json(path: &Path, v: &Value) -> Result<()> {
