@@ -677,3 +677,113 @@ fn typed_prefixes_full_context_and_open_tabs_are_applied_and_recorded() {
     assert_eq!(m["conditions"]["open_tabs"], 2);
     assert_eq!(parsed(&tabs).len(), parsed(&plain).len());
 }
+
+#[test]
+fn two_passes_record_both_and_feed_the_repeat_skip_analysis() {
+    let tmp = tempfile::tempdir().unwrap();
+    let editors = editors_with(tmp.path(), "flaky", &["--empty-rate", "0.3"], 10_000);
+    let out = tmp.path().join("out");
+    ok(&run(&[
+        "--dataset",
+        DATASET,
+        "--assistant",
+        "flaky",
+        "--editors",
+        editors.to_str().unwrap(),
+        "--rate",
+        "0.03",
+        "--seed",
+        "2",
+        "--passes",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    let recs = parsed(&out);
+    let p1 = recs.iter().filter(|r| r["pass"] == 1).count();
+    assert_eq!(recs.len(), 2 * p1);
+    let score: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("score.json")).unwrap()).unwrap();
+    let rs = &score["repeat_skip"]["flaky"];
+    assert_eq!(rs["passes"].as_array().unwrap().len(), 2);
+    assert_eq!(rs["paired_cases"], p1);
+    // 30% injected empties on top of the model's own (about 10-20% here).
+    let rate = rs["passes"][0]["empty_rate"].as_f64().unwrap();
+    assert!((0.25..0.75).contains(&rate), "{rate}");
+    // A deterministic assistant (a fresh server per repository, seeded faults) skips
+    // exactly the same lines again.
+    assert_eq!(rs["empty_again"], 1.0, "{rs}");
+    assert_eq!(rs["became_empty"], 0.0, "{rs}");
+}
+
+#[test]
+fn ctrl_c_stops_cleanly_and_resume_completes_the_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let editors = editors_with(tmp.path(), "slow", &["--delay-ms", "15"], 10_000);
+    let common = [
+        "--dataset",
+        DATASET,
+        "--assistant",
+        "slow",
+        "--editors",
+        editors.to_str().unwrap(),
+        "--rate",
+        "0.05",
+        "--seed",
+        "3",
+    ];
+    let out = tmp.path().join("out");
+    let out_s = out.to_str().unwrap().to_string();
+    let child = typist()
+        .arg("run")
+        .args(["--config", "/dev/null", "--quiet", "--no-latency"])
+        .args(common)
+        .args(["--out", &out_s])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while std::fs::read_to_string(out.join("records.jsonl"))
+        .map(|t| t.lines().count())
+        .unwrap_or(0)
+        < 10
+    {
+        assert!(Instant::now() < deadline, "no progress");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--resume"));
+    let m: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(m["status"], "interrupted");
+    let partial = parsed(&out);
+    assert!(!partial.is_empty());
+    // What was kept is sorted and complete records.
+    let keys: Vec<(String, String, u64)> = partial
+        .iter()
+        .map(|r| {
+            (
+                r["repo"].as_str().unwrap().to_string(),
+                r["file"].as_str().unwrap().to_string(),
+                r["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let mut sorted = keys.clone();
+    sorted.sort();
+    assert_eq!(keys, sorted);
+    ok(&run(&[&common[..], &["--out", &out_s, "--resume"]].concat()));
+    let whole = tmp.path().join("whole");
+    ok(&run(
+        &[&common[..], &["--out", whole.to_str().unwrap()]].concat()
+    ));
+    assert_eq!(records(&out), records(&whole));
+}

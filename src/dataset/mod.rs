@@ -463,6 +463,131 @@ pub fn changed_files(ds: &Dataset, cases: &[Case]) -> Vec<String> {
 mod tests {
     use super::*;
 
+    fn write(root: &Path, rel: &str, text: &str) {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    #[test]
+    fn repositories_gitignore_and_languages() {
+        let d = tempfile::tempdir().unwrap();
+        write(d.path(), "a/.gitignore", "build/\n*.gen.py\n");
+        write(d.path(), "a/src/m.py", "x = 1\n");
+        write(d.path(), "a/src/skip.gen.py", "y = 2\n");
+        write(d.path(), "a/build/out.py", "z = 3\n");
+        write(d.path(), "a/web/app.tsx", "let a = 1;\n");
+        write(d.path(), "a/README.md", "# not code\n");
+        write(d.path(), "b/lib.rs", "fn f() {}\n");
+        let ds = walk(d.path(), &WalkOptions::default()).unwrap();
+        let names: Vec<(&str, Vec<(&str, Language)>)> = ds
+            .repos
+            .iter()
+            .map(|r| {
+                (
+                    r.name.as_str(),
+                    r.files
+                        .iter()
+                        .map(|f| (f.rel.as_str(), f.language))
+                        .collect(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                (
+                    "a",
+                    vec![
+                        ("src/m.py", Language::Python),
+                        ("web/app.tsx", Language::TypeScript)
+                    ]
+                ),
+                ("b", vec![("lib.rs", Language::Rust)]),
+            ]
+        );
+        // With a .git, or --single-repo, the folder itself is the repository.
+        std::fs::create_dir_all(d.path().join("a/.git")).unwrap();
+        let one = walk(&d.path().join("a"), &WalkOptions::default()).unwrap();
+        assert_eq!(one.repos.len(), 1);
+        assert_eq!(one.repos[0].name, "a");
+        let single = walk(
+            d.path(),
+            &WalkOptions {
+                single_repo: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(single.repos.len(), 1);
+        assert_eq!(single.repos[0].files.len(), 3);
+    }
+
+    #[test]
+    fn sampling_rates_caps_and_all_lines() {
+        let d = tempfile::tempdir().unwrap();
+        let body: String = (0..400)
+            .map(|i| format!("x{i} = {i}\n# comment {i}\n\n"))
+            .collect();
+        write(d.path(), "r/a.py", &body);
+        write(d.path(), "r/b.py", &body);
+        let ds = walk(d.path(), &WalkOptions::default()).unwrap();
+        let all = sample(
+            &ds,
+            &SampleOptions {
+                all_lines: true,
+                ..Default::default()
+            },
+        );
+        assert_eq!(all.len(), 800, "code lines only");
+        assert!(all.iter().all(|c| c.expected.starts_with('x')));
+        let some = sample(
+            &ds,
+            &SampleOptions {
+                rate: 0.25,
+                seed: 9,
+                ..Default::default()
+            },
+        );
+        assert!((140..260).contains(&some.len()), "{}", some.len());
+        assert_eq!(
+            some,
+            sample(
+                &ds,
+                &SampleOptions {
+                    rate: 0.25,
+                    seed: 9,
+                    ..Default::default()
+                }
+            )
+        );
+        let capped = sample(
+            &ds,
+            &SampleOptions {
+                rate: 0.25,
+                seed: 9,
+                max_per_file: Some(10),
+                ..Default::default()
+            },
+        );
+        assert_eq!(capped.len(), 20);
+        assert!(
+            capped.iter().all(|c| some.contains(c)),
+            "caps keep a subset"
+        );
+        let repo_capped = sample(
+            &ds,
+            &SampleOptions {
+                rate: 0.25,
+                seed: 9,
+                max_per_repo: Some(7),
+                ..Default::default()
+            },
+        );
+        assert_eq!(repo_capped.len(), 7);
+        assert_eq!(some[0].case, format!("r/{}:{}", some[0].file, some[0].line));
+    }
+
     #[test]
     fn draws_are_uniform_enough_and_stable() {
         let n = 20_000;
