@@ -352,6 +352,7 @@ pub async fn run(
     let progress = progress_bar(todo, opts.quiet);
     let bar = progress.clone();
     let writer = tokio::spawn(async move {
+        let started = std::time::Instant::now();
         let (mut written, mut empty, mut error, mut timeout) = (0usize, 0u64, 0u64, 0u64);
         while let Some(r) = rx.recv().await {
             sink.write(&r)?;
@@ -362,7 +363,10 @@ pub async fn run(
                 "timeout" => timeout += 1,
                 _ => {}
             }
-            bar.set_message(format!("empty {empty}, error {error}, timeout {timeout}"));
+            let rate = written as f64 / started.elapsed().as_secs_f64().max(1e-3);
+            bar.set_message(format!(
+                "{rate:.0}/s, empty {empty}, error {error}, timeout {timeout}"
+            ));
             bar.inc(1);
         }
         anyhow::Ok(written)
@@ -466,9 +470,9 @@ fn progress_bar(total: u64, quiet: bool) -> indicatif::ProgressBar {
         Some(total),
         indicatif::ProgressDrawTarget::stderr(),
     );
-    if let Ok(style) = indicatif::ProgressStyle::with_template(
-        "{bar:30} {pos}/{len} cases, {per_sec}, ETA {eta} ({msg})",
-    ) {
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} cases, {msg}, ETA {eta}")
+    {
         bar.set_style(style);
     }
     bar
