@@ -27,8 +27,9 @@ pip_pkgs=(
 )
 # TypeScript 7 (native) has no tsserver, so it lives in its own prefix beside TS 5.
 ts7_pkg=typescript@7.0.2
-# Debian packages (system-wide: apt has no prefix).
-apt_pkgs=(clangd)
+# Debian packages (system-wide: apt has no prefix): clangd, and Chromium for the
+# report's headless screenshot test.
+apt_pkgs=(clangd chromium)
 
 stamp_ok() { [ -f "$prefix/$1.stamp" ] && [ "$(cat "$prefix/$1.stamp")" = "$2" ]; }
 stamp_set() { printf '%s' "$2" >"$prefix/$1.stamp"; }

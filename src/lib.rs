@@ -12,4 +12,5 @@ pub mod editor;
 pub mod host;
 pub mod lsp;
 pub mod replay;
+pub mod report;
 pub mod score;

@@ -26,6 +26,27 @@ enum Command {
     /// Replay a dataset or a plan against assistants and write records, a manifest and
     /// the score (the main job; with no flags, the default run of config.toml).
     Run(Box<RunArgs>),
+    /// Write a self-contained HTML report (and optionally a markdown summary and the
+    /// pairs as CSV) from records files.
+    Report {
+        #[arg(required = true, value_name = "RECORDS")]
+        records: Vec<PathBuf>,
+        /// The HTML report.
+        #[arg(long, default_value = "report.html", value_name = "FILE")]
+        out: PathBuf,
+        /// A compact markdown summary (for a pull-request comment).
+        #[arg(long, value_name = "FILE")]
+        markdown: Option<PathBuf>,
+        /// The pairs with c_help as CSV (for pandas or polars).
+        #[arg(long, value_name = "FILE")]
+        csv: Option<PathBuf>,
+        #[arg(long, default_value_t = 1000, value_name = "B")]
+        bootstrap: usize,
+        #[arg(long, default_value_t = 0, value_name = "S")]
+        seed: u64,
+        #[arg(long, default_value_t = 1, value_name = "N")]
+        pass: u32,
+    },
     /// Sample a dataset into a plan of cases (one JSON line each).
     Sample {
         #[arg(long, value_name = "DIR")]
@@ -90,6 +111,9 @@ enum Command {
         /// Parsing threads (0: every core).
         #[arg(long, default_value_t = 0)]
         threads: usize,
+        /// Also bootstrap 95% bands of the H(S|t) curves.
+        #[arg(long)]
+        bands: bool,
     },
     /// Benchmarks (print a table; never run as tests).
     #[command(subcommand)]
@@ -288,6 +312,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             pass,
             strict,
             threads,
+            bands,
         } => {
             let t0 = std::time::Instant::now();
             let table = typist::score::read_records(&records, strict, threads)?;
@@ -308,6 +333,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     bootstrap,
                     seed,
                     pass,
+                    curve_bands: bands,
                 },
             );
             tracing::debug!(secs = t0.elapsed().as_secs_f64(), "summarized");
@@ -372,6 +398,35 @@ fn run(cli: Cli) -> Result<ExitCode> {
             for s in &ds.skipped {
                 eprintln!("  skipped {}: {}", s.path, s.reason);
             }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Report {
+            records,
+            out,
+            markdown,
+            csv,
+            bootstrap,
+            seed,
+            pass,
+        } => {
+            let r = typist::report::build(
+                &records,
+                &typist::report::ReportOptions {
+                    bootstrap,
+                    seed,
+                    pass,
+                },
+            )?;
+            std::fs::write(&out, &r.html)
+                .with_context(|| format!("cannot write {}", out.display()))?;
+            if let Some(md) = &markdown {
+                std::fs::write(md, &r.markdown)
+                    .with_context(|| format!("cannot write {}", md.display()))?;
+            }
+            if let Some(c) = &csv {
+                typist::report::pairs::write_csv(c, &r.pairs)?;
+            }
+            println!("report: {}", out.display());
             Ok(ExitCode::SUCCESS)
         }
         Command::Merge { shards, out } => {
@@ -677,12 +732,17 @@ fn cmd_run(a: RunArgs) -> Result<ExitCode> {
     })?;
     // The score of what is recorded, printed and kept beside the records.
     let records = out.join("records.jsonl");
-    let table = typist::score::read_records(std::slice::from_ref(&records), false, 0)?;
-    let summary = typist::score::summarize(&table, &typist::score::Options::default());
+    // The score and the report of what is recorded, kept beside the records.
+    let built = typist::report::build(
+        std::slice::from_ref(&records),
+        &typist::report::ReportOptions::default(),
+    )?;
+    let summary = built.summary;
     std::fs::write(
         out.join("score.json"),
         serde_json::to_string(&summary)? + "\n",
     )?;
+    std::fs::write(out.join("report.html"), &built.html)?;
     if !a.quiet {
         println!("{}", score_table(&summary));
     }

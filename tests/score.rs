@@ -49,6 +49,7 @@ fn score(lines: &[Value], bootstrap: usize) -> Value {
             bootstrap,
             seed: 1,
             pass: 1,
+            curve_bands: false,
         },
     ))
     .unwrap()
@@ -410,6 +411,7 @@ fn bootstrap_interval_covers_the_truth_about_95_percent_of_the_time() {
                 bootstrap: 300,
                 seed: s,
                 pass: 1,
+                curve_bands: false,
             },
         );
         let e = sum.assistants["A"].integral_help;
@@ -508,6 +510,7 @@ fn figures_do_not_depend_on_the_number_of_parsing_threads() {
                 bootstrap: 100,
                 seed: 5,
                 pass: 1,
+                curve_bands: false,
             },
         ))
         .unwrap()

@@ -17,6 +17,9 @@ pub struct Options {
     pub bootstrap: usize,
     pub seed: u64,
     pub pass: u32,
+    /// Also bootstrap the H(S|t) curves (percentile bands every 0.05); off by default,
+    /// as it costs more than every other interval together.
+    pub curve_bands: bool,
 }
 
 impl Default for Options {
@@ -25,8 +28,20 @@ impl Default for Options {
             bootstrap: 1000,
             seed: 0,
             pass: 1,
+            curve_bands: false,
         }
     }
+}
+
+/// Thresholds of the curve bands: t = k·BAND_STEP/100.
+pub const BAND_STEP: usize = 5;
+
+/// A 95% percentile band of H(S|t) at one threshold.
+#[derive(Debug, Clone, Serialize)]
+pub struct BandPoint {
+    pub t: f64,
+    pub lo: f64,
+    pub hi: f64,
 }
 
 /// Fixed-point scale for sums of non-integer terms: integer addition is associative,
@@ -218,6 +233,11 @@ pub struct AssistantScore {
     pub integral_help_ld1: f64,
     pub curve: Vec<CurvePoint>,
     pub curve_nonempty: Vec<CurvePoint>,
+    /// Bootstrap bands of the curves (with `curve_bands`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub curve_band: Vec<BandPoint>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub curve_nonempty_band: Vec<BandPoint>,
     pub latency_ms: Option<Latency>,
     pub by_language: BTreeMap<String, Breakdown>,
     pub by_repo: BTreeMap<String, Breakdown>,
@@ -367,6 +387,7 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
     // sum is an integer, so the split does not change any figure.
     let ctx = AccCtx {
         pass: opts.pass,
+        bands: opts.curve_bands,
         assistants: table.assistants.len(),
         repos: n_repos,
         languages: table.languages.len(),
@@ -483,6 +504,12 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
             .collect()
     };
 
+    let bands = if opts.curve_bands && n_repos > 0 {
+        curve_bands(&accs, &names, n_repos, opts)
+    } else {
+        BTreeMap::new()
+    };
+
     let mut assistants = BTreeMap::new();
     for (i, &a) in names.iter().enumerate() {
         let acc = &mut accs[a as usize];
@@ -503,6 +530,8 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
             integral_help_ld1: Sums::ratio(t.cube_ld1 as f64 / FIX, t.len),
             curve: curve(&acc.buckets, t.len),
             curve_nonempty: curve(&acc.buckets, t.len_nonempty),
+            curve_band: bands.get(&a).map(|b| b.0.clone()).unwrap_or_default(),
+            curve_nonempty_band: bands.get(&a).map(|b| b.1.clone()).unwrap_or_default(),
             latency_ms: (!acc.latencies.is_empty()).then(|| Latency {
                 p50: percentile_unsorted(&mut acc.latencies, 0.5),
                 p95: percentile_unsorted(&mut acc.latencies, 0.95),
@@ -606,6 +635,7 @@ fn merge_sorted<T: Copy>(a: &[T], b: &[T], cmp: impl Fn(&T, &T) -> std::cmp::Ord
 
 struct AccCtx<'a> {
     pass: u32,
+    bands: bool,
     assistants: usize,
     repos: usize,
     languages: usize,
@@ -655,6 +685,8 @@ struct Acc {
     /// Σ len·c_help of suggestions by c_help bucket (empties add nothing, so one set of
     /// buckets serves both curves).
     buckets: [u64; CURVE_STEPS + 1],
+    /// Per repository, the same buckets (only with curve bands).
+    repo_buckets: Vec<[u64; CURVE_STEPS + 1]>,
     latencies: Vec<f64>,
     ranking: BTreeMap<String, RankAcc>,
 }
@@ -669,6 +701,11 @@ impl Acc {
             per_repo: vec![Sums::default(); ctx.repos],
             per_lang: vec![Sums::default(); ctx.languages],
             buckets: [0; CURVE_STEPS + 1],
+            repo_buckets: if ctx.bands {
+                vec![[0; CURVE_STEPS + 1]; ctx.repos]
+            } else {
+                vec![]
+            },
             latencies: vec![],
             ranking: BTreeMap::new(),
         }
@@ -687,6 +724,11 @@ impl Acc {
         }
         for (a, b) in self.buckets.iter_mut().zip(o.buckets) {
             *a += b;
+        }
+        for (ra, rb) in self.repo_buckets.iter_mut().zip(&o.repo_buckets) {
+            for (a, b) in ra.iter_mut().zip(rb) {
+                *a += b;
+            }
         }
         self.latencies.extend(o.latencies);
         for (k, r) in o.ranking {
@@ -748,11 +790,75 @@ fn accumulate<'t>(
         a.per_repo[ctx.repo_rank[r.repo as usize]].add_terms(&terms);
         a.per_lang[r.language as usize].add_terms(&terms);
         if r.outcome == Outcome::Suggestion && r.len > 0 {
-            a.buckets[bucket(r.len, r.ld2)] += r.len.saturating_sub(r.ld2) as u64;
+            let (b, gain) = (bucket(r.len, r.ld2), r.len.saturating_sub(r.ld2) as u64);
+            a.buckets[b] += gain;
+            if let Some(rb) = a.repo_buckets.get_mut(ctx.repo_rank[r.repo as usize]) {
+                rb[b] += gain;
+            }
         }
         shared.push((r, terms));
     }
     (accs, shared)
+}
+
+/// Percentile bands of H(S|t) every `BAND_STEP`/100, with and without empties, on the
+/// same draws as every other interval (same seed).
+fn curve_bands(
+    accs: &[Acc],
+    names: &[u32],
+    n_repos: usize,
+    opts: &Options,
+) -> BTreeMap<u32, (Vec<BandPoint>, Vec<BandPoint>)> {
+    let ks: Vec<usize> = (0..=CURVE_STEPS).step_by(BAND_STEP).collect();
+    let per = ks.len() + 2;
+    let cols = names.len() * per;
+    let mut matrix = vec![0.0f64; n_repos * cols];
+    for r in 0..n_repos {
+        for (i, &a) in names.iter().enumerate() {
+            let acc = &accs[a as usize];
+            let row = &mut matrix[r * cols + i * per..r * cols + (i + 1) * per];
+            let mut tail = [0u64; CURVE_STEPS + 2];
+            for k in (0..=CURVE_STEPS).rev() {
+                tail[k] = tail[k + 1] + acc.repo_buckets[r][k];
+            }
+            for (j, &k) in ks.iter().enumerate() {
+                row[j] = tail[k] as f64;
+            }
+            row[ks.len()] = acc.per_repo[r].len as f64;
+            row[ks.len() + 1] = acc.per_repo[r].len_nonempty as f64;
+        }
+    }
+    let resamples = resample_sums(&matrix, n_repos, cols, opts.bootstrap, opts.seed);
+    let mut out = BTreeMap::new();
+    for (i, &a) in names.iter().enumerate() {
+        let band = |den: usize| -> Vec<BandPoint> {
+            ks.iter()
+                .enumerate()
+                .map(|(j, &k)| {
+                    let mut v: Vec<f64> = resamples
+                        .iter()
+                        .map(|s| {
+                            let d = s[i * per + den];
+                            if d == 0.0 {
+                                f64::NAN
+                            } else {
+                                s[i * per + j] / d
+                            }
+                        })
+                        .filter(|x| !x.is_nan())
+                        .collect();
+                    v.sort_by(f64::total_cmp);
+                    BandPoint {
+                        t: k as f64 / CURVE_STEPS as f64,
+                        lo: super::bootstrap::percentile(&v, 0.025),
+                        hi: super::bootstrap::percentile(&v, 0.975),
+                    }
+                })
+                .collect()
+        };
+        out.insert(a, (band(ks.len()), band(ks.len() + 1)));
+    }
+    out
 }
 
 fn merge(into: &mut Sums, s: &Sums) {
