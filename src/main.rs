@@ -67,11 +67,17 @@ enum Command {
     },
     /// The assistant plugin host: an LSP server on stdio answering inline completion
     /// from a built-in model (used by the typist-* profiles).
-    Host {
-        #[arg(long, value_enum, default_value = "ngram")]
-        backend: typist::host::BackendKind,
-        #[command(flatten)]
-        faults: typist::host::Faults,
+    Host(typist::host::HostArgs),
+    /// Serve the n-gram baseline over HTTP on 127.0.0.1 (OpenAI-compatible and Tabby
+    /// /v1/completions, /v1/health, Ollama /api/generate, llama.cpp /infill, TGI
+    /// /generate), so that real agents can run offline against a local model.
+    ServeModel {
+        /// Port on 127.0.0.1 (0: any free one; the address is printed first).
+        #[arg(long, default_value_t = 8080)]
+        port: u16,
+        /// Write every request (path and body) as a JSON line here.
+        #[arg(long, value_name = "FILE")]
+        log_requests: Option<PathBuf>,
     },
     /// Check each server profile: installed? starts? answers a probe suggestion?
     Doctor {
@@ -434,9 +440,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
             println!("{n} records -> {}", out.join("records.jsonl").display());
             Ok(ExitCode::SUCCESS)
         }
-        Command::Host { backend, faults } => {
+        Command::Host(args) => {
             let rt = runtime()?;
-            rt.block_on(typist::host::serve_stdio(backend, faults));
+            rt.block_on(typist::host::serve_stdio(args));
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::ServeModel { port, log_requests } => {
+            typist::host::serve_model::serve(port, log_requests.as_deref())?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Profiles { editors } => {

@@ -5,7 +5,9 @@
 //! crash, hang, garbage frames, log floods) for the reliability drills, off by default.
 //! Knows nothing of replay or scoring.
 
+pub mod http;
 pub mod ngram;
+pub mod serve_model;
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -34,6 +36,37 @@ pub enum BackendKind {
     PreviousLine,
     /// Answers `pass` at once, computing nothing: for measuring the driver itself.
     Fixed,
+    /// An OpenAI-compatible `/v1/completions` server (FIM prompt, `--template`).
+    Openai,
+    /// Ollama's `/api/generate` with `suffix`.
+    Ollama,
+    /// llama.cpp's `/infill`.
+    Llamacpp,
+    /// Text Generation Inference's `/generate`.
+    Tgi,
+}
+
+/// What the n-gram model learns from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Default)]
+pub enum NgramContext {
+    /// The workspace's files of the same language and the open documents.
+    #[default]
+    Workspace,
+    /// The current document alone (what an agent's prompt carries).
+    Document,
+}
+
+/// Everything `typist host` is started with.
+#[derive(Debug, Clone, clap::Args)]
+pub struct HostArgs {
+    #[arg(long, value_enum, default_value = "ngram")]
+    pub backend: BackendKind,
+    #[arg(long, value_enum, default_value = "workspace")]
+    pub ngram_context: NgramContext,
+    #[command(flatten)]
+    pub http: http::HttpOptions,
+    #[command(flatten)]
+    pub faults: Faults,
 }
 
 /// Fault and latency shaping, off by default.
@@ -89,6 +122,8 @@ struct Model {
 pub struct Host {
     client: Client,
     backend: BackendKind,
+    ngram_context: NgramContext,
+    http: http::HttpOptions,
     faults: Faults,
     docs: Mutex<HashMap<String, Doc>>,
     model: Mutex<Model>,
@@ -185,16 +220,43 @@ impl Host {
         }
     }
 
-    /// The text to insert at `pos` in `uri` (the rest of the line), or `None`.
-    fn predict(&self, uri: &str, pos: EPos) -> Option<String> {
+    /// The text to insert at `pos` in `uri`, or `None`; an HTTP backend's failure is
+    /// an error for the client, never an empty answer.
+    async fn predict(&self, uri: &str, pos: EPos) -> Result<Option<String>, String> {
+        let api = match self.backend {
+            BackendKind::Openai => http::Api::OpenAi,
+            BackendKind::Ollama => http::Api::Ollama,
+            BackendKind::Llamacpp => http::Api::LlamaCpp,
+            BackendKind::Tgi => http::Api::Tgi,
+            _ => return Ok(self.predict_local(uri, pos)),
+        };
+        let (prefix, suffix) = {
+            let docs = self.docs.lock().map_err(|_| "poisoned".to_string())?;
+            let Some(doc) = docs.get(uri) else {
+                return Ok(None);
+            };
+            let at = EditorDoc::offset_of(&doc.text, pos, PositionEncoding::Utf16);
+            (doc.text[..at].to_string(), doc.text[at..].to_string())
+        };
+        let opts = self.http.clone();
+        let text =
+            tokio::task::spawn_blocking(move || http::complete(api, &opts, &prefix, &suffix))
+                .await
+                .map_err(|e| e.to_string())??;
+        Ok((!text.is_empty()).then_some(text))
+    }
+
+    fn predict_local(&self, uri: &str, pos: EPos) -> Option<String> {
         let docs = self.docs.lock().ok()?;
         let doc = docs.get(uri)?;
         let at = EditorDoc::offset_of(&doc.text, pos, PositionEncoding::Utf16);
         let prefix = &doc.text[..at];
-        let text = match self.backend {
-            BackendKind::PreviousLine => previous_line(prefix),
-            BackendKind::Fixed => "pass".to_string(),
-            BackendKind::Ngram => {
+        let text = match (self.backend, self.ngram_context) {
+            (BackendKind::PreviousLine, _) => previous_line(prefix),
+            (BackendKind::Ngram, NgramContext::Document) => {
+                ngram::predict_document(prefix, &doc.text[at..])
+            }
+            (BackendKind::Ngram, NgramContext::Workspace) => {
                 let mut m = self.model.lock().ok()?;
                 let m = &mut *m;
                 let prefix_ids: Vec<u32> = tokenize(prefix).iter().map(|t| m.vocab.id(t)).collect();
@@ -224,6 +286,7 @@ impl Host {
                     .unwrap_or(&empty);
                 predict_line(&m.vocab, &prefix_ids, &[(&open, OPEN_WEIGHT), (ws, 1)])
             }
+            _ => "pass".to_string(),
         };
         (!text.is_empty()).then_some(text)
     }
@@ -273,7 +336,12 @@ impl Host {
                 "position missing",
             ));
         };
-        let items = match self.predict(uri, pos) {
+        let predicted = self.predict(uri, pos).await.map_err(|e| {
+            let mut err = tower_lsp_server::jsonrpc::Error::internal_error();
+            err.message = e.into();
+            err
+        })?;
+        let items = match predicted {
             Some(t) => vec![json!({
                 "insertText": t,
                 "range": {"start": pos.to_json(), "end": pos.to_json()},
@@ -293,7 +361,9 @@ impl LanguageServer for Host {
             .and_then(|f| uri_path(f.uri.as_str()));
         #[allow(deprecated)]
         let root = root.or_else(|| params.root_uri.as_ref().and_then(|u| uri_path(u.as_str())));
-        if let (Some(root), BackendKind::Ngram) = (root, self.backend) {
+        if let (Some(root), BackendKind::Ngram, NgramContext::Workspace) =
+            (root, self.backend, self.ngram_context)
+        {
             self.crawl(&root);
         }
         Ok(InitializeResult {
@@ -378,7 +448,15 @@ impl LanguageServer for Host {
             line: tdp.position.line,
             character: tdp.position.character,
         };
-        let Some(text) = self.predict(tdp.text_document.uri.as_str(), pos) else {
+        let predicted = self
+            .predict(tdp.text_document.uri.as_str(), pos)
+            .await
+            .map_err(|e| {
+                let mut err = tower_lsp_server::jsonrpc::Error::internal_error();
+                err.message = e.into();
+                err
+            })?;
+        let Some(text) = predicted else {
             return Ok(Some(CompletionResponse::Array(vec![])));
         };
         let item = CompletionItem {
@@ -392,10 +470,18 @@ impl LanguageServer for Host {
 }
 
 /// Serves the host on stdin/stdout until the client says `exit`.
-pub async fn serve_stdio(backend: BackendKind, faults: Faults) {
+pub async fn serve_stdio(args: HostArgs) {
+    let HostArgs {
+        backend,
+        ngram_context,
+        http,
+        faults,
+    } = args;
     let (service, socket) = LspService::build(|client| Host {
         client,
         backend,
+        ngram_context,
+        http,
         faults,
         docs: Mutex::new(HashMap::new()),
         model: Mutex::new(Model::default()),

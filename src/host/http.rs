@@ -1,0 +1,294 @@
+//! HTTP model backends of the host: OpenAI-compatible `/v1/completions` with a FIM
+//! prompt (per-model templates), Ollama `/api/generate` with `suffix`, llama.cpp
+//! `/infill`, TGI `/generate`. Request bodies and answer parsing are pure functions so
+//! each can be checked exactly; the API key comes from an environment variable named
+//! in the profile and is never logged.
+
+use serde_json::{Value, json};
+
+/// Fill-in-the-middle prompt formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FimTemplate {
+    /// `<fim_prefix>P<fim_suffix>S<fim_middle>` (StarCoder, SantaCoder)
+    Starcoder,
+    /// `<PRE> P <SUF>S <MID>` (Code Llama)
+    Codellama,
+    /// `<｜fim▁begin｜>P<｜fim▁hole｜>S<｜fim▁end｜>` (DeepSeek-Coder)
+    Deepseek,
+    /// `<|fim_prefix|>P<|fim_suffix|>S<|fim_middle|>` (Qwen2.5-Coder)
+    Qwen,
+    /// The prefix alone as the prompt, the suffix in a `suffix` field.
+    None,
+}
+
+impl FimTemplate {
+    /// (before prefix, between prefix and suffix, after suffix)
+    pub fn markers(self) -> Option<(&'static str, &'static str, &'static str)> {
+        Some(match self {
+            FimTemplate::Starcoder => ("<fim_prefix>", "<fim_suffix>", "<fim_middle>"),
+            FimTemplate::Codellama => ("<PRE> ", " <SUF>", " <MID>"),
+            FimTemplate::Deepseek => ("<｜fim▁begin｜>", "<｜fim▁hole｜>", "<｜fim▁end｜>"),
+            FimTemplate::Qwen => ("<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>"),
+            FimTemplate::None => return None,
+        })
+    }
+
+    pub const ALL: [FimTemplate; 4] = [
+        FimTemplate::Starcoder,
+        FimTemplate::Codellama,
+        FimTemplate::Deepseek,
+        FimTemplate::Qwen,
+    ];
+}
+
+/// The FIM prompt for `prefix` and `suffix`.
+pub fn fim_prompt(t: FimTemplate, prefix: &str, suffix: &str) -> String {
+    match t.markers() {
+        Some((a, b, c)) => format!("{a}{prefix}{b}{suffix}{c}"),
+        None => prefix.to_string(),
+    }
+}
+
+/// Splits a FIM prompt of any known template back into (prefix, suffix).
+pub fn parse_fim(prompt: &str) -> Option<(String, String)> {
+    for t in FimTemplate::ALL {
+        let (a, b, c) = t.markers()?;
+        if let Some(rest) = prompt.strip_prefix(a)
+            && let Some(body) = rest.strip_suffix(c)
+            && let Some((p, s)) = body.split_once(b)
+        {
+            return Some((p.to_string(), s.to_string()));
+        }
+    }
+    None
+}
+
+/// What the host sends to a model and how.
+#[derive(Debug, Clone, clap::Args, Default)]
+pub struct HttpOptions {
+    /// Base URL of the model server (e.g. http://127.0.0.1:8080).
+    #[arg(long, value_name = "URL")]
+    pub endpoint: Option<String>,
+    #[arg(long, default_value = "default", value_name = "NAME")]
+    pub model: String,
+    #[arg(long, value_enum, default_value = "starcoder")]
+    pub template: Option<FimTemplate>,
+    #[arg(long, default_value_t = 64)]
+    pub max_tokens: u32,
+    #[arg(long, default_value_t = 0.0)]
+    pub temperature: f64,
+    /// Stop sequences (repeatable).
+    #[arg(long = "stop", value_name = "TEXT")]
+    pub stop: Vec<String>,
+    /// Characters of context sent: 3/4 for the prefix (nearest the cursor), 1/4 suffix.
+    #[arg(long, default_value_t = 8192, value_name = "CHARS")]
+    pub context_chars: usize,
+    /// Name of the environment variable that holds the API key (sent as a Bearer token).
+    #[arg(long, value_name = "VAR")]
+    pub api_key_env: Option<String>,
+    #[arg(long, default_value_t = 30_000, value_name = "MS")]
+    pub http_timeout_ms: u64,
+}
+
+/// The HTTP APIs the host can call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Api {
+    OpenAi,
+    Ollama,
+    LlamaCpp,
+    Tgi,
+}
+
+/// Keeps the end of the prefix and the start of the suffix within `chars` characters.
+pub fn window<'a>(prefix: &'a str, suffix: &'a str, chars: usize) -> (&'a str, &'a str) {
+    let suffix_budget = chars / 4;
+    let s_chars = suffix.chars().count().min(suffix_budget);
+    let p_budget = chars - s_chars;
+    let p_len = prefix.chars().count();
+    let p_start = prefix
+        .char_indices()
+        .nth(p_len.saturating_sub(p_budget))
+        .map_or(prefix.len(), |(i, _)| i);
+    let s_end = suffix
+        .char_indices()
+        .nth(s_chars)
+        .map_or(suffix.len(), |(i, _)| i);
+    (
+        &prefix[if p_len <= p_budget { 0 } else { p_start }..],
+        &suffix[..s_end],
+    )
+}
+
+/// The path and JSON body of a request.
+pub fn request(api: Api, o: &HttpOptions, prefix: &str, suffix: &str) -> (&'static str, Value) {
+    let template = o.template.unwrap_or(FimTemplate::Starcoder);
+    match api {
+        Api::OpenAi => {
+            let mut body = json!({
+                "model": o.model,
+                "prompt": fim_prompt(template, prefix, suffix),
+                "max_tokens": o.max_tokens,
+                "temperature": o.temperature,
+                "stream": false,
+            });
+            if template == FimTemplate::None {
+                body["suffix"] = json!(suffix);
+            }
+            if !o.stop.is_empty() {
+                body["stop"] = json!(o.stop);
+            }
+            ("/v1/completions", body)
+        }
+        Api::Ollama => (
+            "/api/generate",
+            json!({
+                "model": o.model, "prompt": prefix, "suffix": suffix, "stream": false, "raw": false,
+                "options": {"num_predict": o.max_tokens, "temperature": o.temperature, "stop": o.stop},
+            }),
+        ),
+        Api::LlamaCpp => (
+            "/infill",
+            json!({"input_prefix": prefix, "input_suffix": suffix, "n_predict": o.max_tokens, "temperature": o.temperature, "stop": o.stop}),
+        ),
+        Api::Tgi => (
+            "/generate",
+            json!({
+                "inputs": fim_prompt(template, prefix, suffix),
+                "parameters": {"max_new_tokens": o.max_tokens, "temperature": if o.temperature > 0.0 { Some(o.temperature) } else { None }, "stop": o.stop, "return_full_text": false},
+            }),
+        ),
+    }
+}
+
+/// The completion text of an answer.
+pub fn answer_text(api: Api, v: &Value) -> Option<String> {
+    let t = match api {
+        Api::OpenAi => v.pointer("/choices/0/text"),
+        Api::Ollama => v.get("response"),
+        Api::LlamaCpp => v.get("content"),
+        Api::Tgi => v
+            .get("generated_text")
+            .or_else(|| v.pointer("/0/generated_text")),
+    }?;
+    t.as_str().map(str::to_string)
+}
+
+/// Calls the model (blocking: run it on a blocking thread).
+pub fn complete(api: Api, o: &HttpOptions, prefix: &str, suffix: &str) -> Result<String, String> {
+    let endpoint = o
+        .endpoint
+        .as_deref()
+        .ok_or("no --endpoint for the HTTP backend")?;
+    let (prefix, suffix) = window(prefix, suffix, o.context_chars);
+    let (path, body) = request(api, o, prefix, suffix);
+    let url = format!("{}{}", endpoint.trim_end_matches('/'), path);
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(std::time::Duration::from_millis(o.http_timeout_ms)))
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let mut req = agent.post(&url);
+    if let Some(var) = &o.api_key_env
+        && let Ok(key) = std::env::var(var)
+    {
+        req = req.header("Authorization", &format!("Bearer {key}"));
+    }
+    let mut resp = req.send_json(&body).map_err(|e| format!("{url}: {e}"))?;
+    let status = resp.status();
+    let text = resp
+        .body_mut()
+        .read_to_string()
+        .map_err(|e| format!("{url}: {e}"))?;
+    if !status.is_success() {
+        return Err(format!(
+            "{url} answered {status}: {}",
+            text.chars().take(200).collect::<String>()
+        ));
+    }
+    let v: Value = serde_json::from_str(&text).map_err(|e| format!("{url}: not JSON: {e}"))?;
+    answer_text(api, &v).ok_or_else(|| format!("{url}: no completion text in the answer"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fim_prompts_per_template_exactly() {
+        let (p, s) = ("def f(x):\n    ", "\n    return y");
+        assert_eq!(
+            fim_prompt(FimTemplate::Starcoder, p, s),
+            "<fim_prefix>def f(x):\n    <fim_suffix>\n    return y<fim_middle>"
+        );
+        assert_eq!(
+            fim_prompt(FimTemplate::Codellama, p, s),
+            "<PRE> def f(x):\n     <SUF>\n    return y <MID>"
+        );
+        assert_eq!(
+            fim_prompt(FimTemplate::Deepseek, p, s),
+            "<｜fim▁begin｜>def f(x):\n    <｜fim▁hole｜>\n    return y<｜fim▁end｜>"
+        );
+        assert_eq!(
+            fim_prompt(FimTemplate::Qwen, p, s),
+            "<|fim_prefix|>def f(x):\n    <|fim_suffix|>\n    return y<|fim_middle|>"
+        );
+        assert_eq!(fim_prompt(FimTemplate::None, p, s), p);
+        for t in FimTemplate::ALL {
+            assert_eq!(
+                parse_fim(&fim_prompt(t, p, s)),
+                Some((p.to_string(), s.to_string())),
+                "{t:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_context_window_keeps_what_is_near_the_cursor() {
+        assert_eq!(window("abcdefgh", "ijkl", 8), ("cdefgh", "ij"));
+        assert_eq!(window("ab", "cd", 100), ("ab", "cd"));
+        assert_eq!(window("日本語テキスト", "", 4), ("キスト", ""));
+    }
+
+    #[test]
+    fn request_bodies_per_api() {
+        let o = HttpOptions {
+            model: "m".into(),
+            max_tokens: 16,
+            stop: vec!["\n".into()],
+            ..Default::default()
+        };
+        let (path, b) = request(Api::OpenAi, &o, "a", "b");
+        assert_eq!(path, "/v1/completions");
+        assert_eq!(b["prompt"], "<fim_prefix>a<fim_suffix>b<fim_middle>");
+        assert_eq!(b["stop"], json!(["\n"]));
+        let (path, b) = request(Api::Ollama, &o, "a", "b");
+        assert_eq!(
+            (
+                path,
+                &b["prompt"],
+                &b["suffix"],
+                &b["options"]["num_predict"]
+            ),
+            ("/api/generate", &json!("a"), &json!("b"), &json!(16))
+        );
+        let (path, b) = request(Api::LlamaCpp, &o, "a", "b");
+        assert_eq!(
+            (path, &b["input_prefix"], &b["input_suffix"]),
+            ("/infill", &json!("a"), &json!("b"))
+        );
+        let (path, b) = request(Api::Tgi, &o, "a", "b");
+        assert_eq!(
+            (path, &b["parameters"]["max_new_tokens"]),
+            ("/generate", &json!(16))
+        );
+        assert_eq!(
+            answer_text(Api::Tgi, &json!([{"generated_text": "x"}])),
+            Some("x".into())
+        );
+        assert_eq!(
+            answer_text(Api::OpenAi, &json!({"choices": [{"text": "y"}]})),
+            Some("y".into())
+        );
+    }
+}
