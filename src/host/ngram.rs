@@ -182,6 +182,23 @@ pub fn previous_line(prefix: &str) -> String {
     String::new()
 }
 
+/// The n-gram baseline from one document alone: counts from the text before and after
+/// the cursor, the rest of the line predicted from the prefix. Stateless, so the same
+/// (prefix, suffix) always gives the same answer, whoever asks (the host in document
+/// mode, or `serve-model` behind an agent).
+pub fn predict_document(prefix: &str, suffix: &str) -> String {
+    let mut vocab = Vocab::default();
+    let prefix_ids: Vec<u32> = tokenize(prefix).iter().map(|t| vocab.id(t)).collect();
+    let mut counts = Counts::default();
+    counts.add(&prefix_ids, 1);
+    // What follows the cursor's line is context; the rest of the line itself is not.
+    if let Some(i) = suffix.find('\n') {
+        let ids: Vec<u32> = tokenize(&suffix[i..]).iter().map(|t| vocab.id(t)).collect();
+        counts.add(&ids, 1);
+    }
+    predict_line(&vocab, &prefix_ids, &[(&counts, 1)])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -218,21 +235,4 @@ mod tests {
         assert_eq!(previous_line("self.x = 1\nprint(x)\n    self."), "x = 1");
         assert_eq!(previous_line(""), "");
     }
-}
-
-/// The n-gram baseline from one document alone: counts from the text before and after
-/// the cursor, the rest of the line predicted from the prefix. Stateless, so the same
-/// (prefix, suffix) always gives the same answer, whoever asks (the host in document
-/// mode, or `serve-model` behind an agent).
-pub fn predict_document(prefix: &str, suffix: &str) -> String {
-    let mut vocab = Vocab::default();
-    let prefix_ids: Vec<u32> = tokenize(prefix).iter().map(|t| vocab.id(t)).collect();
-    let mut counts = Counts::default();
-    counts.add(&prefix_ids, 1);
-    // What follows the cursor's line is context; the rest of the line itself is not.
-    if let Some(i) = suffix.find('\n') {
-        let ids: Vec<u32> = tokenize(&suffix[i..]).iter().map(|t| vocab.id(t)).collect();
-        counts.add(&ids, 1);
-    }
-    predict_line(&vocab, &prefix_ids, &[(&counts, 1)])
 }
