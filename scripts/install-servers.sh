@@ -18,6 +18,7 @@ npm_pkgs=(
   typescript-language-server@5.3.0
   typescript@5.9.3
   @github/copilot-language-server@1.539.0
+  tabby-agent@1.5.0
 )
 # PyPI packages, into a venv inside the prefix.
 pip_pkgs=(
@@ -73,6 +74,16 @@ install_ts7() {
   stamp_set ts7 "$ts7_pkg"
 }
 
+install_lsp_ai() {
+  # lsp-ai from crates.io: a ~10 minute build on 2 cores, done once per checkout (the
+  # binary and its build folder stay in the prefix, so a second run is instant).
+  local want="lsp-ai 0.7.0"
+  if [ -x "$prefix/cargo/bin/lsp-ai" ] && stamp_ok lsp-ai "$want"; then log "lsp-ai up to date"; return; fi
+  log "cargo install lsp-ai 0.7.0 (slow: ~10 min on 2 cores)"
+  CARGO_TARGET_DIR="$prefix/cargo-build" cargo install lsp-ai --version 0.7.0 --locked --root "$prefix/cargo" --quiet
+  stamp_set lsp-ai "$want"
+}
+
 install_rust_analyzer() {
   # Best effort: rustup's component server may not be reachable everywhere.
   command -v rustup >/dev/null 2>&1 || return 0
@@ -87,4 +98,5 @@ install_ts7
 install_pip
 install_apt
 install_rust_analyzer
+install_lsp_ai
 log "done: $prefix"

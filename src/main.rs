@@ -210,6 +210,9 @@ struct RunArgs {
     /// No progress bar and no score table.
     #[arg(long)]
     quiet: bool,
+    /// Write every session's LSP transcript (JSONL, secrets redacted) into DIR.
+    #[arg(long, value_name = "DIR")]
+    transcripts: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -717,6 +720,7 @@ fn cmd_run(a: RunArgs) -> Result<ExitCode> {
         quiet: a.quiet,
         max_restarts: a.max_restarts,
         plan_source,
+        transcripts: a.transcripts.clone(),
     };
     if !a.quiet {
         eprintln!(

@@ -335,6 +335,10 @@ pub fn request_for(
             "llm-ls/getCompletions",
             json!({"textDocument": td, "position": cursor.to_json()}),
         ),
+        LspAiGeneration => (
+            "textDocument/generation",
+            json!({"textDocument": td, "position": cursor.to_json()}),
+        ),
     };
     if let (Some(p), Some(e)) = (params.as_object_mut(), extra.as_object()) {
         for (k, v) in e {
@@ -399,6 +403,15 @@ pub fn read_answer(
                     .collect(),
             )
         }
+        LspAiGeneration => Suggestions::Inline(
+            answer
+                .get("generatedText")
+                .and_then(Value::as_str)
+                .filter(|t| !t.is_empty())
+                .map(|t| accept(doc, cursor.line, cursor.character, cursor.character, t, enc))
+                .into_iter()
+                .collect(),
+        ),
         LlmLs => {
             let items = answer
                 .get("completions")
@@ -452,6 +465,40 @@ mod tests {
         assert_eq!(got[0].line, "    return os.path");
         assert_eq!(got[1].line, "    return x");
         assert_eq!(got[1].text, "    return x\n    y");
+    }
+
+    #[test]
+    fn generation_and_completion_item_answers_are_inline_suggestions() {
+        use crate::editor::profile::DialectKind;
+        let d = doc("for i in ");
+        let cursor = Position {
+            line: 0,
+            character: 9,
+        };
+        let got = read_answer(
+            DialectKind::LspAiGeneration,
+            &json!({"generatedText": "range(3):"}),
+            &d,
+            cursor,
+            PositionEncoding::Utf16,
+        );
+        assert_eq!(got.top(1), ["for i in range(3):"]);
+        let got = read_answer(
+            DialectKind::LspAi,
+            &json!({"isIncomplete": false, "items": [{"label": "ai - range(3):", "textEdit": {"newText": "range(3):"}}]}),
+            &d,
+            cursor,
+            PositionEncoding::Utf16,
+        );
+        assert_eq!(got.top(1), ["for i in range(3):"]);
+        let got = read_answer(
+            DialectKind::LlmLs,
+            &json!({"request_id": "x", "completions": [{"generated_text": "range(3):"}]}),
+            &d,
+            cursor,
+            PositionEncoding::Utf16,
+        );
+        assert_eq!(got.top(1), ["for i in range(3):"]);
     }
 
     #[test]

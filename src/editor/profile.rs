@@ -18,8 +18,12 @@ pub enum DialectKind {
     Completion,
     /// Copilot: inline completion plus `didFocus`, version and formatting options.
     Copilot,
-    /// lsp-ai: `textDocument/completion` whose one item carries the generated text.
+    /// lsp-ai (and tabby-agent 1.5): `textDocument/completion` whose first item carries
+    /// the generated text, inserted at the cursor.
     LspAi,
+    /// lsp-ai's own `textDocument/generation` (`model` and `parameters` from
+    /// `request_params`), answered with `{generatedText}`.
+    LspAiGeneration,
     /// llm-ls: `llm-ls/getCompletions`.
     LlmLs,
 }
@@ -131,6 +135,10 @@ pub struct Profile {
     /// Files written into the workspace before the server starts (go.mod, compile_flags.txt).
     #[serde(default)]
     pub workspace_files: BTreeMap<String, String>,
+    /// Files written into the sandbox HOME (with `sandbox_home`) before the server
+    /// starts: configuration that a server reads only from there.
+    #[serde(default)]
+    pub home_files: BTreeMap<String, String>,
     #[serde(default)]
     pub install_hint: String,
     #[serde(default)]

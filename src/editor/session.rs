@@ -189,6 +189,13 @@ impl Session {
             env.push(("XDG_CONFIG_HOME".into(), format!("{h}/.config")));
             env.push(("XDG_CACHE_HOME".into(), format!("{h}/.cache")));
             env.push(("XDG_DATA_HOME".into(), format!("{h}/.local/share")));
+            for (rel, text) in &profile.home_files {
+                let to = home.join(rel);
+                if let Some(parent) = to.parent() {
+                    std::fs::create_dir_all(parent).map_err(ws_err)?;
+                }
+                std::fs::write(&to, text).map_err(ws_err)?;
+            }
         }
         let client = Client::spawn(
             &program,

@@ -138,6 +138,8 @@ pub struct RunOptions {
     pub max_restarts: u32,
     /// Where the plan came from (a path, or how it was sampled), for the manifest.
     pub plan_source: String,
+    /// Write each session's LSP transcript (secrets redacted) into this folder.
+    pub transcripts: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -175,6 +177,8 @@ struct Shared {
     cancel: Arc<AtomicBool>,
     servers: Mutex<BTreeMap<String, Value>>,
     max_restarts: u32,
+    transcripts: Option<PathBuf>,
+    sessions_started: std::sync::atomic::AtomicU64,
 }
 
 /// Files of the plan whose repository or file is missing from the dataset, or changed.
@@ -344,6 +348,8 @@ pub async fn run(
         cancel: cancel.clone(),
         servers: Mutex::new(BTreeMap::new()),
         max_restarts: opts.max_restarts,
+        transcripts: opts.transcripts.clone(),
+        sessions_started: std::sync::atomic::AtomicU64::new(0),
     });
 
     // The sink: one task appends and flushes every record as it arrives.
@@ -555,11 +561,18 @@ impl Worker {
                     .collect()
             })
             .unwrap_or_default();
+        let n = self.shared.sessions_started.fetch_add(1, Ordering::SeqCst);
+        let transcript = self
+            .shared
+            .transcripts
+            .as_ref()
+            .map(|d| d.join(format!("{}-{repo}-{n}.jsonl", profile.name)));
         let session = Session::start(
             &profile,
             &self.shared.cond.editor,
             SessionOptions {
                 contents,
+                transcript,
                 ..Default::default()
             },
         )

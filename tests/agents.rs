@@ -1,0 +1,235 @@
+//! Real third-party agents driven end to end offline: tabby-agent and lsp-ai in front
+//! of `typist serve-model` (the n-gram baseline over HTTP), replaying the same plan as
+//! typist's own host computing the same baseline directly. Where an agent's answers
+//! differ from the direct ones, the difference is the agent's doing (what context it
+//! sends, how it post-processes): the test prints the comparison and checks the facts
+//! about each agent's requests that explain it.
+
+use std::collections::BTreeMap;
+use std::io::BufRead;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use serde_json::Value;
+
+const TYPIST: &str = env!("CARGO_BIN_EXE_typist");
+const DATASET: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/dataset");
+
+struct Model {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Model {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve_model(log: &Path) -> Model {
+    let mut child = Command::new(TYPIST)
+        .args(["serve-model", "--port", "0", "--log-requests"])
+        .arg(log)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    Model {
+        child,
+        url: line.trim().trim_start_matches("listening on ").to_string(),
+    }
+}
+
+fn installed(name: &str) -> bool {
+    typist::editor::profile::find_profile(name, None)
+        .unwrap()
+        .resolve_command()
+        .is_some()
+}
+
+/// Profiles pointing the agents at this test's model server.
+fn editors(dir: &Path, url: &str) -> std::path::PathBuf {
+    let e = dir.join("editors");
+    std::fs::create_dir_all(&e).unwrap();
+    std::fs::write(
+        e.join("direct.toml"),
+        "name = \"direct\"\ncommand = \"@typist\"\nargs = [\"host\", \"--backend\", \"ngram\", \"--ngram-context\", \"document\"]\ndialect = \"inline\"\nlanguages = [\"python\", \"javascript\"]\nextensions = [\"py\", \"js\"]\n",
+    )
+    .unwrap();
+    let src = |n: &str| {
+        std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("editors")
+                .join(format!("{n}.toml")),
+        )
+        .unwrap()
+    };
+    std::fs::write(
+        e.join("tabby-agent.toml"),
+        src("tabby-agent").replace("http://127.0.0.1:8080", url),
+    )
+    .unwrap();
+    std::fs::write(
+        e.join("lsp-ai.toml"),
+        src("lsp-ai").replace("http://127.0.0.1:8080", url),
+    )
+    .unwrap();
+    e
+}
+
+fn predictions(out: &Path) -> BTreeMap<(String, String), Value> {
+    std::fs::read_to_string(out.join("records.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .map(|r| {
+            (
+                (
+                    r["assistant"].as_str().unwrap().to_string(),
+                    r["case"].as_str().unwrap().to_string(),
+                ),
+                r,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn agents_in_front_of_serve_model_against_the_direct_baseline() {
+    for agent in ["tabby-agent", "lsp-ai"] {
+        assert!(
+            installed(agent),
+            "{agent} is not installed (scripts/install-servers.sh installs it)"
+        );
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let log = tmp.path().join("requests.jsonl");
+    let model = serve_model(&log);
+    let editors = editors(tmp.path(), &model.url);
+    let out = tmp.path().join("out");
+    let o = Command::new(TYPIST)
+        .env("TYPIST_EXE", TYPIST)
+        .args([
+            "run",
+            "--config",
+            "/dev/null",
+            "--quiet",
+            "--no-latency",
+            "--dataset",
+            DATASET,
+            "--rate",
+            "0.03",
+            "--seed",
+            "7",
+        ])
+        .args([
+            "--assistant",
+            "direct",
+            "--assistant",
+            "tabby-agent",
+            "--assistant",
+            "lsp-ai",
+            "--editors",
+        ])
+        .arg(&editors)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let recs = predictions(&out);
+    let cases: Vec<String> = recs
+        .keys()
+        .filter(|(a, _)| a == "direct")
+        .map(|(_, c)| c.clone())
+        .collect();
+    assert!(cases.len() > 50);
+    for agent in ["tabby-agent", "lsp-ai"] {
+        let (mut same, mut differ, mut agent_empty, mut direct_empty, mut errors) = (0, 0, 0, 0, 0);
+        let mut examples = vec![];
+        for c in &cases {
+            let d = &recs[&("direct".to_string(), c.clone())];
+            let a = &recs[&(agent.to_string(), c.clone())];
+            match (
+                a["outcome"].as_str().unwrap(),
+                d["outcome"].as_str().unwrap(),
+            ) {
+                ("error" | "timeout", _) => errors += 1,
+                ("empty", "suggestion") => agent_empty += 1,
+                ("suggestion", "empty") => direct_empty += 1,
+                _ if a["predicted"] == d["predicted"] => same += 1,
+                _ => {
+                    differ += 1;
+                    if examples.len() < 4 {
+                        examples.push(format!(
+                            "{c}: direct {} | {agent} {}",
+                            d["predicted"], a["predicted"]
+                        ));
+                    }
+                }
+            }
+        }
+        eprintln!(
+            "{agent}: {} cases: {same} same as direct, {differ} different, {agent_empty} empty where direct answered, {direct_empty} answered where direct was empty, {errors} errors\n  {}",
+            cases.len(),
+            examples.join("\n  ")
+        );
+        assert_eq!(errors, 0, "{agent} failed cases");
+        assert!(same > 0, "{agent} reproduces the baseline on some lines");
+    }
+    // The facts behind the differences: what each agent sent to the model.
+    let reqs: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let tabby: Vec<&Value> = reqs
+        .iter()
+        .filter(|r| r["body"]["segments"].is_object())
+        .collect();
+    assert!(
+        !tabby.is_empty(),
+        "tabby-agent called /v1/completions with segments"
+    );
+    let max_prefix_lines = tabby
+        .iter()
+        .map(|r| {
+            r["body"]["segments"]["prefix"]
+                .as_str()
+                .unwrap()
+                .lines()
+                .count()
+        })
+        .max()
+        .unwrap();
+    eprintln!(
+        "tabby-agent: {} requests, longest prefix sent: {max_prefix_lines} lines",
+        tabby.len()
+    );
+    assert!(
+        max_prefix_lines <= 21,
+        "tabby-agent truncates the prefix to about 20 lines"
+    );
+    let lsp_ai: Vec<&Value> = reqs
+        .iter()
+        .filter(|r| {
+            r["body"]["prompt"]
+                .as_str()
+                .is_some_and(|p| p.starts_with("<fim_prefix>"))
+        })
+        .collect();
+    assert!(!lsp_ai.is_empty(), "lsp-ai sent FIM prompts");
+    let longest = lsp_ai
+        .iter()
+        .map(|r| r["body"]["prompt"].as_str().unwrap().chars().count())
+        .max()
+        .unwrap();
+    eprintln!(
+        "lsp-ai: {} requests, longest prompt: {longest} characters",
+        lsp_ai.len()
+    );
+}
