@@ -247,7 +247,8 @@ mod tests {
     fn the_context_window_keeps_what_is_near_the_cursor() {
         assert_eq!(window("abcdefgh", "ijkl", 8), ("cdefgh", "ij"));
         assert_eq!(window("ab", "cd", 100), ("ab", "cd"));
-        assert_eq!(window("日本語テキスト", "", 4), ("キスト", ""));
+        assert_eq!(window("日本語テキスト", "", 4), ("テキスト", ""));
+        assert_eq!(window("日本語テキスト", "abc", 4), ("キスト", "a"));
     }
 
     #[test]
