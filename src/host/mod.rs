@@ -117,6 +117,9 @@ struct Model {
     workspace: HashMap<Language, Counts>,
     /// Crawled files that are open: their disk content is not used, the editor's is.
     shadowed: HashSet<PathBuf>,
+    /// Counts of each open document's text (the lines above the cursor for the one
+    /// asked about), extended as the document grows.
+    open_counts: HashMap<String, ngram::GrowingCounts>,
 }
 
 pub struct Host {
@@ -260,31 +263,44 @@ impl Host {
                 let mut m = self.model.lock().ok()?;
                 let m = &mut *m;
                 let prefix_ids: Vec<u32> = tokenize(prefix).iter().map(|t| m.vocab.id(t)).collect();
-                // What the editor shows: the document (minus the cursor's line after the
-                // cursor) and the other open documents of the same language.
-                let mut open = Counts::default();
-                open.add(&prefix_ids, 1);
-                let after_line = doc.text[at..].find('\n').map(|i| at + i);
-                if let Some(i) = after_line {
-                    let ids: Vec<u32> = tokenize(&doc.text[i..])
+                // What the editor shows: the lines above the cursor, the text below the
+                // cursor's line, and the other open documents of the same language.
+                let line_start = prefix.rfind('\n').map_or(0, |i| i + 1);
+                let mut keys = vec![uri.to_string()];
+                m.open_counts
+                    .entry(uri.to_string())
+                    .or_default()
+                    .update(&mut m.vocab, &doc.text[..line_start]);
+                for (u, d) in docs.iter() {
+                    if u != uri && d.language == doc.language {
+                        m.open_counts
+                            .entry(u.clone())
+                            .or_default()
+                            .update(&mut m.vocab, &d.text);
+                        keys.push(u.clone());
+                    }
+                }
+                let mut below = Counts::default();
+                if let Some(i) = doc.text[at..].find('\n') {
+                    let ids: Vec<u32> = tokenize(&doc.text[at + i..])
                         .iter()
                         .map(|t| m.vocab.id(t))
                         .collect();
-                    open.add(&ids, 1);
-                }
-                for (u, d) in docs.iter() {
-                    if u != uri && d.language == doc.language {
-                        let ids: Vec<u32> =
-                            tokenize(&d.text).iter().map(|t| m.vocab.id(t)).collect();
-                        open.add(&ids, 1);
-                    }
+                    below.add(&ids, 1);
                 }
                 let empty = Counts::default();
                 let ws = doc
                     .language
                     .and_then(|l| m.workspace.get(&l))
                     .unwrap_or(&empty);
-                predict_line(&m.vocab, &prefix_ids, &[(&open, OPEN_WEIGHT), (ws, 1)])
+                let mut tables: Vec<(&Counts, i64)> = keys
+                    .iter()
+                    .filter_map(|k| m.open_counts.get(k))
+                    .map(|g| (&g.counts, OPEN_WEIGHT))
+                    .collect();
+                tables.push((&below, OPEN_WEIGHT));
+                tables.push((ws, 1));
+                predict_line(&m.vocab, &prefix_ids, &tables)
             }
             _ => "pass".to_string(),
         };

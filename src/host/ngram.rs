@@ -98,8 +98,53 @@ impl Counts {
         }
     }
 
+    /// Adds the n-grams that end at positions `from..` of `ids` (their contexts may
+    /// reach back before `from`): extends counts made from `ids[..from]`.
+    pub fn add_from(&mut self, ids: &[u32], from: usize) {
+        for i in from..ids.len() {
+            let mut h = SEED;
+            for k in 1..=ORDER.min(i) {
+                h = step(h, ids[i - k]);
+                *self.table.entry(h).or_default().entry(ids[i]).or_insert(0) += 1;
+            }
+        }
+    }
+
     fn next(&self, ctx: &[u32]) -> Option<&FxHashMap<u32, i64>> {
         self.table.get(&ctx_hash(ctx))
+    }
+}
+
+/// Counts of a text that mostly grows at its end (a document being typed, or pasted
+/// case after case down a file): extended with the new lines only, rebuilt otherwise.
+#[derive(Default)]
+pub struct GrowingCounts {
+    text: String,
+    ids: Vec<u32>,
+    pub counts: Counts,
+}
+
+impl GrowingCounts {
+    /// Makes the counts those of `text`, which should end at a line boundary (so that
+    /// tokens never straddle the old end).
+    pub fn update(&mut self, vocab: &mut Vocab, text: &str) {
+        if text == self.text {
+            return;
+        }
+        if text.starts_with(&self.text) && (self.text.is_empty() || self.text.ends_with('\n')) {
+            let from = self.ids.len();
+            self.ids.extend(
+                tokenize(&text[self.text.len()..])
+                    .iter()
+                    .map(|t| vocab.id(t)),
+            );
+            self.counts.add_from(&self.ids, from);
+        } else {
+            self.ids = tokenize(text).iter().map(|t| vocab.id(t)).collect();
+            self.counts = Counts::default();
+            self.counts.add_from(&self.ids, 0);
+        }
+        self.text = text.to_string();
     }
 }
 
@@ -224,6 +269,38 @@ mod tests {
         // Removing what was added leaves nothing to predict from.
         counts.add(&ids, -1);
         assert_eq!(predict_line(&vocab, &prefix, &[(&counts, 1)]), "");
+    }
+
+    #[test]
+    fn growing_counts_equal_counts_built_at_once() {
+        let text = "a = 1\nb = a + 1\nc = b * 2\nd = c - a\n";
+        let mut vocab = Vocab::default();
+        let mut g = GrowingCounts::default();
+        let mut at = 0;
+        for line in text.split_inclusive('\n') {
+            at += line.len();
+            g.update(&mut vocab, &text[..at]);
+        }
+        let ids: Vec<u32> = tokenize(text).iter().map(|t| vocab.id(t)).collect();
+        let mut whole = Counts::default();
+        whole.add(&ids, 1);
+        let prefix: Vec<u32> = tokenize("e = ").iter().map(|t| vocab.id(t)).collect();
+        assert_eq!(
+            predict_line(&vocab, &prefix, &[(&g.counts, 1)]),
+            predict_line(&vocab, &prefix, &[(&whole, 1)])
+        );
+        assert_eq!(g.counts.table.len(), whole.table.len());
+        // Text that does not extend the old one rebuilds.
+        g.update(&mut vocab, "x = 1\n");
+        let mut fresh = Counts::default();
+        fresh.add(
+            &tokenize("x = 1\n")
+                .iter()
+                .map(|t| vocab.id(t))
+                .collect::<Vec<_>>(),
+            1,
+        );
+        assert_eq!(g.counts.table.len(), fresh.table.len());
     }
 
     #[test]

@@ -288,11 +288,33 @@ pub async fn run(
                 .push(c.clone());
         }
     }
+    // Largest work first (the last unit does not leave one worker alone at the end), with
+    // a repository's files kept together so that sessions restart rarely. The order
+    // changes no record: records are sorted when the run ends.
+    let mut repo_size: BTreeMap<&str, usize> = BTreeMap::new();
+    for ((repo, _), cases) in &by_file {
+        *repo_size.entry(repo).or_default() += cases.len();
+    }
+    let mut files: Vec<(&(String, String), &Vec<Case>)> = by_file.iter().collect();
+    files.sort_by(|a, b| {
+        (
+            std::cmp::Reverse(repo_size[a.0.0.as_str()]),
+            &a.0.0,
+            std::cmp::Reverse(a.1.len()),
+            &a.0.1,
+        )
+            .cmp(&(
+                std::cmp::Reverse(repo_size[b.0.0.as_str()]),
+                &b.0.0,
+                std::cmp::Reverse(b.1.len()),
+                &b.0.1,
+            ))
+    });
     let mut queue = VecDeque::new();
     let mut todo = 0u64;
     for (ai, p) in profiles.iter().enumerate() {
         for pass in 1..=opts.passes {
-            for ((repo, file), cases) in &by_file {
+            for ((repo, file), cases) in &files {
                 let cases: Vec<Case> = cases
                     .iter()
                     .filter(|c| !done.contains(&(p.name.clone(), pass, c.case.clone())))
