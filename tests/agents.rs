@@ -5,44 +5,13 @@
 //! sends, how it post-processes): the test prints the comparison and checks the facts
 //! about each agent's requests that explain it.
 
+mod common;
+
 use std::collections::BTreeMap;
-use std::io::BufRead;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 
+use common::{DATASET, ok, serve_model, typist};
 use serde_json::Value;
-
-const TYPIST: &str = env!("CARGO_BIN_EXE_typist");
-const DATASET: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/dataset");
-
-struct Model {
-    child: Child,
-    url: String,
-}
-
-impl Drop for Model {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn serve_model(log: &Path) -> Model {
-    let mut child = Command::new(TYPIST)
-        .args(["serve-model", "--port", "0", "--log-requests"])
-        .arg(log)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    Model {
-        child,
-        url: line.trim().trim_start_matches("listening on ").to_string(),
-    }
-}
 
 fn installed(name: &str) -> bool {
     typist::editor::profile::find_profile(name, None)
@@ -108,11 +77,10 @@ fn agents_in_front_of_serve_model_against_the_direct_baseline() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let log = tmp.path().join("requests.jsonl");
-    let model = serve_model(&log);
+    let model = serve_model(Some(&log));
     let editors = editors(tmp.path(), &model.url);
     let out = tmp.path().join("out");
-    let o = Command::new(TYPIST)
-        .env("TYPIST_EXE", TYPIST)
+    let o = typist()
         .args([
             "run",
             "--config",
@@ -140,7 +108,7 @@ fn agents_in_front_of_serve_model_against_the_direct_baseline() {
         .arg(&out)
         .output()
         .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    ok(&o);
     let recs = predictions(&out);
     let cases: Vec<String> = recs
         .keys()

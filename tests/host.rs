@@ -3,15 +3,16 @@
 //! against `typist serve-model` on loopback (answers equal to the baseline computed
 //! here), and the fault drills (garbage frames, log floods) a run survives.
 
-use std::io::BufRead;
+mod common;
+
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
+
+use common::{TYPIST, serve_model};
 
 use typist::editor::{Conditions, Position, Profile, Session, SessionOptions, Suggestions};
 use typist::host::ngram::predict_document;
-
-const TYPIST: &str = env!("CARGO_BIN_EXE_typist");
 
 fn profile(name: &str, dialect: &str, args: &[&str], timeout_ms: u64) -> Profile {
     let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
@@ -156,40 +157,6 @@ async fn cancellation_is_honoured() {
     }
     assert_eq!(s.stats().late_answers, 1);
     s.shutdown().await;
-}
-
-/// `typist serve-model` on a free loopback port, killed when dropped.
-struct Model {
-    child: Child,
-    url: String,
-}
-
-impl Drop for Model {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn serve_model(log: Option<&Path>) -> Model {
-    let mut cmd = Command::new(TYPIST);
-    cmd.args(["serve-model", "--port", "0"])
-        .stdout(Stdio::piped());
-    if let Some(l) = log {
-        cmd.arg("--log-requests").arg(l);
-    }
-    let mut child = cmd.spawn().unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap()
-        .to_string();
-    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
-    Model { child, url }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

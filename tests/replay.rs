@@ -2,21 +2,15 @@
 //! (the n-gram baseline) and Copilot's real server: determinism across jobs, shards and
 //! a SIGKILL, bad inputs, faults (crash, hang), and refusal of completion-only servers.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+use common::{DATASET, TYPIST, ok, typist};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-
-const TYPIST: &str = env!("CARGO_BIN_EXE_typist");
-
-fn typist() -> Command {
-    let mut c = Command::new(TYPIST);
-    c.env("TYPIST_EXE", TYPIST).env("RUST_LOG", "warn");
-    c
-}
-
-const DATASET: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/dataset");
 
 fn dataset() -> PathBuf {
     PathBuf::from(DATASET)
@@ -42,16 +36,6 @@ fn run(args: &[&str]) -> Output {
         .args(args)
         .output()
         .unwrap()
-}
-
-fn ok(out: &Output) {
-    assert!(
-        out.status.success(),
-        "exit {:?}\nstdout: {}\nstderr: {}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 fn records(dir: &Path) -> String {

@@ -2,17 +2,16 @@
 //! `typist score --json`, markdown and CSV outputs, and seen as a person would: headless
 //! Chromium renders it without console errors to a non-empty screenshot.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use common::{DATASET, TYPIST, ok, typist};
 use serde_json::Value;
 
-const TYPIST: &str = env!("CARGO_BIN_EXE_typist");
-const DATASET: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/dataset");
-
 fn run_fixture(out: &Path) {
-    let o = Command::new(TYPIST)
-        .env("TYPIST_EXE", TYPIST)
+    let o = typist()
         .args([
             "run",
             "--config",
@@ -33,7 +32,7 @@ fn run_fixture(out: &Path) {
         .arg(out)
         .output()
         .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    ok(&o);
 }
 
 /// Elements by tag name anywhere below `node`.

@@ -350,15 +350,8 @@ impl Session {
             SyncKind::Incremental => incremental_change(&doc.text, text, enc),
             _ => json!({"text": text}),
         };
-        doc.version += 1;
         doc.text = text.to_string();
-        self.client.notify(
-            "textDocument/didChange",
-            Some(json!({
-                "textDocument": {"uri": doc.uri, "version": doc.version},
-                "contentChanges": [change],
-            })),
-        );
+        send_change(&self.client, doc, change);
         Ok(())
     }
 
@@ -381,15 +374,8 @@ impl Session {
             }
             _ => json!({"text": format!("{}{}", doc.text, text)}),
         };
-        doc.version += 1;
         doc.text.push_str(text);
-        self.client.notify(
-            "textDocument/didChange",
-            Some(json!({
-                "textDocument": {"uri": doc.uri, "version": doc.version},
-                "contentChanges": [change],
-            })),
-        );
+        send_change(&self.client, doc, change);
         Ok(())
     }
 
@@ -624,6 +610,18 @@ impl Session {
             _ => {}
         }
     }
+}
+
+/// One `didChange` with the document's next version (its text already updated).
+fn send_change(client: &Client, doc: &mut Document, change: Value) {
+    doc.version += 1;
+    client.notify(
+        "textDocument/didChange",
+        Some(json!({
+            "textDocument": {"uri": doc.uri, "version": doc.version},
+            "contentChanges": [change],
+        })),
+    );
 }
 
 fn read_caps(caps: &Value) -> ServerCaps {
