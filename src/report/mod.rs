@@ -93,7 +93,7 @@ pub fn build(records: &[PathBuf], opts: &ReportOptions) -> Result<Report> {
         .map(|d| d.join("manifest.json"))
         .and_then(|m| std::fs::read_to_string(m).ok())
         .and_then(|t| serde_json::from_str(&t).ok());
-    let html = html(&summary, &pairs, manifest.as_ref(), records, opts);
+    let html = html(&summary, &pairs, manifest.as_ref(), records);
     let markdown = markdown(&summary);
     Ok(Report {
         html,
@@ -137,13 +137,7 @@ document.querySelectorAll('table.sortable th').forEach(function(th, i){
 });
 "#;
 
-fn html(
-    s: &Summary,
-    pairs: &[Pair],
-    manifest: Option<&Value>,
-    records: &[PathBuf],
-    opts: &ReportOptions,
-) -> String {
+fn html(s: &Summary, pairs: &[Pair], manifest: Option<&Value>, records: &[PathBuf]) -> String {
     let names: Vec<&String> = s.assistants.keys().collect();
     let mut h = String::new();
     let _ = write!(
@@ -454,7 +448,6 @@ fn html(
         h,
         "<script>//<![CDATA[\n{SORT_JS}\n//]]></script></body></html>\n"
     );
-    let _ = opts;
     h
 }
 
