@@ -249,6 +249,22 @@ enum BenchCommand {
     },
 }
 
+/// Prints a line to stdout; when the reader has gone (`typist score --json | head`),
+/// ends quietly with the shell's SIGPIPE status. (SIGPIPE itself stays ignored: typist
+/// writes to servers' pipes, and a crashed server must be an error, not typist's death.)
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let mut o = std::io::stdout().lock();
+        if let Err(e) = writeln!(o, $($arg)*).and_then(|_| o.flush()) {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                std::process::exit(141);
+            }
+            eprintln!("typist: cannot write to stdout: {e}");
+        }
+    }};
+}
+
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(
@@ -299,12 +315,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 reports.push(rt.block_on(doctor::examine(p, transcripts.as_deref())));
             }
             if json {
-                println!(
+                out!(
                     "{}",
                     serde_json::to_string_pretty(&serde_json::json!({"profiles": reports}))?
                 );
             } else {
-                println!("{}", doctor_table(&reports));
+                out!("{}", doctor_table(&reports));
             }
             let all_ok = reports.iter().all(|r| r.status == Status::Ok);
             Ok(if all_ok {
@@ -347,14 +363,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
             );
             tracing::debug!(secs = t0.elapsed().as_secs_f64(), "summarized");
             if json {
-                println!("{}", serde_json::to_string(&summary)?);
+                out!("{}", serde_json::to_string(&summary)?);
             } else {
-                println!("{}", score_table(&summary));
+                out!("{}", score_table(&summary));
             }
             Ok(ExitCode::SUCCESS)
         }
         Command::Bench(BenchCommand::Run { dataset, dir, runs }) => {
-            println!("{}", typist::bench::run(&dataset, &dir, runs)?);
+            out!("{}", typist::bench::run(&dataset, &dir, runs)?);
             Ok(ExitCode::SUCCESS)
         }
         Command::Bench(BenchCommand::Score {
@@ -375,7 +391,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 reference,
                 runs,
             })?;
-            println!("{table}");
+            out!("{table}");
             Ok(ExitCode::SUCCESS)
         }
         Command::Run(args) => cmd_run(*args),
@@ -395,7 +411,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let plan = typist::dataset::sample(&ds, &opts);
             typist::dataset::write_plan(&out, &plan)?;
             let files: usize = ds.repos.iter().map(|r| r.files.len()).sum();
-            println!(
+            out!(
                 "{} cases from {} files in {} repositories ({} skipped) -> {} ({})",
                 plan.len(),
                 files,
@@ -435,12 +451,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
             if let Some(c) = &csv {
                 typist::report::pairs::write_csv(c, &r.pairs)?;
             }
-            println!("report: {}", out.display());
+            out!("report: {}", out.display());
             Ok(ExitCode::SUCCESS)
         }
         Command::Merge { shards, out } => {
             let n = typist::replay::merge(&shards, &out)?;
-            println!("{n} records -> {}", out.join("records.jsonl").display());
+            out!("{n} records -> {}", out.join("records.jsonl").display());
             Ok(ExitCode::SUCCESS)
         }
         Command::Host(args) => {
@@ -458,7 +474,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     .resolve_command()
                     .map(|c| c.display().to_string())
                     .unwrap_or_else(|| "not installed".into());
-                println!(
+                out!(
                     "{:<28} {:<12} {}",
                     p.name,
                     format!("{:?}", p.dialect).to_lowercase(),
@@ -758,7 +774,7 @@ fn cmd_run(a: RunArgs) -> Result<ExitCode> {
     )?;
     std::fs::write(out.join("report.html"), &built.html)?;
     if !a.quiet {
-        println!("{}", score_table(&summary));
+        out!("{}", score_table(&summary));
     }
     use typist::replay::RunStatus;
     match report.status {

@@ -322,55 +322,52 @@ fn bucket(len: u32, ld: u32) -> usize {
 }
 
 pub fn summarize(table: &Table, opts: &Options) -> Summary {
-    // Canonical order and one record per (assistant, pass, case).
-    // Canonical order and one record per (assistant, pass, case): sort small keys, not
-    // rows; among duplicates keep the one that sorts first by content.
-    let key = |r: &Row| {
-        ((r.assistant as u64) << 48) | ((r.pass.min(0xFFFF) as u64) << 32) | r.case as u64
-    };
+    // One record per (assistant, pass, case), found in one pass over the table through a
+    // slot per triple (no sort); among duplicates the one kept is the smallest by content,
+    // so it does not depend on the input order.
     let tie = |r: &Row| (r.outcome, r.ld2, r.ld1, r.rank, r.latency_ms.to_bits());
-    let mut order: Vec<(u64, u32)> = table
-        .rows
-        .iter()
-        .enumerate()
-        .map(|(i, r)| (key(r), i as u32))
-        .collect();
-    // Sort plain tuples (halves on two threads, then merged), then order each run of
-    // equal keys (a duplicated record: rare) by content, so the one kept does not depend
-    // on the input order.
-    let half = order.len() / 2;
-    {
-        let (l, r) = order.split_at_mut(half);
-        std::thread::scope(|scope| {
-            scope.spawn(|| l.sort_unstable());
-            r.sort_unstable();
-        });
+    let pass_values: Vec<u32> = {
+        let set: std::collections::BTreeSet<u32> = table.rows.iter().map(|r| r.pass).collect();
+        set.into_iter().collect()
+    };
+    let n_cases = table.cases.len().max(1);
+    let n_passes = pass_values.len().max(1);
+    let pass_index = |p: u32| pass_values.binary_search(&p).unwrap_or(0);
+    let slot = |r: &Row| {
+        (r.assistant as usize * n_passes + pass_index(r.pass)) * n_cases + r.case as usize
+    };
+    let mut slots = vec![u32::MAX; table.assistants.len().max(1) * n_passes * n_cases];
+    let mut duplicates = 0u64;
+    for (i, r) in table.rows.iter().enumerate() {
+        let s = &mut slots[slot(r)];
+        if *s == u32::MAX {
+            *s = i as u32;
+        } else {
+            duplicates += 1;
+            let held = &table.rows[*s as usize];
+            if (tie(r), i as u32) < (tie(held), *s) {
+                *s = i as u32;
+            }
+        }
     }
-    let mut order = merge_sorted(&order[..half], &order[half..], |x, y| x.cmp(y));
-    for run in order
-        .chunk_by_mut(|x, y| x.0 == y.0)
-        .filter(|r| r.len() > 1)
-    {
-        run.sort_unstable_by(|x, y| {
-            tie(&table.rows[x.1 as usize])
-                .cmp(&tie(&table.rows[y.1 as usize]))
-                .then(x.1.cmp(&y.1))
-        });
-    }
-    let before = order.len();
-    order.dedup_by_key(|k| k.0);
-    let duplicates = (before - order.len()) as u64;
-    let rows: Vec<&Row> = order
-        .iter()
-        .map(|&(_, i)| &table.rows[i as usize])
-        .collect();
+    // Rows in (assistant, pass, case) order: only repeat-skip needs them, and only when
+    // there are several passes.
+    let rows: Vec<&Row> = if n_passes > 1 {
+        slots
+            .iter()
+            .filter(|&&s| s != u32::MAX)
+            .map(|&s| &table.rows[s as usize])
+            .collect()
+    } else {
+        Vec::new()
+    };
     // Accumulation walks the table in storage order (sequential memory); sums are
     // integers, so the order does not change them.
     let mut keep = vec![false; table.rows.len()];
-    for &(_, i) in &order {
-        keep[i as usize] = true;
+    for &s in slots.iter().filter(|&&s| s != u32::MAX) {
+        keep[s as usize] = true;
     }
-    drop(order);
+    drop(slots);
 
     // Repositories in name order: the bootstrap's rows.
     let mut repo_order: Vec<u32> = (0..table.repos.len() as u32).collect();
@@ -613,24 +610,6 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
         pairwise,
         repeat_skip: repeat_skip(table, &rows, &names),
     }
-}
-
-/// Merges two sorted runs into one.
-fn merge_sorted<T: Copy>(a: &[T], b: &[T], cmp: impl Fn(&T, &T) -> std::cmp::Ordering) -> Vec<T> {
-    let mut out = Vec::with_capacity(a.len() + b.len());
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        if cmp(&b[j], &a[i]).is_lt() {
-            out.push(b[j]);
-            j += 1;
-        } else {
-            out.push(a[i]);
-            i += 1;
-        }
-    }
-    out.extend_from_slice(&a[i..]);
-    out.extend_from_slice(&b[j..]);
-    out
 }
 
 struct AccCtx<'a> {
