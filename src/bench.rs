@@ -11,13 +11,23 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
+#[derive(Debug, Clone, clap::Args)]
 pub struct BenchOptions {
+    #[arg(long, default_value_t = 1_000_000)]
     pub records: usize,
+    #[arg(long, default_value_t = 2000)]
     pub repos: usize,
+    #[arg(long, default_value_t = 4)]
     pub assistants: usize,
+    #[arg(long, default_value_t = 1000)]
     pub resamples: usize,
+    /// Where the generated records file is kept (reused when present).
+    #[arg(long, default_value = "target/bench")]
     pub dir: PathBuf,
+    /// Python with polars, rapidfuzz and numpy: also time benches/score_reference.py.
+    #[arg(long, value_name = "PYTHON")]
     pub reference: Option<PathBuf>,
+    #[arg(long, default_value_t = 3)]
     pub runs: usize,
 }
 

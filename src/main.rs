@@ -229,24 +229,7 @@ enum BenchCommand {
     },
     /// Time `typist score --json` on a generated records file, optionally beside the
     /// polars + rapidfuzz + numpy reference script.
-    Score {
-        #[arg(long, default_value_t = 1_000_000)]
-        records: usize,
-        #[arg(long, default_value_t = 2000)]
-        repos: usize,
-        #[arg(long, default_value_t = 4)]
-        assistants: usize,
-        #[arg(long, default_value_t = 1000)]
-        resamples: usize,
-        /// Where the generated records file is kept (reused when present).
-        #[arg(long, default_value = "target/bench")]
-        dir: PathBuf,
-        /// Python with polars, rapidfuzz and numpy: also time benches/score_reference.py.
-        #[arg(long, value_name = "PYTHON")]
-        reference: Option<PathBuf>,
-        #[arg(long, default_value_t = 3)]
-        runs: usize,
-    },
+    Score(typist::bench::BenchOptions),
 }
 
 /// Prints a line to stdout; when the reader has gone (`typist score --json | head`),
@@ -373,24 +356,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             out!("{}", typist::bench::run(&dataset, &dir, runs)?);
             Ok(ExitCode::SUCCESS)
         }
-        Command::Bench(BenchCommand::Score {
-            records,
-            repos,
-            assistants,
-            resamples,
-            dir,
-            reference,
-            runs,
-        }) => {
-            let table = typist::bench::score(&typist::bench::BenchOptions {
-                records,
-                repos,
-                assistants,
-                resamples,
-                dir,
-                reference,
-                runs,
-            })?;
+        Command::Bench(BenchCommand::Score(opts)) => {
+            let table = typist::bench::score(&opts)?;
             out!("{table}");
             Ok(ExitCode::SUCCESS)
         }

@@ -6,7 +6,6 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 use common::{TYPIST, serve_model};
@@ -236,27 +235,20 @@ async fn an_unreachable_model_is_an_error_not_an_empty_answer() {
 #[test]
 fn runs_survive_garbage_frames_and_log_floods() {
     let tmp = tempfile::tempdir().unwrap();
-    let editors = tmp.path().join("editors");
-    std::fs::create_dir_all(&editors).unwrap();
     for (name, extra) in [
-        ("garbage", "\"--garbage-after\", \"1\""),
-        ("flood", "\"--log-flood\", \"200\""),
+        ("garbage", ["--garbage-after", "1"]),
+        ("flood", ["--log-flood", "200"]),
     ] {
-        std::fs::write(
-            editors.join(format!("{name}.toml")),
-            format!("name = \"{name}\"\ncommand = \"@typist\"\nargs = [\"host\", \"--backend\", \"ngram\", {extra}]\ndialect = \"inline\"\nlanguages = [\"python\", \"javascript\"]\nextensions = [\"py\", \"js\"]\nrequest_timeout_ms = 5000\n"),
-        )
-        .unwrap();
+        let editors = common::editors_with(tmp.path(), name, &extra, 5000);
         let out = tmp.path().join(name);
-        let o = Command::new(TYPIST)
-            .env("TYPIST_EXE", TYPIST)
+        let o = common::typist()
             .args([
                 "run",
                 "--config",
                 "/dev/null",
                 "--quiet",
                 "--dataset",
-                concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/dataset"),
+                common::DATASET,
             ])
             .args([
                 "--assistant",

@@ -7,26 +7,13 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::{DATASET, TYPIST, ok, typist};
+use common::{DATASET, TYPIST, editors_with, ok, typist};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 fn dataset() -> PathBuf {
     PathBuf::from(DATASET)
-}
-
-/// A profile folder with the host behind extra `host` flags (faults, delays).
-fn editors_with(dir: &Path, name: &str, host_args: &[&str], timeout_ms: u64) -> PathBuf {
-    let editors = dir.join("editors");
-    std::fs::create_dir_all(&editors).unwrap();
-    let mut args = vec!["host".to_string(), "--backend".into(), "ngram".into()];
-    args.extend(host_args.iter().map(|s| s.to_string()));
-    let toml = format!(
-        "name = \"{name}\"\ncommand = \"@typist\"\nargs = {args:?}\ndialect = \"inline\"\nlanguages = [\"python\", \"javascript\"]\nextensions = [\"py\", \"js\"]\nrequest_timeout_ms = {timeout_ms}\n"
-    );
-    std::fs::write(editors.join(format!("{name}.toml")), toml).unwrap();
-    editors
 }
 
 fn run(args: &[&str]) -> Output {

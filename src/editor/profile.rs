@@ -28,13 +28,6 @@ pub enum DialectKind {
     LlmLs,
 }
 
-impl DialectKind {
-    /// Whether the dialect yields inline (line) suggestions rather than a ranked list.
-    pub fn is_inline(self) -> bool {
-        !matches!(self, DialectKind::Completion)
-    }
-}
-
 /// When the server's answers can be trusted after a document is opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]

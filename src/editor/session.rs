@@ -97,9 +97,6 @@ struct ServerState {
     active_progress: HashSet<String>,
     progress_seen: bool,
     quiescent: Option<bool>,
-    /// Copilot's `didChangeStatus` kind and message.
-    status: Option<(String, String)>,
-    diagnostics: BTreeMap<String, usize>,
 }
 
 pub struct Session {
@@ -264,9 +261,6 @@ impl Session {
     pub fn workspace(&self) -> &Path {
         &self.root
     }
-    pub fn temp_dir(&self) -> &Path {
-        self.dir.path()
-    }
     pub fn server_info(&self) -> &ServerInfo {
         &self.info
     }
@@ -284,12 +278,6 @@ impl Session {
     }
     pub fn document(&self, rel: &str) -> Option<&Document> {
         self.docs.get(rel)
-    }
-    /// Diagnostics the server last published for `rel`.
-    pub fn diagnostics(&mut self, rel: &str) -> Option<usize> {
-        self.pump();
-        let uri = file_uri(&self.root.join(rel));
-        self.state.diagnostics.get(&uri).copied()
     }
     pub fn encoding(&self) -> PositionEncoding {
         self.caps.position_encoding
@@ -513,17 +501,6 @@ impl Session {
         v.get("status").and_then(Value::as_str).map(str::to_string)
     }
 
-    /// The last status an assistant published (Copilot's `didChangeStatus`).
-    pub fn last_status(&mut self) -> Option<(String, String)> {
-        self.pump();
-        self.state.status.clone()
-    }
-
-    /// Raw access for requests no dialect covers.
-    pub fn client(&self) -> &Client {
-        &self.client
-    }
-
     pub async fn shutdown(self) -> Option<ExitInfo> {
         let Session { client, dir, .. } = self;
         let info = client.shutdown().await;
@@ -580,28 +557,6 @@ impl Session {
             }
             "experimental/serverStatus" => {
                 s.quiescent = params.get("quiescent").and_then(Value::as_bool);
-            }
-            "didChangeStatus" | "statusNotification" => {
-                let kind = params
-                    .get("kind")
-                    .or_else(|| params.get("status"))
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string();
-                let msg = params
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string();
-                s.status = Some((kind, msg));
-            }
-            "textDocument/publishDiagnostics" => {
-                if let (Some(uri), Some(d)) = (
-                    params.get("uri").and_then(Value::as_str),
-                    params.get("diagnostics").and_then(Value::as_array),
-                ) {
-                    s.diagnostics.insert(uri.to_string(), d.len());
-                }
             }
             "window/logMessage" | "window/showMessage" => {
                 let msg = params.get("message").and_then(Value::as_str).unwrap_or("");

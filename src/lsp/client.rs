@@ -12,7 +12,7 @@ use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt};
@@ -539,9 +539,4 @@ impl StderrTail {
     pub fn joined(&self) -> String {
         self.lines.iter().cloned().collect::<Vec<_>>().join("\n")
     }
-}
-
-/// Milliseconds since `start`, for latencies and the transcript.
-pub fn ms_since(start: Instant) -> f64 {
-    start.elapsed().as_secs_f64() * 1000.0
 }

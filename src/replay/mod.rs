@@ -710,8 +710,7 @@ impl Worker {
                 let typed = typing::typed_prefix(line, cond.typed_prefix as usize);
                 self.type_into(unit, &mut text, typed, cond.granularity)?;
                 let cursor = text.len();
-                self.ask_and_record(unit, case, &text.clone(), cursor)
-                    .await?;
+                self.ask_and_record(unit, case, &text, cursor).await?;
                 &line[typed.len()..]
             } else {
                 line

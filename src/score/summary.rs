@@ -67,7 +67,6 @@ pub struct Sums {
     /// Over non-empty suggestions only.
     pub len_nonempty: u64,
     pub cube_nonempty: i128,
-    pub help_nonempty: u64,
 }
 
 fn cube_fixed(len: u32, ld: u32) -> i64 {
@@ -113,10 +112,6 @@ impl Terms {
 }
 
 impl Sums {
-    pub fn add(&mut self, r: &Row) {
-        self.add_terms(&Terms::of(r));
-    }
-
     pub fn add_terms(&mut self, t: &Terms) {
         self.cases += 1;
         self.len += t.len as u64;
@@ -134,7 +129,6 @@ impl Sums {
         self.cube_ld1 += t.cube_ld1 as i128;
         self.len_nonempty += len;
         self.cube_nonempty += cube;
-        self.help_nonempty += gain;
     }
     fn ratio(n: f64, d: u64) -> f64 {
         if d == 0 { f64::NAN } else { n / d as f64 }
@@ -851,7 +845,6 @@ fn merge(into: &mut Sums, s: &Sums) {
     into.cube_ld1 += s.cube_ld1;
     into.len_nonempty += s.len_nonempty;
     into.cube_nonempty += s.cube_nonempty;
-    into.help_nonempty += s.help_nonempty;
 }
 
 /// Rows must be sorted by (assistant, pass, case) and deduplicated.

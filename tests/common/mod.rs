@@ -3,7 +3,7 @@
 #![allow(dead_code)] // each test binary uses its own subset
 
 use std::io::BufRead;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
 pub const TYPIST: &str = env!("CARGO_BIN_EXE_typist");
@@ -62,4 +62,17 @@ pub fn serve_model(log: Option<&Path>) -> Model {
         "serve-model said {line:?}"
     );
     Model { child, url }
+}
+
+/// A profile folder with the host behind extra `host` flags (faults, delays).
+pub fn editors_with(dir: &Path, name: &str, host_args: &[&str], timeout_ms: u64) -> PathBuf {
+    let editors = dir.join("editors");
+    std::fs::create_dir_all(&editors).unwrap();
+    let mut args = vec!["host".to_string(), "--backend".into(), "ngram".into()];
+    args.extend(host_args.iter().map(|s| s.to_string()));
+    let toml = format!(
+        "name = \"{name}\"\ncommand = \"@typist\"\nargs = {args:?}\ndialect = \"inline\"\nlanguages = [\"python\", \"javascript\"]\nextensions = [\"py\", \"js\"]\nrequest_timeout_ms = {timeout_ms}\n"
+    );
+    std::fs::write(editors.join(format!("{name}.toml")), toml).unwrap();
+    editors
 }
