@@ -178,6 +178,10 @@ struct RunArgs {
     /// Continue the run in --out, skipping recorded cases.
     #[arg(long)]
     resume: bool,
+    /// With --resume: ask again the cases recorded as error or timeout (the new record
+    /// replaces the old one).
+    #[arg(long)]
+    retry_errors: bool,
     /// Run part of the plan: i/n (0-based) or auto (Kubernetes Indexed Job, Slurm array).
     #[arg(long, value_name = "i/n|auto")]
     shard: Option<String>,
@@ -704,7 +708,13 @@ fn cmd_run(a: RunArgs) -> Result<ExitCode> {
         max_restarts: a.max_restarts,
         plan_source,
         transcripts: a.transcripts.clone(),
+        retry_errors: a.retry_errors,
     };
+    if a.retry_errors && !a.resume {
+        anyhow::bail!(
+            "--retry-errors goes with --resume (it asks again the failed cases of a run in --out)"
+        );
+    }
     if !a.quiet {
         eprintln!(
             "typist run: {} cases, {} assistant(s), {} job(s), {} pass(es) -> {}",

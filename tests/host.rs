@@ -283,3 +283,68 @@ fn runs_survive_garbage_frames_and_log_floods() {
         );
     }
 }
+
+/// The adversary of the replay's honesty test is real: a workspace whose target file is
+/// on disk in full when the server starts (the old replay's leak) lets `--backend cheat`
+/// answer the hidden line exactly, although the editor's document holds only the lines
+/// above it. (`tests/replay.rs` shows it finds nothing in a real run.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cheating_backend_finds_a_line_left_on_disk() {
+    let full = "import os\nprint(os.getcwd())\nx = 1\n";
+    let p = profile("cheat", "inline", &["host", "--backend", "cheat"], 5000);
+    let mut s = Session::start(
+        &p,
+        &Conditions::default(),
+        SessionOptions {
+            contents: vec![("a.py".into(), full.into())],
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    // The editor holds the first line only, and the disk copy now mirrors it.
+    s.open("a.py", "import os\n").unwrap();
+    assert_eq!(
+        std::fs::read_to_string(s.workspace().join("a.py")).unwrap(),
+        "import os\n"
+    );
+    let got = s
+        .suggest(
+            "a.py",
+            Position {
+                line: 1,
+                character: 0,
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(inline_lines(&got.value), ["print(os.getcwd())"]);
+    // A session that starts with the hidden state on disk gives it nothing.
+    let mut s = Session::start(
+        &p,
+        &Conditions::default(),
+        SessionOptions {
+            contents: vec![("a.py".into(), String::new())],
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    s.open("a.py", "").unwrap();
+    s.set_text("a.py", "import os\n").unwrap();
+    assert_eq!(
+        std::fs::read_to_string(s.workspace().join("a.py")).unwrap(),
+        "import os\n"
+    );
+    let got = s
+        .suggest(
+            "a.py",
+            Position {
+                line: 1,
+                character: 0,
+            },
+        )
+        .await
+        .unwrap();
+    assert!(inline_lines(&got.value).is_empty(), "{got:?}");
+}

@@ -758,3 +758,73 @@ fn ctrl_c_stops_cleanly_and_resume_completes_the_run() {
     ));
     assert_eq!(records(&out), records(&whole));
 }
+
+/// The honesty invariant: a server never holds the line it is asked to predict. The
+/// adversary (`typist host --backend cheat`) reads the whole workspace at `initialize`,
+/// at every `didOpen` and at every request, remembers every version of every file it
+/// has seen, and answers with the line at the cursor from any of them. Under every
+/// context and typing mode, with a typed prefix, lines below, open tabs, several files
+/// per repository and servers that crash and are restarted mid-file, it finds nothing:
+/// every case is empty, so its exact-match share is 0. (`tests/host.rs` shows the same
+/// adversary finding a line that was left on disk.)
+#[test]
+fn a_cheating_server_that_reads_the_workspace_finds_no_target_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let editors = editors_with(tmp.path(), "cheat", &["--backend", "cheat"], 10_000);
+    editors_with(
+        tmp.path(),
+        "cheat-crashy",
+        &["--backend", "cheat", "--crash-after", "2"],
+        10_000,
+    );
+    let modes: &[(&str, &str, &[&str])] = &[
+        ("prefix", "cheat", &[]),
+        ("full", "cheat", &["--context", "full"]),
+        ("suffix", "cheat", &["--suffix-lines", "4"]),
+        ("typed", "cheat", &["--typed-prefix", "4"]),
+        ("type", "cheat", &["--typing", "type"]),
+        ("tabs", "cheat", &["--open-tabs", "3", "--passes", "2"]),
+        ("restarts", "cheat-crashy", &[]),
+    ];
+    for (label, assistant, extra) in modes {
+        let out = tmp.path().join(label);
+        let mut args = vec![
+            "--dataset",
+            DATASET,
+            "--assistant",
+            assistant,
+            "--editors",
+            editors.to_str().unwrap(),
+            "--rate",
+            "0.08",
+            "--seed",
+            "5",
+            "--jobs",
+            "2",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        ok(&run(&args));
+        let recs = parsed(&out);
+        assert!(recs.len() > 100, "{label}: {} records", recs.len());
+        let files: std::collections::BTreeSet<(&str, &str)> = recs
+            .iter()
+            .map(|r| (r["repo"].as_str().unwrap(), r["file"].as_str().unwrap()))
+            .collect();
+        assert!(files.len() > 10, "{label}: several files per repository");
+        for r in &recs {
+            assert_eq!(r["outcome"], "empty", "{label}: the cheater found {r}");
+        }
+        let score = typist()
+            .args(["score", "--json"])
+            .arg(out.join("records.jsonl"))
+            .output()
+            .unwrap();
+        ok(&score);
+        let s: Value = serde_json::from_slice(&score.stdout).unwrap();
+        let a = &s["assistants"][assistant];
+        assert_eq!(a["exact_share"]["value"], 0.0, "{label}: {a}");
+        assert_eq!(a["integral_help"]["value"], 0.0, "{label}: {a}");
+    }
+}

@@ -58,7 +58,13 @@ impl Conditions {
                 "configuration": true,
                 "workspaceFolders": true,
                 "didChangeConfiguration": {"dynamicRegistration": false},
+                // Servers that cache the disk register for file events, and the
+                // session tells them whenever a disk copy changes.
+                "didChangeWatchedFiles": {"dynamicRegistration": true, "relativePatternSupport": true},
             },
+            // rust-analyzer sends `experimental/serverStatus` (its readiness signal)
+            // only to clients that declare this.
+            "experimental": {"serverStatusNotification": true},
             "window": {"workDoneProgress": true},
             "textDocument": {
                 "synchronization": {"dynamicRegistration": false, "didSave": false, "willSave": false},

@@ -97,6 +97,8 @@ struct ServerState {
     active_progress: HashSet<String>,
     progress_seen: bool,
     quiescent: Option<bool>,
+    /// Ids of the server's `workspace/didChangeWatchedFiles` registrations.
+    watches: HashSet<String>,
 }
 
 pub struct Session {
@@ -111,6 +113,8 @@ pub struct Session {
     caps: ServerCaps,
     state: ServerState,
     focused: Option<String>,
+    /// The canonical hash of the last suggestion request sent (see [`request_hash`]).
+    last_request_hash: Option<String>,
 }
 
 fn file_uri(p: &Path) -> String {
@@ -152,6 +156,12 @@ impl Session {
         let root = dir.path().join("workspace");
         std::fs::create_dir_all(&root).map_err(ws_err)?;
         let root = root.canonicalize().map_err(ws_err)?;
+        // The profile's own files first (go.mod, compile_flags.txt): a file of the
+        // repository with the same name wins, so the target's hidden copy is never
+        // overwritten.
+        for (name, text) in &profile.workspace_files {
+            std::fs::write(root.join(name), text).map_err(ws_err)?;
+        }
         if let Some(src) = &opts.source_root {
             for f in &opts.files {
                 let to = root.join(f);
@@ -169,9 +179,6 @@ impl Session {
                 std::fs::create_dir_all(parent).map_err(ws_err)?;
             }
             std::fs::write(&to, text).map_err(ws_err)?;
-        }
-        for (name, text) in &profile.workspace_files {
-            std::fs::write(root.join(name), text).map_err(ws_err)?;
         }
         let mut env: Vec<(String, String)> = profile
             .env
@@ -255,6 +262,7 @@ impl Session {
             caps,
             state: ServerState::default(),
             focused: None,
+            last_request_hash: None,
         })
     }
 
@@ -283,16 +291,12 @@ impl Session {
         self.caps.position_encoding
     }
 
-    /// Opens `rel` (relative to the workspace) with `text`, writing it to disk too so
-    /// that servers that read files see the same content.
+    /// Opens `rel` (relative to the workspace) with `text`. The disk copy mirrors every
+    /// open document: it is written now and after every change, so a server that reads
+    /// files sees exactly what the editor holds, never more.
     pub fn open(&mut self, rel: &str, text: &str) -> Result<(), SessionError> {
         let path = self.root.join(rel);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| SessionError::Workspace(e.to_string()))?;
-        }
-        if !path.exists() {
-            std::fs::write(&path, text).map_err(|e| SessionError::Workspace(e.to_string()))?;
-        }
+        self.write_file(rel, text)?;
         let language_id = self
             .profile
             .language_for(Path::new(rel))
@@ -313,14 +317,29 @@ impl Session {
         Ok(())
     }
 
-    /// Writes a file of the workspace on disk (not an open document's editor text):
-    /// the replay hides the target file's future lines this way.
-    pub fn write_file(&self, rel: &str, text: &str) -> Result<(), SessionError> {
+    /// Writes a file of the workspace on disk, and tells the server when it watches
+    /// files (`workspace/didChangeWatchedFiles`, if it registered for it). Open documents
+    /// are mirrored through this after every change.
+    pub fn write_file(&mut self, rel: &str, text: &str) -> Result<(), SessionError> {
         let path = self.root.join(rel);
+        let existed = path.exists();
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| SessionError::Workspace(e.to_string()))?;
         }
-        std::fs::write(&path, text).map_err(|e| SessionError::Workspace(e.to_string()))
+        std::fs::write(&path, text).map_err(|e| SessionError::Workspace(e.to_string()))?;
+        // FileChangeType: Created = 1, Changed = 2.
+        self.notify_watchers(&path, if existed { 2 } else { 1 });
+        Ok(())
+    }
+
+    fn notify_watchers(&mut self, path: &Path, kind: u8) {
+        self.pump();
+        if !self.state.watches.is_empty() {
+            self.client.notify(
+                "workspace/didChangeWatchedFiles",
+                Some(json!({"changes": [{"uri": file_uri(path), "type": kind}]})),
+            );
+        }
     }
 
     /// Replaces the text of an open document, as one change.
@@ -338,9 +357,15 @@ impl Session {
             SyncKind::Incremental => incremental_change(&doc.text, text, enc),
             _ => json!({"text": text}),
         };
+        // Typing appends: the disk copy grows by the same bytes (no rewrite of the file
+        // per keystroke).
+        let appended = text.starts_with(doc.text.as_str()).then_some(doc.text.len());
         doc.text = text.to_string();
         send_change(&self.client, doc, change);
-        Ok(())
+        match appended {
+            Some(at) => self.append_file(rel, &text[at..]),
+            None => self.write_file(rel, text),
+        }
     }
 
     /// Types `text` at the end of the document, as one change: an insertion at the end
@@ -364,6 +389,19 @@ impl Session {
         };
         doc.text.push_str(text);
         send_change(&self.client, doc, change);
+        self.append_file(rel, text)
+    }
+
+    /// Appends to a file of the workspace (the disk copy of a document being typed).
+    fn append_file(&mut self, rel: &str, text: &str) -> Result<(), SessionError> {
+        use std::io::Write;
+        let path = self.root.join(rel);
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .and_then(|mut f| f.write_all(text.as_bytes()))
+            .map_err(|e| SessionError::Workspace(format!("{}: {e}", path.display())))?;
+        self.notify_watchers(&path, 2);
         Ok(())
     }
 
@@ -411,6 +449,12 @@ impl Session {
             self.conditions.formatting_options(),
             &self.profile.request_params,
         );
+        self.last_request_hash = Some(request_hash(
+            method,
+            &params,
+            &file_uri(&self.root),
+            &doc.text,
+        ));
         let start = Instant::now();
         let answer = self
             .client
@@ -533,8 +577,12 @@ impl Session {
     }
 
     fn absorb(&mut self, ev: Event) {
-        let Event::Notification { method, params } = ev else {
-            return;
+        let (method, params) = match ev {
+            Event::Notification { method, params } => (method, params),
+            Event::Request { method, params } => {
+                self.absorb_request(&method, &params);
+                return;
+            }
         };
         let s = &mut self.state;
         match method.as_str() {
@@ -565,6 +613,83 @@ impl Session {
             _ => {}
         }
     }
+}
+
+impl Session {
+    /// Registrations the editor must honour: file watching.
+    fn absorb_request(&mut self, method: &str, params: &Value) {
+        let regs = match method {
+            "client/registerCapability" => params.get("registrations"),
+            "client/unregisterCapability" => params
+                .get("unregisterations")
+                .or_else(|| params.get("unregistrations")),
+            _ => return,
+        };
+        for r in regs.and_then(Value::as_array).into_iter().flatten() {
+            if r.get("method").and_then(Value::as_str) != Some("workspace/didChangeWatchedFiles") {
+                continue;
+            }
+            let id = r
+                .get("id")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+            if method == "client/registerCapability" {
+                self.state.watches.insert(id);
+            } else {
+                self.state.watches.remove(&id);
+            }
+        }
+    }
+
+    /// Whether the server asked to be told of file changes on disk.
+    pub fn watches_files(&mut self) -> bool {
+        self.pump();
+        !self.state.watches.is_empty()
+    }
+
+    /// The canonical hash of the last suggestion request sent, if any.
+    pub fn last_request_hash(&self) -> Option<&str> {
+        self.last_request_hash.as_deref()
+    }
+}
+
+/// sha256 of the canonical form of a suggestion request: the method, the parameters
+/// with the workspace's location and every document version taken out, and the
+/// document's text. Two requests with the same hash asked the same thing of the same
+/// editor state, whatever the run, worker or temporary folder.
+pub fn request_hash(method: &str, params: &Value, root_uri: &str, text: &str) -> String {
+    fn canon(v: &Value, root_uri: &str) -> Value {
+        match v {
+            Value::String(s) => Value::String(s.replacen(root_uri, "file:///workspace", 1)),
+            Value::Array(a) => Value::Array(a.iter().map(|x| canon(x, root_uri)).collect()),
+            Value::Object(o) => Value::Object(
+                o.iter()
+                    .filter(|(k, _)| k.as_str() != "version")
+                    .map(|(k, x)| (k.clone(), canon(x, root_uri)))
+                    .collect(),
+            ),
+            other => other.clone(),
+        }
+    }
+    let canonical = json!({
+        "method": method,
+        "params": canon(params, root_uri),
+        "text_sha256": sha256_hex(text.as_bytes()),
+    });
+    sha256_hex(canonical.to_string().as_bytes())
+}
+
+/// Lower-case hex sha256.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    use std::fmt::Write;
+    let digest = sha2::Sha256::digest(bytes);
+    let mut s = String::with_capacity(64);
+    for b in digest {
+        let _ = write!(s, "{b:02x}");
+    }
+    s
 }
 
 /// One `didChange` with the document's next version (its text already updated).

@@ -5,6 +5,7 @@
 //! crash, hang, garbage frames, log floods) for the reliability drills, off by default.
 //! Knows nothing of replay or scoring.
 
+pub mod cheat;
 pub mod http;
 pub mod ngram;
 pub mod serve_model;
@@ -44,6 +45,10 @@ pub enum BackendKind {
     Llamacpp,
     /// Text Generation Inference's `/generate`.
     Tgi,
+    /// For tests of the replay's honesty only: reads the workspace from disk at
+    /// `initialize`, every `didOpen` and every request, remembers every version of every
+    /// file, and answers with the line at the cursor from any of them (`host::cheat`).
+    Cheat,
 }
 
 /// What the n-gram model learns from.
@@ -130,6 +135,7 @@ pub struct Host {
     faults: Faults,
     docs: Mutex<HashMap<String, Doc>>,
     model: Mutex<Model>,
+    cheat: Mutex<cheat::Memory>,
     requests: AtomicU64,
 }
 
@@ -255,6 +261,15 @@ impl Host {
         let at = EditorDoc::offset_of(&doc.text, pos, PositionEncoding::Utf16);
         let prefix = &doc.text[..at];
         let text = match (self.backend, self.ngram_context) {
+            (BackendKind::Cheat, _) => {
+                let mut m = self.cheat.lock().ok()?;
+                m.read_workspace();
+                m.remember(doc.path.as_deref()?, doc.text.clone());
+                let line_start = prefix.rfind('\n').map_or(0, |i| i + 1);
+                let line = prefix[..line_start].matches('\n').count();
+                m.peek(doc.path.as_deref()?, line, &prefix[line_start..])
+                    .unwrap_or_default()
+            }
             (BackendKind::PreviousLine, _) => previous_line(prefix),
             (BackendKind::Ngram, NgramContext::Document) => {
                 ngram::predict_document(prefix, &doc.text[at..])
@@ -377,10 +392,15 @@ impl LanguageServer for Host {
             .and_then(|f| uri_path(f.uri.as_str()));
         #[allow(deprecated)]
         let root = root.or_else(|| params.root_uri.as_ref().and_then(|u| uri_path(u.as_str())));
-        if let (Some(root), BackendKind::Ngram, NgramContext::Workspace) =
-            (root, self.backend, self.ngram_context)
-        {
-            self.crawl(&root);
+        match (root, self.backend, self.ngram_context) {
+            (Some(root), BackendKind::Ngram, NgramContext::Workspace) => self.crawl(&root),
+            (Some(root), BackendKind::Cheat, _) => {
+                if let Ok(mut m) = self.cheat.lock() {
+                    m.set_root(root);
+                    m.read_workspace();
+                }
+            }
+            _ => {}
         }
         Ok(InitializeResult {
             capabilities: ServerCapabilities {
@@ -416,6 +436,12 @@ impl LanguageServer for Host {
             self.shadow(path, true);
         }
         let language = language_of(path.as_deref(), &p.text_document.language_id);
+        if self.backend == BackendKind::Cheat
+            && let (Ok(mut m), Some(path)) = (self.cheat.lock(), &path)
+        {
+            m.read_workspace();
+            m.remember(path, p.text_document.text.clone());
+        }
         if let Ok(mut docs) = self.docs.lock() {
             docs.insert(
                 uri,
@@ -437,6 +463,11 @@ impl LanguageServer for Host {
         for change in &p.content_changes {
             let v = serde_json::to_value(change).unwrap_or(Value::Null);
             apply_change_in_place(&mut doc.text, &v, PositionEncoding::Utf16);
+        }
+        if self.backend == BackendKind::Cheat
+            && let (Ok(mut m), Some(path)) = (self.cheat.lock(), &doc.path)
+        {
+            m.remember(path, doc.text.clone());
         }
     }
 
@@ -501,6 +532,7 @@ pub async fn serve_stdio(args: HostArgs) {
         faults,
         docs: Mutex::new(HashMap::new()),
         model: Mutex::new(Model::default()),
+        cheat: Mutex::new(cheat::Memory::default()),
         requests: AtomicU64::new(0),
     })
     .custom_method("textDocument/inlineCompletion", Host::inline_completion)

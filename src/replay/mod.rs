@@ -140,6 +140,8 @@ pub struct RunOptions {
     pub plan_source: String,
     /// Write each session's LSP transcript (secrets redacted) into this folder.
     pub transcripts: Option<PathBuf>,
+    /// With `resume`: ask again the cases recorded as `error` or `timeout`.
+    pub retry_errors: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -206,6 +208,19 @@ pub fn check_assistants(profiles: &[Profile]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Why `profile` is not asked `case` under `cond`, if it is not: a line no longer than
+/// the typed prefix leaves nothing to suggest, and a case in a language the profile does
+/// not list is never sent as another language.
+pub fn skip_reason(case: &Case, profile: &Profile, cond: &RunConditions) -> Option<&'static str> {
+    if cond.typed_prefix > 0 && case.expected.chars().count() <= cond.typed_prefix as usize {
+        return Some("line not longer than the typed prefix");
+    }
+    if !profile.languages.iter().any(|l| l == &case.language) {
+        return Some("language not served by the profile");
+    }
+    None
 }
 
 fn now_rfc3339() -> String {
@@ -275,7 +290,13 @@ pub async fn run(
                 records_path.display()
             );
         }
-        done = existing.iter().map(Record::done_key).collect();
+        // With --retry-errors, failed cases are asked again; the new record replaces the
+        // old one when the file is finalized (the latest record of a case wins).
+        done = existing
+            .iter()
+            .filter(|r| !(opts.retry_errors && matches!(r.outcome.as_str(), "error" | "timeout")))
+            .map(Record::done_key)
+            .collect();
     }
 
     // Units: files × assistants × passes, minus what is done, in a fixed order.
@@ -288,9 +309,9 @@ pub async fn run(
                 .push(c.clone());
         }
     }
-    // Largest work first (the last unit does not leave one worker alone at the end), with
-    // a repository's files kept together so that sessions restart rarely. The order
-    // changes no record: records are sorted when the run ends.
+    // Largest work first (the last unit does not leave one worker alone at the end). The
+    // order changes no record: every unit gets its own server, and records are sorted
+    // when the run ends.
     let mut repo_size: BTreeMap<&str, usize> = BTreeMap::new();
     for ((repo, _), cases) in &by_file {
         *repo_size.entry(repo).or_default() += cases.len();
@@ -312,26 +333,42 @@ pub async fn run(
     });
     let mut queue = VecDeque::new();
     let mut todo = 0u64;
+    // Cases an assistant is not asked, by assistant and reason (counted per pass).
+    let mut skipped: BTreeMap<String, BTreeMap<&'static str, u64>> = BTreeMap::new();
     for (ai, p) in profiles.iter().enumerate() {
         for pass in 1..=opts.passes {
             for ((repo, file), cases) in &files {
-                let cases: Vec<Case> = cases
-                    .iter()
-                    .filter(|c| !done.contains(&(p.name.clone(), pass, c.case.clone())))
-                    .cloned()
-                    .collect();
-                if cases.is_empty() {
+                let mut kept: Vec<Case> = Vec::new();
+                for c in cases.iter() {
+                    if let Some(reason) = skip_reason(c, p, &cond) {
+                        *skipped
+                            .entry(p.name.clone())
+                            .or_default()
+                            .entry(reason)
+                            .or_default() += 1;
+                    } else if !done.contains(&(p.name.clone(), pass, c.case.clone())) {
+                        kept.push(c.clone());
+                    }
+                }
+                if kept.is_empty() {
                     continue;
                 }
-                todo += cases.len() as u64;
+                // A file is typed from the top: its cases in line order.
+                kept.sort_by_key(|c| c.line);
+                todo += kept.len() as u64;
                 queue.push_back(Unit {
                     assistant: ai,
                     pass,
                     repo: repo.clone(),
                     file: file.clone(),
-                    cases,
+                    cases: kept,
                 });
             }
+        }
+    }
+    for (name, reasons) in &skipped {
+        for (reason, n) in reasons {
+            tracing::warn!(assistant = %name, "{n} case(s) not asked: {reason}");
         }
     }
 
@@ -357,6 +394,7 @@ pub async fn run(
         "jobs": opts.jobs,
         "conditions": cond,
         "assistants": profiles.iter().map(|p| json!({"name": p.name, "profile": profile_json(p), "server": null})).collect::<Vec<_>>(),
+        "skipped_cases": skipped,
         "records": null,
         "message": null,
     });
@@ -409,8 +447,9 @@ pub async fn run(
                 id,
                 shared,
                 tx,
-                session: None,
+                live: None,
                 restarts: 0,
+                closing: tokio::task::JoinSet::new(),
             }
             .run()
             .await
@@ -520,9 +559,39 @@ struct Worker {
     id: usize,
     shared: Arc<Shared>,
     tx: mpsc::Sender<Record>,
-    /// The live session: assistant index, repository, session, warmed up yet.
-    session: Option<(usize, String, Session, bool)>,
+    /// The live session, serving one unit (assistant × pass × file) at most.
+    live: Option<Live>,
     restarts: u32,
+    /// Sessions being shut down in the background.
+    closing: tokio::task::JoinSet<()>,
+}
+
+/// A server process and its workspace, serving one unit. A session never outlives its
+/// unit, and is replaced within it before a case whose line it has been shown: a server
+/// that has seen a line (in a document or on disk) may remember it, so it is never asked
+/// to predict it. The target file's disk copy mirrors the editor's document at every
+/// moment, from before the server starts.
+struct Live {
+    session: Session,
+    /// The first suggestion waits for the profile's readiness rule.
+    warmed: bool,
+    /// 0-based lines of the target file this server has been shown in full.
+    shown: Vec<std::ops::Range<usize>>,
+}
+
+impl Live {
+    fn has_seen(&self, line: usize) -> bool {
+        self.shown.iter().any(|r| r.contains(&line))
+    }
+    /// Every line of `text` but the cursor's has been shown (a document's lines are the
+    /// file's lines: the target line is cut to its typed prefix, never removed).
+    fn show(&mut self, text: &str, cursor_line: usize) {
+        let n = text.split('\n').count();
+        self.shown.push(0..cursor_line.min(n));
+        if cursor_line + 1 < n {
+            self.shown.push(cursor_line + 1..n);
+        }
+    }
 }
 
 enum Ask {
@@ -533,9 +602,8 @@ enum Ask {
 impl Worker {
     async fn run(mut self) -> Result<()> {
         let result = self.run_units().await;
-        if let Some((_, _, s, _)) = self.session.take() {
-            let _ = tokio::time::timeout(Duration::from_secs(5), s.shutdown()).await;
-        }
+        self.retire();
+        while self.closing.join_next().await.is_some() {}
         result
     }
 
@@ -552,7 +620,9 @@ impl Worker {
                 .and_then(|mut q| q.pop_front());
             let Some(unit) = unit else { return Ok(()) };
             tracing::debug!(worker = self.id, file = %unit.file, pass = unit.pass, "unit");
-            self.replay_file(&unit).await?;
+            let result = self.replay_file(&unit).await;
+            self.retire();
+            result?;
         }
     }
 
@@ -560,36 +630,45 @@ impl Worker {
         &self.shared.profiles[a]
     }
 
-    /// A session for (assistant, repository): reuses the live one or starts another
-    /// whose workspace holds a copy of the repository's files.
-    async fn ensure_session(&mut self, a: usize, repo: &str) -> Result<()> {
-        if matches!(&self.session, Some((sa, sr, _, _)) if *sa == a && sr == repo) {
-            return Ok(());
+    /// Shuts the live session down in the background (its process group and temporary
+    /// folder go with it; `run` waits for every one before returning).
+    fn retire(&mut self) {
+        if let Some(live) = self.live.take() {
+            self.closing.spawn(async move {
+                let _ = tokio::time::timeout(Duration::from_secs(5), live.session.shutdown()).await;
+            });
         }
-        if let Some((_, _, s, _)) = self.session.take() {
-            let _ = tokio::time::timeout(Duration::from_secs(5), s.shutdown()).await;
-        }
-        let profile = self.profile(a).clone();
-        let contents = self
-            .shared
-            .ds
+    }
+
+    /// Starts a server for `unit` in a fresh workspace holding the repository's files,
+    /// with the target file already holding `text` (what the editor holds) before the
+    /// server starts, then opens the tabs and the target document with `text`.
+    async fn start_session(&mut self, unit: &Unit, text: &str) -> Result<()> {
+        self.retire();
+        let profile = self.profile(unit.assistant).clone();
+        let ds = self.shared.ds.clone();
+        let repo = ds
             .repos
             .iter()
-            .find(|r| r.name == repo)
-            .map(|r| {
-                r.files
-                    .iter()
-                    .map(|f| (f.rel.clone(), f.text.clone()))
-                    .collect()
+            .find(|r| r.name == unit.repo)
+            .context("repository vanished from the dataset")?;
+        let contents = repo
+            .files
+            .iter()
+            .map(|f| {
+                let t = if f.rel == unit.file { text } else { &f.text };
+                (f.rel.clone(), t.to_string())
             })
-            .unwrap_or_default();
+            .collect();
         let n = self.shared.sessions_started.fetch_add(1, Ordering::SeqCst);
-        let transcript = self
-            .shared
-            .transcripts
-            .as_ref()
-            .map(|d| d.join(format!("{}-{repo}-{n}.jsonl", profile.name)));
-        let session = Session::start(
+        let transcript = self.shared.transcripts.as_ref().map(|d| {
+            d.join(format!(
+                "{}-{}-{n}.jsonl",
+                profile.name,
+                unit.repo.replace('/', "_")
+            ))
+        });
+        let mut session = Session::start(
             &profile,
             &self.shared.cond.editor,
             SessionOptions {
@@ -605,49 +684,16 @@ impl Worker {
             s.entry(profile.name.clone())
                 .or_insert_with(|| json!({"name": info.name, "version": info.version}));
         }
-        self.session = Some((a, repo.to_string(), session, false));
+        for t in neighbours(&repo.files, &unit.file, self.shared.cond.open_tabs as usize) {
+            session.open(&t.rel, &t.text)?;
+        }
+        session.open(&unit.file, text)?;
+        self.live = Some(Live {
+            session,
+            warmed: false,
+            shown: Vec::new(),
+        });
         Ok(())
-    }
-
-    /// Opens the tabs and the target document (with `text`) in the live session.
-    fn establish(&mut self, unit: &Unit, text: &str) -> Result<()> {
-        let n = self.shared.cond.open_tabs as usize;
-        let ds = self.shared.ds.clone();
-        let Some((_, _, s, _)) = self.session.as_mut() else {
-            bail!("no session")
-        };
-        let repo = ds
-            .repos
-            .iter()
-            .find(|r| r.name == unit.repo)
-            .context("repository vanished from the dataset")?;
-        // Hide the target's future lines from servers that read the disk.
-        s.write_file(&unit.file, text)?;
-        for t in neighbours(&repo.files, &unit.file, n) {
-            if s.document(&t.rel).is_none() {
-                s.open(&t.rel, &t.text)?;
-            }
-        }
-        s.open(&unit.file, text)?;
-        Ok(())
-    }
-
-    fn teardown(&mut self, unit: &Unit) {
-        let n = self.shared.cond.open_tabs as usize;
-        let ds = self.shared.ds.clone();
-        let Some((_, _, s, _)) = self.session.as_mut() else {
-            return;
-        };
-        let Some(repo) = ds.repos.iter().find(|r| r.name == unit.repo) else {
-            return;
-        };
-        for t in neighbours(&repo.files, &unit.file, n) {
-            s.close(&t.rel);
-        }
-        s.close(&unit.file);
-        if let Some(f) = repo.files.iter().find(|f| f.rel == unit.file) {
-            let _ = s.write_file(&unit.file, &f.text);
-        }
     }
 
     async fn replay_file(&mut self, unit: &Unit) -> Result<()> {
@@ -656,15 +702,11 @@ impl Worker {
             .file(&unit.repo, &unit.file)
             .context("file vanished from the dataset")?;
         let lines = file.lines();
-        self.ensure_session(unit.assistant, &unit.repo).await?;
-        self.establish(unit, "")?;
         let cond = self.shared.cond.clone();
-        let result = match cond.typing {
+        match cond.typing {
             TypingMode::Paste => self.replay_paste(unit, &lines, &cond).await,
             TypingMode::Type => self.replay_type(unit, &lines, &cond).await,
-        };
-        self.teardown(unit);
-        result
+        }
     }
 
     async fn replay_paste(
@@ -677,6 +719,7 @@ impl Worker {
             if self.shared.cancel.load(Ordering::SeqCst) {
                 return Ok(());
             }
+            let idx = case.line as usize - 1;
             let (text, cursor) = typing::paste_document(
                 lines,
                 case.line as usize,
@@ -684,6 +727,9 @@ impl Worker {
                 cond.context,
                 cond.suffix_lines as usize,
             );
+            if self.live.as_ref().is_none_or(|l| l.has_seen(idx)) {
+                self.start_session(unit, "").await?;
+            }
             self.set_text(unit, &text)?;
             self.ask_and_record(unit, case, &text, cursor).await?;
         }
@@ -700,6 +746,7 @@ impl Worker {
         let Some(&last) = cases.keys().next_back() else {
             return Ok(());
         };
+        self.start_session(unit, "").await?;
         let mut text = String::new();
         for (i, line) in lines.iter().enumerate() {
             let n = i as u32 + 1;
@@ -746,11 +793,12 @@ impl Worker {
         }
     }
 
+    /// Sets the target document (and so its disk copy) to `text`.
     fn set_text(&mut self, unit: &Unit, text: &str) -> Result<()> {
-        let Some((_, _, s, _)) = self.session.as_mut() else {
+        let Some(live) = self.live.as_mut() else {
             bail!("no session")
         };
-        s.set_text(&unit.file, text)?;
+        live.session.set_text(&unit.file, text)?;
         Ok(())
     }
 
@@ -759,26 +807,28 @@ impl Worker {
         if settle > 0 {
             tokio::time::sleep(Duration::from_millis(settle)).await;
         }
-        let Some((_, _, s, warmed)) = self.session.as_mut() else {
+        let Some(live) = self.live.as_mut() else {
             return Ask::Failed(SessionError::Workspace("no session".into()));
         };
-        let pos = Document::position_of(text, cursor_byte, s.encoding());
-        let r = if *warmed {
+        let pos = Document::position_of(text, cursor_byte, live.session.encoding());
+        live.show(text, pos.line as usize);
+        let s = &mut live.session;
+        let r = if live.warmed {
             s.suggest(&unit.file, pos).await
         } else {
             s.suggest_when_ready(&unit.file, pos).await
         };
         match r {
             Ok(t) => {
-                *warmed = true;
+                live.warmed = true;
                 Ask::Got(t)
             }
             Err(e) => Ask::Failed(e),
         }
     }
 
-    /// Asks once; if the server died, restarts it, restores the editor state and asks
-    /// once more. A server that keeps dying stops the run.
+    /// Asks once; if the server died, restarts it with the editor's state (on disk and in
+    /// the document) and asks once more. A server that keeps dying stops the run.
     async fn ask_and_record(
         &mut self,
         unit: &Unit,
@@ -799,15 +849,19 @@ impl Worker {
                     self.restarts - 1
                 );
             }
-            self.session = None;
-            self.ensure_session(unit.assistant, &unit.repo).await?;
-            self.establish(unit, text)?;
+            self.start_session(unit, text).await?;
             outcome = self.ask(unit, text, cursor).await;
         }
         if let Ask::Got(_) = outcome {
             self.restarts = 0;
         }
-        let record = self.record(unit, case, text, cursor, outcome);
+        let request_hash = self
+            .live
+            .as_ref()
+            .and_then(|l| l.session.last_request_hash())
+            .map(str::to_string);
+        let mut record = self.record(unit, case, text, cursor, outcome);
+        record.request_hash = request_hash;
         self.tx
             .send(record)
             .await
@@ -826,12 +880,18 @@ impl Worker {
             assistant: profile.name.clone(),
             pass: unit.pass,
             outcome: String::new(),
+            typed: typing::typed_prefix(&case.expected, self.shared.cond.typed_prefix as usize)
+                .chars()
+                .count() as u32,
             expected: case.expected.clone(),
             predicted: None,
             latency_ms: None,
             predicted_text: None,
             error: None,
             items: None,
+            request_hash: None,
+            response_hash: None,
+            extra: Default::default(),
         };
         // The cursor's line as it stands before accepting anything.
         let line_start = text[..cursor].rfind('\n').map_or(0, |i| i + 1);
@@ -843,6 +903,11 @@ impl Worker {
                     r.latency_ms = Some((t.latency_ms * 1000.0).round() / 1000.0);
                 }
                 r.items = Some(t.value.len());
+                r.response_hash = Some(crate::editor::session::sha256_hex(
+                    serde_json::to_string(&t.value)
+                        .unwrap_or_default()
+                        .as_bytes(),
+                ));
                 match &t.value {
                     Suggestions::Inline(items) => match items.first() {
                         Some(first) if first.text != current => {

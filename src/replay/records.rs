@@ -20,6 +20,10 @@ pub struct Record {
     pub assistant: String,
     pub pass: u32,
     pub outcome: String,
+    /// Characters of `expected` the user typed before asking (the typed prefix, k):
+    /// they are the user's, never the assistant's help.
+    #[serde(default)]
+    pub typed: u32,
     pub expected: String,
     pub predicted: Option<String>,
     pub latency_ms: Option<f64>,
@@ -32,6 +36,17 @@ pub struct Record {
     /// How many suggestions the assistant offered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub items: Option<usize>,
+    /// sha256 of the canonical request (method, parameters without ids, versions or the
+    /// temporary folder, and the document's text): equal hashes, equal questions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_hash: Option<String>,
+    /// sha256 of the normalized answer (outcomes `suggestion` and `empty`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_hash: Option<String>,
+    /// Fields this version does not know (written by another kind of run or a later
+    /// version): kept as they are by resume, merge and the final sort.
+    #[serde(flatten)]
+    pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
 impl Record {
@@ -112,9 +127,11 @@ pub fn read_all(path: &Path) -> Result<Vec<Record>> {
 }
 
 /// Rewrites the records file sorted by (assistant, pass, repo, file, line), keeping one
-/// record per (assistant, pass, case), atomically.
+/// record per (assistant, pass, case), the one written last (a retried case's new
+/// record replaces the failed one), atomically.
 pub fn finalize(path: &Path) -> Result<usize> {
     let (mut records, _) = read_for_resume(path)?;
+    records.reverse();
     records.sort_by_key(|a| a.key());
     let mut seen = BTreeSet::new();
     records.retain(|r| seen.insert(r.done_key()));

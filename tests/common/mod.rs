@@ -64,11 +64,15 @@ pub fn serve_model(log: Option<&Path>) -> Model {
     Model { child, url }
 }
 
-/// A profile folder with the host behind extra `host` flags (faults, delays).
+/// A profile folder with the host behind extra `host` flags (faults, delays; the n-gram
+/// backend unless they name another).
 pub fn editors_with(dir: &Path, name: &str, host_args: &[&str], timeout_ms: u64) -> PathBuf {
     let editors = dir.join("editors");
     std::fs::create_dir_all(&editors).unwrap();
-    let mut args = vec!["host".to_string(), "--backend".into(), "ngram".into()];
+    let mut args = vec!["host".to_string()];
+    if !host_args.contains(&"--backend") {
+        args.extend(["--backend".to_string(), "ngram".into()]);
+    }
     args.extend(host_args.iter().map(|s| s.to_string()));
     let toml = format!(
         "name = \"{name}\"\ncommand = \"@typist\"\nargs = {args:?}\ndialect = \"inline\"\nlanguages = [\"python\", \"javascript\"]\nextensions = [\"py\", \"js\"]\nrequest_timeout_ms = {timeout_ms}\n"
