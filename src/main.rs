@@ -380,7 +380,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 },
             )?;
             let plan = typist::dataset::sample(&ds, &opts);
-            typist::dataset::write_plan(&out, &plan)?;
+            let source = typist::dataset::PlanSource::new(&dataset, sampling.single_repo, &out);
+            typist::dataset::write_plan(&out, &plan, Some(&source))?;
             let files: usize = ds.repos.iter().map(|r| r.files.len()).sum();
             out!(
                 "{} cases from {} files in {} repositories ({} skipped) -> {} ({})",
@@ -631,12 +632,28 @@ fn cmd_run(a: RunArgs) -> Result<ExitCode> {
         .iter()
         .map(|n| profile::find_profile(n, editors.as_deref()))
         .collect::<Result<Vec<_>>>()?;
+    // The plan first: it may say which dataset it was sampled from.
+    let plan_path = a.plan.clone().or(c.plan.clone());
+    let read = plan_path
+        .as_deref()
+        .map(typist::dataset::read_plan)
+        .transpose()?;
+    let plan_source = read.as_ref().and_then(|(_, s)| s.clone());
+    // --dataset, else the plan's own dataset, else config.toml's.
     let dataset = a
         .dataset
         .clone()
+        .or_else(|| {
+            plan_source
+                .as_ref()
+                .zip(plan_path.as_deref())
+                .map(|(s, p)| s.resolve(p))
+        })
         .or(c.dataset.clone())
-        .context("no dataset: pass --dataset DIR (also needed with --plan) or set run.dataset in config.toml")?;
-    let single_repo = a.sampling.single_repo || c.single_repo.unwrap_or(false);
+        .context("no dataset: pass --dataset DIR or set run.dataset in config.toml (a plan made by `typist sample` remembers its own)")?;
+    let single_repo = a.sampling.single_repo
+        || plan_source.as_ref().is_some_and(|s| s.single_repo)
+        || c.single_repo.unwrap_or(false);
     let ds = typist::dataset::walk(
         &dataset,
         &typist::dataset::WalkOptions {
@@ -644,10 +661,25 @@ fn cmd_run(a: RunArgs) -> Result<ExitCode> {
             ..Default::default()
         },
     )?;
-    let plan_path = a.plan.clone().or(c.plan.clone());
-    let (plan, plan_source) = match &plan_path {
-        Some(p) => (typist::dataset::read_plan(p)?, p.display().to_string()),
-        None => {
+    let (plan, plan_source) = match (read, &plan_path) {
+        (Some((cases, source)), Some(p)) => {
+            let changed = typist::dataset::changed_files(&ds, &cases);
+            if !changed.is_empty() {
+                let made_from = source
+                    .as_ref()
+                    .map(|s| format!("it was sampled from {}", s.dataset.display()))
+                    .unwrap_or_else(|| "it does not say which dataset it was sampled from".into());
+                anyhow::bail!(
+                    "the plan {} does not match the dataset {} ({made_from}): {} file(s) changed or missing:\n  {}",
+                    p.display(),
+                    dataset.display(),
+                    changed.len(),
+                    changed.join("\n  ")
+                );
+            }
+            (cases, p.display().to_string())
+        }
+        _ => {
             let o = sample_options(&a.sampling, c);
             let how = if o.all_lines {
                 "all lines".to_string()

@@ -279,3 +279,98 @@ fn help_lists_the_subcommands() {
         assert!(text.contains(sub), "{text}");
     }
 }
+
+/// Servers that cache the disk register for `workspace/didChangeWatchedFiles`; the
+/// session tells them when a disk copy changes, so pyright's view of a file that is not
+/// open follows the disk (it offers the function the new copy defines, not the old one).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pyright_follows_disk_changes_through_watched_file_events() {
+    let p = profile::find_profile("pyright", None).unwrap();
+    assert!(p.resolve_command().is_some(), "pyright is not installed");
+    let mut s = Session::start(
+        &p,
+        &Conditions::default(),
+        SessionOptions {
+            contents: vec![("helper.py".into(), "def alpha_old():\n    pass\n".into())],
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    s.open("main.py", "import helper\nhelper.").unwrap();
+    let at = Position {
+        line: 1,
+        character: 7,
+    };
+    let got = s.suggest_when_ready("main.py", at).await.unwrap();
+    assert!(
+        got.value.has_in_top("alpha_old", 5),
+        "{:?}",
+        labels(&got.value)
+    );
+    assert!(s.watches_files(), "pyright registered no file watcher");
+    s.write_file("helper.py", "def beta_new():\n    pass\n")
+        .unwrap();
+    // Any edit of the open file makes pyright re-check it against the new helper.
+    s.set_text("main.py", "import helper\n\nhelper.").unwrap();
+    let at = Position {
+        line: 2,
+        character: 7,
+    };
+    let mut found = false;
+    for _ in 0..40 {
+        let got = s.suggest("main.py", at).await.unwrap();
+        if got.value.has_in_top("beta_new", 5) {
+            assert!(
+                !got.value.has_in_top("alpha_old", 50),
+                "{:?}",
+                labels(&got.value)
+            );
+            found = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    assert!(found, "pyright never saw the new helper.py");
+    s.shutdown().await;
+}
+
+/// rust-analyzer's readiness signal, `experimental/serverStatus`, is sent only to a
+/// client that declares `experimental.serverStatusNotification`: the session declares
+/// it, so the readiness rule ends on the server's word (quiescent) and the completion
+/// that follows is a real one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rust_analyzer_reports_its_status_and_completes_after_it() {
+    let p = profile::find_profile("rust-analyzer", None).unwrap();
+    if p.resolve_command().is_none() {
+        // rust-analyzer comes from rustup's own server, which is not a package registry
+        // and may be out of reach (scripts/install-servers.sh says so when it is).
+        eprintln!(
+            "NOT RUN: rust-analyzer is not installed ({})",
+            p.install_hint
+        );
+        return;
+    }
+    let mut s = Session::start(&p, &Conditions::default(), SessionOptions::default())
+        .await
+        .unwrap();
+    let text = "pub fn f() -> String {\n    String::from(\"a\").to_up";
+    s.open("probe.rs", text).unwrap();
+    let got = s
+        .suggest_when_ready(
+            "probe.rs",
+            Position {
+                line: 1,
+                character: 28,
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(s.server_status(), Some(true), "no quiescent serverStatus");
+    assert!(
+        got.value.has_in_top("to_uppercase", 5),
+        "{:?}",
+        labels(&got.value)
+    );
+    s.shutdown().await;
+}

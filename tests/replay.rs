@@ -386,9 +386,43 @@ fn a_changed_dataset_refuses_the_plan_with_the_changed_files() {
         ])
         .output()
         .unwrap());
+    // The plan remembers its dataset: no --dataset needed.
+    let o = run(&[
+        "--plan",
+        plan.to_str().unwrap(),
+        "--assistant",
+        "typist-ngram",
+        "--out",
+        tmp.path().join("o1").to_str().unwrap(),
+    ]);
+    ok(&o);
+    let m: Value = serde_json::from_str(
+        &std::fs::read_to_string(tmp.path().join("o1/manifest.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        std::fs::canonicalize(m["dataset"]["path"].as_str().unwrap()).unwrap(),
+        std::fs::canonicalize(&ds).unwrap()
+    );
     let f = ds.join("pluggy/src/pluggy/_result.py");
     let text = std::fs::read_to_string(&f).unwrap();
     std::fs::write(&f, text + "\n# changed\n").unwrap();
+    // Without --dataset, the refusal names the dataset the plan was sampled from.
+    let o = run(&[
+        "--plan",
+        plan.to_str().unwrap(),
+        "--assistant",
+        "typist-ngram",
+        "--out",
+        tmp.path().join("o2").to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    let ds_canon = std::fs::canonicalize(&ds).unwrap();
+    assert!(
+        err.contains(&format!("sampled from {}", ds_canon.display())),
+        "{err}"
+    );
     let o = run(&[
         "--dataset",
         ds.to_str().unwrap(),
@@ -827,4 +861,140 @@ fn a_cheating_server_that_reads_the_workspace_finds_no_target_line() {
         assert_eq!(a["exact_share"]["value"], 0.0, "{label}: {a}");
         assert_eq!(a["integral_help"]["value"], 0.0, "{label}: {a}");
     }
+}
+
+/// `--resume --retry-errors` asks again the cases recorded as `timeout` or `error`; the
+/// new records replace the failed ones, and the result equals a run that never failed.
+#[test]
+fn retry_errors_replaces_failed_records_with_answers() {
+    let tmp = tempfile::tempdir().unwrap();
+    let editors = editors_with(tmp.path(), "flaky", &["--hang-after", "1"], 300);
+    let out = tmp.path().join("out");
+    let args = |out: &Path| {
+        vec![
+            "--dataset".to_string(),
+            DATASET.into(),
+            "--assistant".into(),
+            "flaky".into(),
+            "--editors".into(),
+            editors.to_str().unwrap().into(),
+            "--rate".into(),
+            "0.01".into(),
+            "--seed".into(),
+            "3".into(),
+            "--out".into(),
+            out.to_str().unwrap().into(),
+        ]
+    };
+    let a: Vec<String> = args(&out);
+    ok(&run(&a.iter().map(String::as_str).collect::<Vec<_>>()));
+    let first = parsed(&out);
+    assert!(first.len() > 5);
+    assert!(first.iter().all(|r| r["outcome"] == "timeout"));
+    // The server is mended under the same name; a plain resume has nothing to do.
+    editors_with(tmp.path(), "flaky", &[], 10_000);
+    let mut resume = a.clone();
+    resume.push("--resume".into());
+    ok(&run(&resume.iter().map(String::as_str).collect::<Vec<_>>()));
+    assert_eq!(
+        parsed(&out),
+        first,
+        "--resume alone keeps the failed records"
+    );
+    resume.push("--retry-errors".into());
+    ok(&run(&resume.iter().map(String::as_str).collect::<Vec<_>>()));
+    let clean = tmp.path().join("clean");
+    let c: Vec<String> = args(&clean);
+    ok(&run(&c.iter().map(String::as_str).collect::<Vec<_>>()));
+    assert_eq!(records(&out), records(&clean));
+}
+
+/// Cases a profile cannot be asked are counted, never sent: lines no longer than the
+/// typed prefix, and languages the profile does not list.
+#[test]
+fn short_lines_and_other_languages_are_skipped_with_counted_reasons() {
+    let tmp = tempfile::tempdir().unwrap();
+    let editors = tmp.path().join("editors");
+    std::fs::create_dir_all(&editors).unwrap();
+    std::fs::write(
+        editors.join("py-only.toml"),
+        format!(
+            "name = \"py-only\"\ncommand = \"{TYPIST}\"\nargs = [\"host\", \"--backend\", \"previous-line\"]\ndialect = \"inline\"\nlanguages = [\"python\"]\nextensions = [\"py\"]\n"
+        ),
+    )
+    .unwrap();
+    let out = tmp.path().join("out");
+    ok(&run(&[
+        "--dataset",
+        DATASET,
+        "--assistant",
+        "py-only",
+        "--editors",
+        editors.to_str().unwrap(),
+        "--rate",
+        "0.05",
+        "--seed",
+        "1",
+        "--typed-prefix",
+        "30",
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    let recs = parsed(&out);
+    assert!(recs.len() > 20);
+    for r in &recs {
+        assert_eq!(r["language"], "python", "{r}");
+        assert_eq!(r["typed"], 30, "{r}");
+        assert!(r["expected"].as_str().unwrap().chars().count() > 30, "{r}");
+    }
+    let m: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    let skipped = &m["skipped_cases"]["py-only"];
+    let short = skipped["line not longer than the typed prefix"]
+        .as_u64()
+        .unwrap();
+    let lang = skipped["language not served by the profile"]
+        .as_u64()
+        .unwrap();
+    assert!(short > 0 && lang > 0, "{skipped}");
+    assert_eq!(
+        recs.len() as u64 + short + lang,
+        m["plan"]["cases"].as_u64().unwrap(),
+        "every planned case is recorded or counted as skipped"
+    );
+}
+
+/// A profile whose dialect needs a capability the server does not declare is refused
+/// before any case, naming both (pyright answers completion lists, not inline ones).
+#[test]
+fn a_server_without_the_dialects_capability_is_refused_before_the_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let editors = tmp.path().join("editors");
+    std::fs::create_dir_all(&editors).unwrap();
+    let pyright =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("editors/pyright.toml"))
+            .unwrap()
+            .replace("name = \"pyright\"", "name = \"pyright-inline\"")
+            .replace("dialect = \"completion\"", "dialect = \"inline\"");
+    std::fs::write(editors.join("pyright-inline.toml"), pyright).unwrap();
+    let out = tmp.path().join("out");
+    let o = run(&[
+        "--dataset",
+        DATASET,
+        "--assistant",
+        "pyright-inline",
+        "--editors",
+        editors.to_str().unwrap(),
+        "--rate",
+        "0.01",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("pyright-inline") && err.contains("inlineCompletionProvider"),
+        "{err}"
+    );
+    assert!(!out.join("records.jsonl").exists());
 }

@@ -23,6 +23,27 @@ impl TriggerKind {
             TriggerKind::Automatic => 2,
         }
     }
+
+    /// `CompletionTriggerKind` for `textDocument/completion` (the lsp-ai dialect, which
+    /// tabby-agent speaks too): LSP has no separate automatic kind there; `Invoked = 1`
+    /// covers "typing an identifier (24x7 code complete), manual invocation or via API",
+    /// so both kinds send 1 (trigger characters belong to completion-list sessions).
+    pub fn completion_code(self) -> u8 {
+        match self {
+            TriggerKind::Invoked | TriggerKind::Automatic => 1,
+        }
+    }
+
+    /// What a dialect's request carries for this trigger kind, for the manifest.
+    pub fn on_wire(self, dialect: super::profile::DialectKind) -> Value {
+        use super::profile::DialectKind::*;
+        match dialect {
+            Inline | Copilot => json!({"triggerKind": self.inline_code()}),
+            Completion | LspAi => json!({"triggerKind": self.completion_code()}),
+            // Their requests have no trigger field.
+            LspAiGeneration | LlmLs => Value::Null,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -329,7 +329,7 @@ pub fn request_for(
         ),
         Completion | LspAi => (
             "textDocument/completion",
-            json!({"textDocument": td, "position": cursor.to_json(), "context": {"triggerKind": 1}}),
+            json!({"textDocument": td, "position": cursor.to_json(), "context": {"triggerKind": trigger.completion_code()}}),
         ),
         LlmLs => (
             "llm-ls/getCompletions",

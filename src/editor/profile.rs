@@ -28,6 +28,18 @@ pub enum DialectKind {
     LlmLs,
 }
 
+impl DialectKind {
+    /// The server capability (a key of `ServerCapabilities` in the `initialize` answer)
+    /// this dialect's request needs, when the request is a standard one.
+    pub fn required_capability(self) -> Option<&'static str> {
+        match self {
+            DialectKind::Inline | DialectKind::Copilot => Some("inlineCompletionProvider"),
+            DialectKind::Completion | DialectKind::LspAi => Some("completionProvider"),
+            DialectKind::LspAiGeneration | DialectKind::LlmLs => None,
+        }
+    }
+}
+
 /// When the server's answers can be trusted after a document is opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]

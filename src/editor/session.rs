@@ -64,6 +64,17 @@ pub struct ServerInfo {
     pub version: Option<String>,
 }
 
+impl ServerCaps {
+    /// Whether the server declared `key` (`inlineCompletionProvider`, `completionProvider`).
+    pub fn declares(&self, key: &str) -> bool {
+        match key {
+            "inlineCompletionProvider" => self.inline,
+            "completionProvider" => self.completion,
+            _ => false,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct ServerCaps {
     pub inline: bool,
@@ -359,7 +370,9 @@ impl Session {
         };
         // Typing appends: the disk copy grows by the same bytes (no rewrite of the file
         // per keystroke).
-        let appended = text.starts_with(doc.text.as_str()).then_some(doc.text.len());
+        let appended = text
+            .starts_with(doc.text.as_str())
+            .then_some(doc.text.len());
         doc.text = text.to_string();
         send_change(&self.client, doc, change);
         match appended {
@@ -640,6 +653,12 @@ impl Session {
                 self.state.watches.remove(&id);
             }
         }
+    }
+
+    /// rust-analyzer's `experimental/serverStatus`: `Some(quiescent)` once it was heard.
+    pub fn server_status(&mut self) -> Option<bool> {
+        self.pump();
+        self.state.quiescent
     }
 
     /// Whether the server asked to be told of file changes on disk.

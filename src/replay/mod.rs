@@ -223,6 +223,35 @@ pub fn skip_reason(case: &Case, profile: &Profile, cond: &RunConditions) -> Opti
     None
 }
 
+/// Starts each assistant once in an empty workspace before the run and refuses one
+/// whose server does not declare the capability its dialect's request needs (a server
+/// that cannot start is refused here too, before any case is asked).
+pub async fn check_capabilities(profiles: &[Profile], cond: &Conditions) -> Result<()> {
+    for p in profiles {
+        let Some(needed) = p.dialect.required_capability() else {
+            continue;
+        };
+        let session = Session::start(p, cond, SessionOptions::default())
+            .await
+            .map_err(|e| anyhow::anyhow!("{}: {e}", p.name))?;
+        let declared = session.capabilities().declares(needed);
+        let server = session
+            .server_info()
+            .name
+            .clone()
+            .unwrap_or_else(|| p.command.clone());
+        let _ = tokio::time::timeout(Duration::from_secs(5), session.shutdown()).await;
+        if !declared {
+            bail!(
+                "profile {} (dialect {:?}) needs the server capability {needed}, which {server} does not declare in its initialize answer",
+                p.name,
+                p.dialect
+            );
+        }
+    }
+    Ok(())
+}
+
 fn now_rfc3339() -> String {
     humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
 }
@@ -251,6 +280,7 @@ pub async fn run(
         );
     }
     check_plan(&ds, plan)?;
+    check_capabilities(&profiles, &cond.editor).await?;
     std::fs::create_dir_all(&opts.out)
         .with_context(|| format!("cannot create {}", opts.out.display()))?;
     let records_path = opts.out.join("records.jsonl");
@@ -393,7 +423,7 @@ pub async fn run(
         "passes": opts.passes,
         "jobs": opts.jobs,
         "conditions": cond,
-        "assistants": profiles.iter().map(|p| json!({"name": p.name, "profile": profile_json(p), "server": null})).collect::<Vec<_>>(),
+        "assistants": profiles.iter().map(|p| json!({"name": p.name, "profile": profile_json(p), "trigger_on_wire": cond.editor.trigger.on_wire(p.dialect), "server": null})).collect::<Vec<_>>(),
         "skipped_cases": skipped,
         "records": null,
         "message": null,
