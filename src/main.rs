@@ -354,6 +354,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
             } else {
                 out!("{}", score_table(&summary));
             }
+            let silent = silent_assistants(&summary);
+            if !silent.is_empty() {
+                eprintln!("typist score: no answered case from {}", silent.join(", "));
+                return Ok(ExitCode::from(EXIT_NO_ANSWERS));
+            }
             Ok(ExitCode::SUCCESS)
         }
         Command::Bench(BenchCommand::Run { dataset, dir, runs }) => {
@@ -561,9 +566,50 @@ fn score_table(s: &typist::score::Summary) -> String {
         ]);
     }
     let mut out = format!(
-        "{} records, {} repositories, pass {}, {} resamples (seed {})\n\n{t}",
-        s.records, s.repositories, s.pass, s.bootstrap, s.seed
+        "{} records, {} repositories, pass {}, {} resamples of {} {}s (seed {}){}\n\n{t}",
+        s.records,
+        s.repositories,
+        s.pass,
+        s.bootstrap,
+        s.units,
+        s.unit,
+        s.seed,
+        if s.unit == "file" {
+            " — fewer than 10 repositories: files are resampled"
+        } else {
+            ""
+        }
     );
+    // Per assistant: what failed, and identical requests answered differently.
+    for (name, a) in &s.assistants {
+        if a.errors + a.timeouts > 0 {
+            out.push_str(&format!(
+                "\n{name}: {} error(s), {} timeout(s){}",
+                a.errors,
+                a.timeouts,
+                a.top_error
+                    .as_deref()
+                    .map(|e| format!("; most common: {e}"))
+                    .unwrap_or_default()
+            ));
+        }
+        if a.cases == 0 {
+            out.push_str(&format!("\n{name}: answered no case"));
+        }
+        if let Some(share) = a.nondeterminism.share
+            && a.nondeterminism.differing > 0
+        {
+            out.push_str(&format!(
+                "\n{name}: {} of {} repeated requests answered differently ({})",
+                a.nondeterminism.differing,
+                a.nondeterminism.repeated,
+                pct(share)
+            ));
+        }
+        for (reason, n) in &a.skipped {
+            out.push_str(&format!("\n{name}: {n} record(s) not scored: {reason}"));
+        }
+    }
     if !s.pairwise.is_empty() {
         let mut p = comfy_table::Table::new();
         p.load_style(comfy_table::presets::ASCII_MARKDOWN);
@@ -584,12 +630,36 @@ fn score_table(s: &typist::score::Summary) -> String {
                 r.cases.to_string(),
                 pct(r.diff),
                 pct(r.sd),
-                format!("{:.4}", r.p_value),
+                match r.p_value {
+                    Some(p) => format!("{p:.4}{}", if r.few_units { "*" } else { "" }),
+                    None => "n/a".to_string(),
+                },
             ]);
         }
         out.push_str(&format!("\n\n{p}"));
+        if s.pairwise.iter().any(|r| r.few_units) {
+            out.push_str(&format!(
+                "\n* {} {}s resampled (fewer than 10): read with care",
+                s.units, s.unit
+            ));
+        }
+        if s.pairwise.iter().any(|r| r.p_value.is_none()) {
+            out.push_str("\nn/a: no spread in the resamples, so no p-value");
+        }
     }
     out
+}
+
+/// Exit code when some assistant answered no case (every record an error or a
+/// timeout): the figures say nothing about it.
+const EXIT_NO_ANSWERS: u8 = 3;
+
+fn silent_assistants(s: &typist::score::Summary) -> Vec<&str> {
+    s.assistants
+        .iter()
+        .filter(|(_, a)| a.cases == 0 && a.records > 0 && a.ranking.is_empty())
+        .map(|(n, _)| n.as_str())
+        .collect()
 }
 
 fn sample_options(
@@ -795,6 +865,14 @@ fn cmd_run(a: RunArgs) -> Result<ExitCode> {
                     report.new_records,
                     out.display()
                 );
+            }
+            let silent = silent_assistants(&summary);
+            if !silent.is_empty() {
+                eprintln!(
+                    "typist run: no answered case from {} (see the errors above and in records.jsonl)",
+                    silent.join(", ")
+                );
+                return Ok(ExitCode::from(EXIT_NO_ANSWERS));
             }
             Ok(ExitCode::SUCCESS)
         }

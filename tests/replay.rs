@@ -10,7 +10,7 @@ use std::process::{Command, Output};
 use common::{DATASET, TYPIST, editors_with, ok, typist};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 fn dataset() -> PathBuf {
     PathBuf::from(DATASET)
@@ -23,6 +23,16 @@ fn run(args: &[&str]) -> Output {
         .args(args)
         .output()
         .unwrap()
+}
+
+/// The run finished but `name` answered no case: exit 3, and stderr names it.
+fn no_answers(o: &Output, name: &str) {
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains(&format!("no answered case from {name}")),
+        "{stderr}"
+    );
 }
 
 fn records(dir: &Path) -> String {
@@ -251,7 +261,7 @@ fn copilot_not_signed_in_yields_errors_never_empties() {
         "--out",
         out.to_str().unwrap(),
     ]);
-    ok(&o);
+    no_answers(&o, "copilot");
     let recs = parsed(&out);
     assert!(!recs.is_empty());
     for r in &recs {
@@ -328,20 +338,23 @@ fn a_hanging_server_gives_timeouts_not_empties() {
     let tmp = tempfile::tempdir().unwrap();
     let editors = editors_with(tmp.path(), "hangs", &["--hang-after", "1"], 300);
     let out = tmp.path().join("out");
-    ok(&run(&[
-        "--dataset",
-        DATASET,
-        "--assistant",
+    no_answers(
+        &run(&[
+            "--dataset",
+            DATASET,
+            "--assistant",
+            "hangs",
+            "--editors",
+            editors.to_str().unwrap(),
+            "--rate",
+            "0.005",
+            "--seed",
+            "3",
+            "--out",
+            out.to_str().unwrap(),
+        ]),
         "hangs",
-        "--editors",
-        editors.to_str().unwrap(),
-        "--rate",
-        "0.005",
-        "--seed",
-        "3",
-        "--out",
-        out.to_str().unwrap(),
-    ]));
+    );
     let recs = parsed(&out);
     assert!(!recs.is_empty());
     for r in &recs {
@@ -645,6 +658,32 @@ fn typed_prefixes_full_context_and_open_tabs_are_applied_and_recorded() {
         }
     }
     assert!(checked > 10, "{checked}");
+    // The three typed characters are the user's: scoring the whole lines with k = 3 gives
+    // exactly what scoring the lines without their first three characters (k = 0) gives
+    // (an edit distance does not change when a common prefix is removed).
+    let mut stripped = String::new();
+    for r in &recs {
+        assert_eq!(r["typed"], 3, "{r}");
+        let mut r = r.clone();
+        let cut = |v: &Value| -> String { v.as_str().unwrap().chars().skip(3).collect() };
+        r["expected"] = json!(cut(&r["expected"]));
+        if r["predicted"].is_string() {
+            r["predicted"] = json!(cut(&r["predicted"]));
+        }
+        r["typed"] = json!(0);
+        stripped.push_str(&format!("{r}\n"));
+    }
+    let stripped_path = tmp.path().join("stripped.jsonl");
+    std::fs::write(&stripped_path, stripped).unwrap();
+    let score = |p: &Path| -> Value {
+        let o = typist().args(["score", "--json"]).arg(p).output().unwrap();
+        ok(&o);
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let (whole, cut) = (score(&out.join("records.jsonl")), score(&stripped_path));
+    let a = &whole["assistants"]["typist-previous-line"];
+    assert_eq!(a, &cut["assistants"]["typist-previous-line"]);
+    assert!(a["help_at_0"]["value"].as_f64().unwrap() > 0.0);
 
     // Full context and open tabs change what the n-gram model sees.
     let plain = tmp.path().join("plain");
@@ -887,15 +926,37 @@ fn retry_errors_replaces_failed_records_with_answers() {
         ]
     };
     let a: Vec<String> = args(&out);
-    ok(&run(&a.iter().map(String::as_str).collect::<Vec<_>>()));
+    // An assistant that answered no case: the run says so and exits 3 (documented).
+    let o = run(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert_eq!(o.status.code(), Some(3), "{stdout}\n{stderr}");
+    assert!(stderr.contains("no answered case from flaky"), "{stderr}");
+
     let first = parsed(&out);
     assert!(first.len() > 5);
     assert!(first.iter().all(|r| r["outcome"] == "timeout"));
+    let scored = typist()
+        .args(["score", out.join("records.jsonl").to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(scored.status.code(), Some(3));
+    let table = String::from_utf8_lossy(&scored.stdout);
+    assert!(
+        table.contains("flaky: 0 error(s),")
+            && table.contains("most common: timeout")
+            && table.contains("flaky: answered no case"),
+        "{table}"
+    );
+    // --resume keeps the failed records and so still has nothing to show from flaky.
     // The server is mended under the same name; a plain resume has nothing to do.
     editors_with(tmp.path(), "flaky", &[], 10_000);
     let mut resume = a.clone();
     resume.push("--resume".into());
-    ok(&run(&resume.iter().map(String::as_str).collect::<Vec<_>>()));
+    let o = run(&resume.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(o.status.code(), Some(3));
     assert_eq!(
         parsed(&out),
         first,

@@ -173,10 +173,28 @@ fn the_report_is_well_formed_and_says_what_score_says() {
         want
     );
 
+    // The bundled dataset has 4 repositories: files are resampled, and the report and
+    // the pairwise entries say so.
+    assert_eq!(score["unit"], "file");
+    let unit = doc
+        .descendants()
+        .find(|n| n.attribute("id") == Some("unit"))
+        .expect("the report names the resampling unit");
+    assert_eq!(unit.attribute("data-unit"), Some("file"));
+    assert_eq!(
+        unit.attribute("data-units").unwrap(),
+        score["units"].to_string()
+    );
+    let few = score["units"].as_u64().unwrap() < 10;
+    assert_eq!(
+        cell.attribute("data-few-units"),
+        Some(if few { "true" } else { "false" })
+    );
+    assert_eq!(cell.text().unwrap().ends_with('*'), few);
     let md = std::fs::read_to_string(&md).unwrap();
     assert!(md.contains("| typist-ngram | 154 |"), "{md}");
     let csv = std::fs::read_to_string(&csv).unwrap();
-    assert!(csv.starts_with("case,repo,file,line,language,assistant,pass,outcome,expected,predicted,c_help,ld2,ld1,latency_ms\n"));
+    assert!(csv.starts_with("case,repo,file,line,language,assistant,pass,outcome,typed,expected,predicted,c_help,ld2,ld1,latency_ms\n"));
     assert_eq!(csv.lines().count(), 1 + 308);
 }
 

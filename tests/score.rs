@@ -82,14 +82,21 @@ fn hand_computed_set() {
         ),
         rec("2", "r1", "A", "suggestion", "abcdefghij", Some("abcde")),
         rec("3", "r2", "A", "empty", "abcdefghijklmnopqrst", None),
-        rec("4", "r2", "A", "error", "zzzz", None),
+        {
+            let mut e = rec("4", "r2", "A", "error", "zzzz", None);
+            e["error"] = json!("boom");
+            e
+        },
     ];
     let v = score(&lines, 0);
     let a = &v["assistants"]["A"];
     assert_eq!(a["records"], 4);
     assert_eq!(a["cases"], 3);
+    // Errors over all records; empties over answered cases (1 of 3, not 1 of 4).
     assert_eq!(a["error_rate"], 0.25);
-    assert_eq!(a["empty_rate"], 0.25);
+    assert_eq!(a["empty_rate"], 1.0 / 3.0);
+    assert_eq!(a["errors"], 1);
+    assert_eq!(a["top_error"], "boom");
     // H(S|0) = (10·1 + 10·0.5 + 0) / 40
     assert_eq!(a["help_at_0"]["value"], 15.0 / 40.0);
     // H(S|1) = 10 / 40
@@ -213,7 +220,7 @@ fn output_is_identical_whatever_the_record_order() {
 }
 
 #[test]
-fn zero_spread_gives_p_one_for_no_difference_and_zero_otherwise() {
+fn zero_spread_gives_no_p_value_never_zero() {
     let lines = [
         rec("1", "r1", "A", "suggestion", "abcd", Some("abcd")),
         rec("1", "r1", "B", "suggestion", "abcd", Some("abcd")),
@@ -229,9 +236,280 @@ fn zero_spread_gives_p_one_for_no_difference_and_zero_otherwise() {
             .unwrap()
             .clone()
     };
-    assert_eq!(p("A", "B")["p_value"], 1.0);
-    assert_eq!(p("A", "C")["p_value"], 0.0);
+    // One file: every resample is the original, sd = 0, and no p-value can be given
+    // (it used to be 0, "significant", for any difference).
+    assert_eq!(v["unit"], "file");
+    assert_eq!(v["units"], 1);
     assert_eq!(p("A", "C")["sd"], 0.0);
+    assert_eq!(p("A", "C")["p_value"], Value::Null);
+    assert_eq!(p("A", "B")["p_value"], Value::Null);
+    assert_eq!(p("A", "C")["few_units"], true);
+}
+
+/// A record of a line with `typed` characters typed before asking; the prediction is
+/// the whole accepted line, as the replay writes it (typed prefix + suggestion).
+fn typed_rec(
+    case: &str,
+    repo: &str,
+    expected: &str,
+    typed: usize,
+    predicted: Option<&str>,
+) -> Value {
+    let mut r = rec(
+        case,
+        repo,
+        "A",
+        if predicted.is_some() {
+            "suggestion"
+        } else {
+            "empty"
+        },
+        expected,
+        predicted,
+    );
+    r["typed"] = json!(typed);
+    r
+}
+
+#[test]
+fn the_users_typed_characters_are_never_the_assistants_help() {
+    // The issue's example: 8 characters typed, the assistant adds only "@@".
+    let line = "abcdefgh@@";
+    let echo = score(&[typed_rec("1", "r", line, 8, Some("abcdefgh"))], 0);
+    let a = &echo["assistants"]["A"];
+    // Before: (10 − ld2(line, "abcdefgh")) / 10 = 0.8 of help for typing nothing.
+    assert_eq!(a["help_at_0"]["value"], 0.0);
+    assert_eq!(a["integral_help"]["value"], 0.0);
+    assert_eq!(a["curve"][0]["help"], 0.0);
+    let done = score(&[typed_rec("1", "r", line, 8, Some(line))], 0);
+    let a = &done["assistants"]["A"];
+    assert_eq!(a["help_at_0"]["value"], 1.0);
+    assert_eq!(a["exact_share"]["value"], 1.0);
+    // Half of the two characters: w = 2, ld2 = 1 (one insertion).
+    let half = score(&[typed_rec("1", "r", line, 8, Some("abcdefgh@"))], 0);
+    assert_eq!(half["assistants"]["A"]["help_at_0"]["value"], 0.5);
+    assert_eq!(half["assistants"]["A"]["help_at_0_ld1"], 0.5);
+    // Weights are len − k: a 2-character case and a 10-character one.
+    let both = score(
+        &[
+            typed_rec("1", "r", line, 8, Some(line)),
+            typed_rec("2", "r", "0123456789", 0, None),
+        ],
+        0,
+    );
+    assert_eq!(both["assistants"]["A"]["help_at_0"]["value"], 2.0 / 12.0);
+    // A line no longer than what was typed is not a case: counted apart, with its reason.
+    let short = score(
+        &[
+            typed_rec("1", "r", line, 8, Some(line)),
+            typed_rec("2", "r", "abcd", 4, Some("abcd")),
+            typed_rec("3", "r", "ab", 4, None),
+        ],
+        0,
+    );
+    let a = &short["assistants"]["A"];
+    assert_eq!(a["cases"], 1);
+    assert_eq!(a["records"], 1);
+    assert_eq!(a["skipped"]["line not longer than the typed prefix"], 2);
+    assert_eq!(a["help_at_0"]["value"], 1.0);
+}
+
+#[test]
+fn no_typed_prefix_gives_the_same_figures_as_records_without_the_field() {
+    let mut g = Gen(17);
+    let mut without = vec![];
+    let mut with = vec![];
+    for i in 0..80 {
+        let (e, p) = (g.string(14), g.string(14));
+        let r = rec(
+            &format!("r{}/f:{i}", i % 3),
+            &format!("r{}", i % 3),
+            "A",
+            "suggestion",
+            &e,
+            Some(&p),
+        );
+        without.push(r.clone());
+        let mut r = r;
+        r["typed"] = json!(0);
+        with.push(r);
+    }
+    assert_eq!(score(&without, 200), score(&with, 200));
+}
+
+#[test]
+fn typed_prefix_figures_match_a_naive_reference() {
+    let mut g = Gen(4242);
+    for round in 0..20 {
+        let mut lines = vec![];
+        let (mut den, mut help, mut exact, mut cube, mut help1, mut skipped) =
+            (0.0, 0.0, 0.0, 0.0, 0.0, 0u64);
+        let mut curve_half = 0.0;
+        for i in 0..60 {
+            let expected = g.string(14);
+            let chars: Vec<char> = expected.chars().collect();
+            let k = g.below(chars.len() as u64 + 2) as usize;
+            let typed: String = chars.iter().take(k).collect();
+            let empty = g.below(4) == 0;
+            let predicted = if g.below(3) == 0 {
+                expected.clone()
+            } else {
+                format!("{typed}{}", g.string(8))
+            };
+            lines.push(typed_rec(
+                &format!("c{i}"),
+                &format!("r{}", g.below(5)),
+                &expected,
+                k,
+                (!empty).then_some(predicted.as_str()),
+            ));
+            let w = chars.len() as f64 - k as f64;
+            if w <= 0.0 {
+                skipped += 1;
+                continue;
+            }
+            den += w;
+            if empty {
+                continue;
+            }
+            let c = (w - naive_ld(&expected, &predicted, 2) as f64).max(0.0) / w;
+            let c1 = (w - naive_ld(&expected, &predicted, 1) as f64).max(0.0) / w;
+            help += w * c;
+            help1 += w * c1;
+            cube += w * c * c * c;
+            if c >= 0.5 {
+                curve_half += w * c;
+            }
+            if c == 1.0 {
+                exact += w;
+            }
+        }
+        let v = score(&lines, 0);
+        let a = &v["assistants"]["A"];
+        let close = |x: &Value, y: f64| (x.as_f64().unwrap() - y / den).abs() < 1e-9;
+        assert!(close(&a["help_at_0"]["value"], help), "round {round}");
+        assert!(close(&a["help_at_0_ld1"], help1), "round {round}");
+        assert!(close(&a["exact_share"]["value"], exact), "round {round}");
+        assert!(close(&a["integral_help"]["value"], cube), "round {round}");
+        assert!(close(&a["curve"][50]["help"], curve_half), "round {round}");
+        let sk = a["skipped"]["line not longer than the typed prefix"]
+            .as_u64()
+            .unwrap_or(0);
+        assert_eq!(sk, skipped, "round {round}");
+    }
+}
+
+#[test]
+fn the_resampling_unit_is_the_repository_from_ten_on_and_the_file_below() {
+    let mut lines = vec![];
+    for repo in 0..9 {
+        for file in 0..2 {
+            for line in 0..3 {
+                let case = format!("r{repo}/f{file}.py:{line}");
+                let mut r = rec(
+                    &case,
+                    &format!("r{repo}"),
+                    "A",
+                    "suggestion",
+                    "abcdef",
+                    Some("abc"),
+                );
+                r["file"] = json!(format!("f{file}.py"));
+                lines.push(r);
+                let mut r = rec(&case, &format!("r{repo}"), "B", "empty", "abcdef", None);
+                r["file"] = json!(format!("f{file}.py"));
+                lines.push(r);
+            }
+        }
+    }
+    let v = score(&lines, 100);
+    assert_eq!(v["repositories"], 9);
+    assert_eq!(v["unit"], "file");
+    // Files of the same name in different repositories are different units.
+    assert_eq!(v["units"], 18);
+    assert!(
+        v["pairwise"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|p| p["few_units"] == Value::Null || p["few_units"] == false)
+    );
+    for file in 0..2 {
+        let case = format!("r9/f{file}.py:0");
+        let mut r = rec(&case, "r9", "A", "suggestion", "abcdef", Some("abc"));
+        r["file"] = json!(format!("f{file}.py"));
+        lines.push(r);
+    }
+    let v = score(&lines, 100);
+    assert_eq!(v["unit"], "repository");
+    assert_eq!(v["units"], 10);
+}
+
+#[test]
+fn the_bootstrap_is_pinned_to_fixed_figures() {
+    // Three repositories' sums drawn 4 times from seed 7: a change of generator, of
+    // draw method or of the order of draws changes these figures.
+    let m = [1.0, 10.0, 100.0];
+    let sums: Vec<f64> = typist::score::bootstrap::resample_sums(&m, 3, 1, 4, 7)
+        .into_iter()
+        .map(|s| s[0])
+        .collect();
+    eprintln!("{sums:?}");
+    // Each sum is three draws of 1, 10 or 100: its digits count the draws.
+    for s in &sums {
+        let s = *s as u64;
+        assert_eq!(s % 10 + (s / 10) % 10 + s / 100, 3, "{s}");
+    }
+    assert_eq!(sums, PINNED_SUMS);
+    // And through `score`: the spread of a fixed records set.
+    let mut lines = vec![];
+    for i in 0..12 {
+        let p = ["abcdef", "abc", "xyz", "abcde", "ab"][i % 5];
+        lines.push(rec(
+            &format!("r{}/f:{i}", i % 4),
+            &format!("r{}", i % 4),
+            "A",
+            "suggestion",
+            "abcdef",
+            Some(p),
+        ));
+    }
+    let v = score(&lines, 50);
+    let sd = v["assistants"]["A"]["integral_help"]["sd"]
+        .as_f64()
+        .unwrap();
+    eprintln!("sd {sd:?}");
+    assert!((sd - PINNED_SD).abs() < 1e-12, "{sd}");
+}
+
+const PINNED_SD: f64 = 0.05712857913699974;
+
+const PINNED_SUMS: [f64; 4] = [102.0, 120.0, 12.0, 111.0];
+
+#[test]
+fn nondeterminism_counts_identical_requests_answered_differently() {
+    let mut lines = vec![];
+    for (pass, resp) in [(1, "aa"), (2, "aa"), (1, "b1"), (2, "b2"), (1, "c1")] {
+        let case = match resp.as_bytes()[0] {
+            b'a' => "r/f:1",
+            b'b' => "r/f:2",
+            _ => "r/f:3",
+        };
+        let mut r = rec(case, "r", "A", "suggestion", "abc", Some("abc"));
+        r["pass"] = json!(pass);
+        let hex = |s: &str| s.bytes().map(|b| format!("{b:02x}")).collect::<String>();
+        r["request_hash"] = json!(format!("{:0<64}", hex(case)));
+        r["response_hash"] = json!(format!("{:0<64}", hex(resp)));
+        lines.push(r);
+    }
+    let v = score(&lines, 0);
+    let n = &v["assistants"]["A"]["nondeterminism"];
+    assert_eq!(n["repeated"], 2);
+    assert_eq!(n["differing"], 1);
+    assert_eq!(n["share"], 0.5);
+    // Without hashes (older records) there is nothing to say.
+    let v = score(&[rec("1", "r", "A", "suggestion", "abc", Some("abc"))], 0);
+    assert_eq!(v["assistants"]["A"]["nondeterminism"]["share"], Value::Null);
 }
 
 #[test]
@@ -402,6 +680,11 @@ fn bootstrap_interval_covers_the_truth_about_95_percent_of_the_time() {
                     completion: false,
                     prefix_len: u32::MAX,
                     rank: 0,
+                    typed: 0,
+                    file: 0,
+                    error: u32::MAX,
+                    request: 0,
+                    response: 0,
                 });
             }
         }

@@ -146,7 +146,7 @@ fn html(s: &Summary, pairs: &[Pair], manifest: Option<&Value>, records: &[PathBu
     );
     let _ = write!(
         h,
-        "<h1>typist report</h1><p class=\"small\">{} records from {} · pass {} · {} repository resamples (seed {}) · typist {}</p>",
+        "<h1>typist report</h1><p class=\"small\">{} records from {} · pass {} · {} bootstrap resamples of {} {}s (seed {}) · typist {}</p>",
         s.records,
         esc(&records
             .iter()
@@ -155,13 +155,33 @@ fn html(s: &Summary, pairs: &[Pair], manifest: Option<&Value>, records: &[PathBu
             .join(", ")),
         s.pass,
         s.bootstrap,
+        s.units,
+        s.unit,
         s.seed,
         env!("CARGO_PKG_VERSION")
     );
     h.push_str("<nav><a href=\"#summary\">Summary</a><a href=\"#curves\">H(t) curves</a><a href=\"#intervals\">Intervals</a><a href=\"#rates\">Rates</a><a href=\"#pvalues\">p-values</a><a href=\"#breakdowns\">Breakdowns</a><a href=\"#examples\">Examples</a><a href=\"#run\">Run</a></nav>");
 
     // Summary table.
-    h.push_str("<section id=\"summary\"><h2>Summary</h2><p>Integral AI code help ℋ = Σ len·c³ / Σ len (the headline), the share of perfectly suggested code H(S|1), and the plain help H(S|0), each with the study's ±2·sd interval from the repository-level bootstrap. Errors and timeouts are not empty suggestions: they are left out of the help figures and counted apart.</p>");
+    h.push_str("<section id=\"summary\"><h2>Summary</h2><p>Integral AI code help ℋ = Σ len·c³ / Σ len (the headline), the share of perfectly suggested code H(S|1), and the plain help H(S|0), each with the study's ±2·sd interval from the bootstrap. Errors and timeouts are not empty suggestions: they are left out of the help figures and counted apart; the empty rate is over answered cases. With a typed prefix of k characters, a case weighs len − k and c_help = max(0, len − k − ld2) / (len − k): the user's own keystrokes are never the assistant's help.</p>");
+    let _ = write!(
+        h,
+        "<p id=\"unit\" data-unit=\"{}\" data-units=\"{}\">Resampling unit: <b>{}</b> ({} {}s{}).</p>",
+        s.unit,
+        s.units,
+        s.unit,
+        s.units,
+        s.unit,
+        if s.unit == "file" {
+            format!(
+                "; fewer than {} repositories ({}), so files are resampled and p-values are to be read with care",
+                crate::score::summary::MIN_UNITS,
+                s.repositories
+            )
+        } else {
+            String::new()
+        }
+    );
     h.push_str("<table id=\"headline\" class=\"sortable\"><thead><tr><th class=\"name\">assistant</th><th>cases</th><th>integral help %</th><th>±2sd</th><th>exact share %</th><th>±2sd</th><th>help at t=0 %</th><th>integral, non-empty %</th><th>empty %</th><th>error %</th><th>timeout %</th><th>p50 ms</th><th>p95 ms</th></tr></thead><tbody>");
     for (n, a) in &s.assistants {
         let cell = |metric: &str, v: f64| {
@@ -304,18 +324,34 @@ fn html(s: &Summary, pairs: &[Pair], manifest: Option<&Value>, records: &[PathBu
                 }
             }
             None => {
-                let errors = (a.error_rate * a.records as f64).round();
-                let timeouts = (a.timeout_rate * a.records as f64).round();
                 let _ = write!(
                     h,
-                    "<tr><td class=\"name\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{errors}</td><td>{timeouts}</td></tr>",
+                    "<tr><td class=\"name\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                     esc(n),
                     s.pass,
                     a.records,
-                    pct(a.empty_rate)
+                    pct(a.empty_rate),
+                    a.errors,
+                    a.timeouts
                 );
             }
         }
+    }
+    h.push_str("</tbody></table>");
+    h.push_str("<h3>Failures and determinism</h3><p>The most common error of each assistant, and how many identical requests (same request hash, over every pass) it answered differently.</p><table id=\"failures\"><thead><tr><th class=\"name\">assistant</th><th>errors</th><th>timeouts</th><th class=\"name\">most common error</th><th>requests asked again</th><th>answered differently %</th></tr></thead><tbody>");
+    for (n, a) in &s.assistants {
+        let nd = &a.nondeterminism;
+        let _ = write!(
+            h,
+            "<tr data-assistant=\"{}\"><td class=\"name\">{}</td><td>{}</td><td>{}</td><td class=\"name\">{}</td><td>{}</td><td data-metric=\"nondeterminism\">{}</td></tr>",
+            esc(n),
+            esc(n),
+            a.errors,
+            a.timeouts,
+            esc(a.top_error.as_deref().unwrap_or("")),
+            nd.repeated,
+            nd.share.map_or("n/a".to_string(), pct)
+        );
     }
     h.push_str("</tbody></table>");
     if !s.repeat_skip.is_empty() {
@@ -335,7 +371,7 @@ fn html(s: &Summary, pairs: &[Pair], manifest: Option<&Value>, records: &[PathBu
     h.push_str("</section>");
 
     // p-value matrices.
-    h.push_str("<section id=\"pvalues\"><h2>Paired comparisons</h2><p>Two-sided p-values of the paired difference (row − column) on the same bootstrap resamples, over cases both assistants answered. Darker cells: smaller p.</p>");
+    h.push_str("<section id=\"pvalues\"><h2>Paired comparisons</h2><p>Two-sided p-values of the paired difference (row − column) on the same bootstrap resamples, over cases both assistants answered. Darker cells: smaller p. n/a: the difference has no spread in the resamples (one unit, or the same figure in every resample), so no p-value can be given. *: fewer than 10 resampling units; read with care.</p>");
     for (metric, title) in [
         ("integral_help", "Integral help"),
         ("exact_share", "Exact-match share"),
@@ -361,21 +397,22 @@ fn html(s: &Summary, pairs: &[Pair], manifest: Option<&Value>, records: &[PathBu
                 match found {
                     Some(p) => {
                         let diff = if &&p.a == a { p.diff } else { -p.diff };
-                        let shade = if p.p_value.is_finite() {
-                            (1.0 - p.p_value.clamp(0.0, 1.0)).powi(2)
-                        } else {
-                            0.0
+                        let shade = match p.p_value {
+                            Some(v) if v.is_finite() => (1.0 - v.clamp(0.0, 1.0)).powi(2),
+                            _ => 0.0,
                         };
                         let (bg, fg) = blue(shade);
                         let _ = write!(
                             h,
-                            "<td style=\"background:{bg};color:{fg}\" data-a=\"{}\" data-b=\"{}\" data-value=\"{}\" title=\"difference {} points over {} shared cases\">{:.3}</td>",
+                            "<td style=\"background:{bg};color:{fg}\" data-a=\"{}\" data-b=\"{}\" data-value=\"{}\" data-few-units=\"{}\" title=\"difference {} points over {} shared cases\">{}{}</td>",
                             esc(a),
                             esc(b),
-                            num_attr(p.p_value),
+                            p.p_value.map_or("n/a".to_string(), num_attr),
+                            p.few_units,
                             pct(diff),
                             p.cases,
-                            p.p_value
+                            p_text(p.p_value),
+                            if p.few_units { "*" } else { "" }
                         );
                     }
                     None => h.push_str("<td>n/a</td>"),
@@ -674,13 +711,18 @@ fn run_section(h: &mut String, manifest: Option<&Value>, s: &Summary) {
     );
 }
 
+/// A p-value to three places, or "n/a" when there is none.
+pub fn p_text(p: Option<f64>) -> String {
+    p.map_or("n/a".to_string(), |v| format!("{v:.3}"))
+}
+
 /// A compact summary for a pull-request comment.
 pub fn markdown(s: &Summary) -> String {
     let mut m = String::new();
     let _ = writeln!(
         m,
-        "### typist: {} records, {} repositories (pass {}, {} resamples)\n",
-        s.records, s.repositories, s.pass, s.bootstrap
+        "### typist: {} records, {} repositories (pass {}, {} resamples of {} {}s)\n",
+        s.records, s.repositories, s.pass, s.bootstrap, s.units, s.unit
     );
     let _ = writeln!(
         m,
@@ -711,12 +753,17 @@ pub fn markdown(s: &Summary) -> String {
         for p in sig {
             let _ = writeln!(
                 m,
-                "- {} − {}: {} points, p = {:.3} ({} shared cases)",
+                "- {} − {}: {} points, p = {} ({} shared cases{})",
                 p.a,
                 p.b,
                 pct(p.diff),
-                p.p_value,
-                p.cases
+                p_text(p.p_value),
+                p.cases,
+                if p.few_units {
+                    format!("; only {} {}s resampled", s.units, s.unit)
+                } else {
+                    String::new()
+                }
             );
         }
     }

@@ -29,6 +29,8 @@ struct RawPair {
     latency_ms: Option<f64>,
     #[serde(default)]
     kind: Option<String>,
+    #[serde(default)]
+    typed: u32,
 }
 
 fn one() -> u32 {
@@ -46,9 +48,12 @@ pub struct Pair {
     pub assistant: String,
     pub pass: u32,
     pub outcome: String,
+    /// Characters the user typed before asking (k).
+    pub typed: u32,
     pub expected: String,
     pub predicted: Option<String>,
-    /// `c_help` with ld2 (empty suggestions: 0; errors and timeouts: none).
+    /// `c_help` with ld2 over the `len − k` characters the assistant could type (empty
+    /// suggestions: 0; errors, timeouts and lines no longer than k: none).
     pub c_help: Option<f64>,
     pub ld2: Option<usize>,
     pub ld1: Option<usize>,
@@ -69,8 +74,9 @@ pub fn read_pairs(paths: &[PathBuf]) -> Result<Vec<Pair>> {
             if r.kind.as_deref() == Some("completion") {
                 continue;
             }
-            let len = r.expected.chars().count();
+            let len = r.expected.chars().count().saturating_sub(r.typed as usize);
             let (c, ld2, ld1) = match (r.outcome.as_str(), r.predicted.as_deref()) {
+                _ if len == 0 && r.typed > 0 => (None, None, None),
                 ("suggestion", Some(p)) => {
                     let (d2, d1) = distances(&r.expected, p);
                     (Some(c_help_from(len, d2)), Some(d2), Some(d1))
@@ -87,6 +93,7 @@ pub fn read_pairs(paths: &[PathBuf]) -> Result<Vec<Pair>> {
                 assistant: r.assistant,
                 pass: r.pass,
                 outcome: r.outcome,
+                typed: r.typed,
                 expected: r.expected,
                 predicted: r.predicted,
                 c_help: c,

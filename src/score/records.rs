@@ -62,6 +62,31 @@ pub struct Row {
     pub prefix_len: u32,
     /// Completion records: 1-based rank of the expected item, 0 when absent.
     pub rank: u32,
+    /// Characters of the expected line the user typed before asking (k): the case's
+    /// weight is `len − typed`, and a line no longer than k is not a case.
+    pub typed: u32,
+    /// The file the case is in, within its repository (the record's `file`, else the case
+    /// id up to its last ':'): with `repo`, the bootstrap's unit when there are too few
+    /// repositories.
+    pub file: u32,
+    /// The error message of an `error` record, an index into [`Table::errors`];
+    /// `u32::MAX` when none.
+    pub error: u32,
+    /// The first 64 bits of `request_hash` and `response_hash`; 0 when absent.
+    pub request: u64,
+    pub response: u64,
+}
+
+impl Row {
+    /// The characters the assistant could type for the user: `len − typed`.
+    pub fn weight(&self) -> u32 {
+        self.len.saturating_sub(self.typed)
+    }
+    /// A line-level record whose line is longer than what the user typed (records of
+    /// lines no longer than the typed prefix are not cases).
+    pub fn is_case(&self) -> bool {
+        self.completion || self.len > self.typed
+    }
 }
 
 /// Every record read, with interned names.
@@ -72,6 +97,10 @@ pub struct Table {
     pub repos: Vec<String>,
     pub languages: Vec<String>,
     pub assistants: Vec<String>,
+    /// Files (see [`Row::file`]).
+    pub files: Vec<String>,
+    /// Distinct error messages.
+    pub errors: Vec<String>,
     /// Lines skipped as malformed (non-strict mode).
     pub skipped: u64,
     /// The first few problems, `file:line: message`.
@@ -87,6 +116,8 @@ struct Raw<'a> {
     case: Cow<'a, str>,
     #[serde(borrow)]
     repo: Cow<'a, str>,
+    #[serde(borrow, default)]
+    file: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     language: Option<Cow<'a, str>>,
     #[serde(borrow)]
@@ -107,7 +138,25 @@ struct Raw<'a> {
     prefix_len: Option<u32>,
     #[serde(default)]
     rank: Option<u32>,
+    #[serde(default)]
+    typed: Option<u32>,
+    #[serde(borrow, default)]
+    error: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    request_hash: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    response_hash: Option<Cow<'a, str>>,
 }
+
+/// The first 64 bits of a hex digest; 0 when absent or not hex.
+fn hash_prefix(h: Option<&str>) -> u64 {
+    h.and_then(|h| h.get(..16))
+        .and_then(|p| u64::from_str_radix(p, 16).ok())
+        .unwrap_or(0)
+}
+
+/// Names interned per block: case, repo, language, assistant, file, error.
+const NAMES: usize = 6;
 
 /// Interned names in one string arena: no allocation per name, each hash computed
 /// once (and handed from a block's table to the global one).
@@ -177,8 +226,8 @@ struct Block {
     seq: u64,
     /// Lines in the chunk (problems' line numbers count from the chunk's start).
     lines: u64,
-    /// case, repo, language, assistant
-    names: [NameTable; 4],
+    /// case, repo, language, assistant, file, error
+    names: [NameTable; NAMES],
     rows: Vec<Row>,
     problems: Vec<(u64, String)>,
     file: usize,
@@ -197,7 +246,7 @@ struct Chunk {
 const CHUNK: usize = 4 << 20;
 
 fn parse_chunk(c: Chunk) -> Block {
-    let mut names: [NameTable; 4] = Default::default();
+    let mut names: [NameTable; NAMES] = Default::default();
     // Records are ~300 bytes.
     let mut rows = Vec::with_capacity(c.data.len() / 200);
     let mut problems = Vec::new();
@@ -253,7 +302,7 @@ fn parse_chunk(c: Chunk) -> Block {
 
 use memchr::memchr;
 
-fn parse_line(line: &str, names: &mut [NameTable; 4]) -> Result<Row, String> {
+fn parse_line(line: &str, names: &mut [NameTable; NAMES]) -> Result<Row, String> {
     let raw: Raw = serde_json::from_str(line).map_err(|e| e.to_string())?;
     let outcome =
         Outcome::parse(&raw.outcome).ok_or_else(|| format!("unknown outcome {:?}", raw.outcome))?;
@@ -264,6 +313,16 @@ fn parse_line(line: &str, names: &mut [NameTable; 4]) -> Result<Row, String> {
         (Outcome::Suggestion, Some(p)) if !completion => distances(expected, p),
         (Outcome::Suggestion, None) if !completion => (len, len),
         _ => (len, len),
+    };
+    let file = match raw.file.as_deref() {
+        Some(f) => f,
+        None => raw.case.rsplit_once(':').map_or(&*raw.case, |(f, _)| f),
+    };
+    let file = names[4].id(file);
+    let error = match (outcome, raw.error.as_deref()) {
+        (Outcome::Error, Some(m)) => names[5].id(m),
+        (Outcome::Error, None) => names[5].id("(no message)"),
+        _ => u32::MAX,
     };
     Ok(Row {
         case: names[0].id(&raw.case),
@@ -279,6 +338,11 @@ fn parse_line(line: &str, names: &mut [NameTable; 4]) -> Result<Row, String> {
         completion,
         prefix_len: raw.prefix_len.unwrap_or(u32::MAX),
         rank: raw.rank.unwrap_or(0),
+        typed: raw.typed.unwrap_or(0),
+        file,
+        error,
+        request: hash_prefix(raw.request_hash.as_deref()),
+        response: hash_prefix(raw.response_hash.as_deref()),
     })
 }
 
@@ -294,7 +358,7 @@ pub fn read_records(paths: &[PathBuf], strict: bool, threads: usize) -> anyhow::
     let (block_tx, block_rx) = mpsc::sync_channel::<Block>(threads * 2);
     // Emptied chunk buffers go back to the reader: no 4 MB allocation per chunk.
     let (free_tx, free_rx) = mpsc::channel::<Vec<u8>>();
-    let mut interners: [NameTable; 4] = Default::default();
+    let mut interners: [NameTable; NAMES] = Default::default();
     let mut table = Table::default();
     // Reserve for ~1 row per 128 bytes: capacity that is never written costs no memory,
     // and the table does not move while it grows.
@@ -356,6 +420,10 @@ pub fn read_records(paths: &[PathBuf], strict: bool, threads: usize) -> anyhow::
                 row.repo = global[1][row.repo as usize];
                 row.language = global[2][row.language as usize];
                 row.assistant = global[3][row.assistant as usize];
+                row.file = global[4][row.file as usize];
+                if row.error != u32::MAX {
+                    row.error = global[5][row.error as usize];
+                }
                 row
             }));
         }
@@ -393,7 +461,10 @@ pub fn read_records(paths: &[PathBuf], strict: bool, threads: usize) -> anyhow::
     if let Some(f) = fatal {
         anyhow::bail!("malformed record at {f}");
     }
-    let [cases, repos, languages, assistants] = interners.map(NameTable::into_strings);
+    let [cases, repos, languages, assistants, files, errors] =
+        interners.map(NameTable::into_strings);
+    table.files = files;
+    table.errors = errors;
     table.cases = cases;
     table.repos = repos;
     table.languages = languages;

@@ -48,18 +48,21 @@ pub struct BandPoint {
 /// so the total is the same whatever the order of the records.
 const FIX: f64 = (1u64 << 32) as f64;
 
-/// Sums over a set of answered cases, from which every help metric is a ratio.
+/// Sums over a set of answered cases, from which every help metric is a ratio. A
+/// case's weight `w = len − k` is the characters the assistant could type for the user
+/// (k: what the user typed before asking; 0 without a typed prefix, which gives the
+/// study's figures exactly).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Sums {
     pub cases: u64,
     pub empties: u64,
-    /// Σ len
+    /// Σ w
     pub len: u64,
-    /// Σ len·c_help = Σ max(0, len − ld2)
+    /// Σ w·c_help = Σ max(0, w − ld2)
     pub help: u64,
-    /// Σ len·[c_help = 1]
+    /// Σ w·[c_help = 1]
     pub exact: u64,
-    /// Σ len·c_help³, fixed point
+    /// Σ w·c_help³, fixed point
     pub cube: i128,
     /// The same with ld1.
     pub help_ld1: u64,
@@ -92,21 +95,52 @@ pub struct Terms {
 }
 
 impl Terms {
+    /// With k typed characters and `w = len − k`: `c_help = max(0, w − ld2(true, pred)) / w`.
     pub fn of(r: &Row) -> Terms {
+        let w = r.weight();
         if r.outcome == Outcome::Empty {
             return Terms {
                 empty: true,
-                len: r.len,
+                len: w,
                 ..Default::default()
             };
         }
         Terms {
             empty: false,
-            len: r.len,
-            gain: r.len.saturating_sub(r.ld2),
-            gain_ld1: r.len.saturating_sub(r.ld1),
-            cube: cube_fixed(r.len, r.ld2),
-            cube_ld1: cube_fixed(r.len, r.ld1),
+            len: w,
+            gain: w.saturating_sub(r.ld2),
+            gain_ld1: w.saturating_sub(r.ld1),
+            cube: cube_fixed(w, r.ld2),
+            cube_ld1: cube_fixed(w, r.ld1),
+        }
+    }
+}
+
+/// A share, NaN when there is nothing to share.
+pub fn share(n: u64, of: u64) -> f64 {
+    if of == 0 {
+        f64::NAN
+    } else {
+        n as f64 / of as f64
+    }
+}
+
+/// The outcome rates of a set of records, computed in one place for every table:
+/// `empty_rate` over the answered cases (suggestion + empty), `error_rate` and
+/// `timeout_rate` over all records.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rates {
+    pub empty_rate: f64,
+    pub error_rate: f64,
+    pub timeout_rate: f64,
+}
+
+impl Rates {
+    pub fn of(records: u64, answered: u64, empties: u64, errors: u64, timeouts: u64) -> Rates {
+        Rates {
+            empty_rate: share(empties, answered),
+            error_rate: share(errors, records),
+            timeout_rate: share(timeouts, records),
         }
     }
 }
@@ -146,11 +180,7 @@ impl Sums {
         Self::ratio(self.cube_nonempty as f64 / FIX, self.len_nonempty)
     }
     pub fn empty_rate(&self) -> f64 {
-        if self.cases == 0 {
-            f64::NAN
-        } else {
-            self.empties as f64 / self.cases as f64
-        }
+        Rates::of(self.cases, self.cases, self.empties, 0, 0).empty_rate
     }
     /// The bootstrap columns: len, help, exact, cube, len_nonempty, cube_nonempty.
     fn columns(&self) -> [f64; 6] {
@@ -215,9 +245,21 @@ pub struct AssistantScore {
     pub records: u64,
     /// Answered cases (suggestion or empty).
     pub cases: u64,
+    /// Empties over answered cases.
     pub empty_rate: f64,
+    /// Errors and timeouts over all records.
     pub error_rate: f64,
     pub timeout_rate: f64,
+    pub errors: u64,
+    pub timeouts: u64,
+    /// The most common error message (ties: the first by text), or "timeout" when
+    /// every failure timed out.
+    pub top_error: Option<String>,
+    /// Records that are not cases, by reason (a line no longer than the typed prefix).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub skipped: BTreeMap<String, u64>,
+    /// Identical requests (same `request_hash`, over every pass) answered differently.
+    pub nondeterminism: Nondeterminism,
     pub integral_help: Estimate,
     pub exact_share: Estimate,
     pub help_at_0: Estimate,
@@ -240,6 +282,26 @@ pub struct AssistantScore {
     pub ranking: BTreeMap<String, RankStats>,
 }
 
+/// Determinism evidence (methodology §8): of the requests asked more than once with
+/// an answer each time, how many got different answers.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Nondeterminism {
+    /// Distinct requests answered at least twice.
+    pub repeated: u64,
+    /// Of those, answered differently at least once.
+    pub differing: u64,
+    /// `differing / repeated`; null when no request was repeated.
+    pub share: Option<f64>,
+}
+
+/// The reason a record of a line no longer than the typed prefix is not a case (the
+/// replay's own wording).
+pub const SKIP_TYPED: &str = "line not longer than the typed prefix";
+
+/// Fewer units than this and a p-value says little (four repositories allow at most
+/// 35 distinct resamples): the bootstrap resamples files, and pairs are flagged.
+pub const MIN_UNITS: usize = 10;
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Pairwise {
     pub a: String,
@@ -250,7 +312,12 @@ pub struct Pairwise {
     /// `metric(a) − metric(b)` on the shared cases.
     pub diff: f64,
     pub sd: f64,
-    pub p_value: f64,
+    /// Null when the bootstrap spread is zero (one unit, or identical figures in every
+    /// resample): no p-value can be given.
+    pub p_value: Option<f64>,
+    /// Fewer than [`MIN_UNITS`] resampling units: read the p-value with care.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub few_units: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -281,6 +348,11 @@ pub struct Summary {
     /// Records repeating a (case, assistant, pass) already seen; one is kept.
     pub duplicates: u64,
     pub repositories: u64,
+    /// The bootstrap's resampling unit: "repository" with at least [`MIN_UNITS`]
+    /// repositories, otherwise "file".
+    pub unit: &'static str,
+    /// How many units there are.
+    pub units: u64,
     pub pass: u32,
     pub bootstrap: usize,
     pub seed: u64,
@@ -371,6 +443,26 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
         repo_rank[*id as usize] = rank;
     }
     let n_repos = table.repos.len();
+    // The resampling unit: repositories when there are enough, otherwise files (cases
+    // of one file are not independent; files nest in repositories).
+    let by_file = n_repos < MIN_UNITS;
+    let file_rank: FxHashMap<(u32, u32), usize> = if by_file {
+        let mut files: Vec<(u32, u32)> = table
+            .rows
+            .iter()
+            .map(|r| (r.repo, r.file))
+            .collect::<std::collections::HashSet<_>>()
+            .into_iter()
+            .collect();
+        files.sort_by(|a, b| {
+            (&table.repos[a.0 as usize], &table.files[a.1 as usize])
+                .cmp(&(&table.repos[b.0 as usize], &table.files[b.1 as usize]))
+        });
+        files.into_iter().enumerate().map(|(i, f)| (f, i)).collect()
+    } else {
+        FxHashMap::default()
+    };
+    let n_units = if by_file { file_rank.len() } else { n_repos };
     let mut names: Vec<u32> = (0..table.assistants.len() as u32).collect();
     names.sort_by(|a, b| table.assistants[*a as usize].cmp(&table.assistants[*b as usize]));
 
@@ -383,6 +475,9 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
         repos: n_repos,
         languages: table.languages.len(),
         repo_rank: &repo_rank,
+        units: n_units,
+        file_rank: &file_rank,
+        by_file,
     };
     let mid = table.rows.len() / 2;
     let ((mut accs, mut shared), (right, right_shared)) = std::thread::scope(|scope| {
@@ -397,6 +492,7 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
         a.merge(b);
     }
     shared.extend(right_shared);
+    let nondet = nondeterminism(table, &keep);
 
     // Pairs: per-repository sums over the cases both assistants answered. One slot per
     // (case, assistant) finds them without sorting.
@@ -417,7 +513,7 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
     // Two threads over the two halves of the cases; integer sums merge exactly.
     let pair_part = |slots: &[u32]| {
         let mut sums: Vec<Vec<(Sums, Sums)>> =
-            vec![vec![(Sums::default(), Sums::default()); n_repos]; pairs.len()];
+            vec![vec![(Sums::default(), Sums::default()); n_units]; pairs.len()];
         let mut present = Vec::with_capacity(n_a);
         for case_slots in slots.chunks_exact(n_a.max(1)) {
             present.clear();
@@ -432,7 +528,7 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
                 for &(rb, (_, ty)) in &present[i + 1..] {
                     // Pair index of (ra, rb), ra < rb, in the flat upper triangle.
                     let p = ra * n_a - ra * (ra + 1) / 2 + (rb - ra - 1);
-                    let slot = &mut sums[p][repo_rank[x.repo as usize]];
+                    let slot = &mut sums[p][ctx.unit(x)];
                     slot.0.add_terms(tx);
                     slot.1.add_terms(ty);
                 }
@@ -457,15 +553,15 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
     }
     drop(slot_of);
 
-    // The bootstrap matrix: per repository, 6 columns per assistant, 6 per pair side.
+    // The bootstrap matrix: per unit, 6 columns per assistant, 6 per pair side.
     let a_cols = 6;
     let cols = names.len() * a_cols + pairs.len() * 2 * a_cols;
-    let mut matrix = vec![0.0f64; n_repos * cols];
-    for r in 0..n_repos {
+    let mut matrix = vec![0.0f64; n_units * cols];
+    for r in 0..n_units {
         let row = &mut matrix[r * cols..(r + 1) * cols];
         for (i, &a) in names.iter().enumerate() {
             row[i * a_cols..(i + 1) * a_cols]
-                .copy_from_slice(&accs[a as usize].per_repo[r].columns());
+                .copy_from_slice(&accs[a as usize].per_unit[r].columns());
         }
         let base = names.len() * a_cols;
         for (p, sums) in pair_sums.iter().enumerate() {
@@ -474,10 +570,10 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
             row[o + a_cols..o + 2 * a_cols].copy_from_slice(&sums[r].1.columns());
         }
     }
-    let resamples = if n_repos == 0 {
+    let resamples = if n_units == 0 {
         vec![]
     } else {
-        resample_sums(&matrix, n_repos, cols, opts.bootstrap, opts.seed)
+        resample_sums(&matrix, n_units, cols, opts.bootstrap, opts.seed)
     };
     let ratio = |n: f64, d: f64| if d == 0.0 { f64::NAN } else { n / d };
     // Metric k of a column block: (numerator column, denominator column).
@@ -495,8 +591,8 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
             .collect()
     };
 
-    let bands = if opts.curve_bands && n_repos > 0 {
-        curve_bands(&accs, &names, n_repos, opts)
+    let bands = if opts.curve_bands && n_units > 0 {
+        curve_bands(&accs, &names, n_units, opts)
     } else {
         BTreeMap::new()
     };
@@ -506,13 +602,29 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
         let acc = &mut accs[a as usize];
         let t = acc.total;
         let est = |m: usize, v: f64| Estimate::new(v, &resampled(i * a_cols, m));
-        let rate = |n: u64| Sums::ratio(n as f64, acc.records);
+        let rates = Rates::of(acc.records, t.cases, t.empties, acc.errors, acc.timeouts);
+        let top_error = acc
+            .error_msgs
+            .iter()
+            .map(|(&m, &n)| (std::cmp::Reverse(n), &table.errors[m as usize]))
+            .min()
+            .map(|(_, m)| m.clone())
+            .or_else(|| (acc.timeouts > 0).then(|| "timeout".to_string()));
         let score = AssistantScore {
             records: acc.records,
             cases: t.cases,
-            empty_rate: rate(t.empties),
-            error_rate: rate(acc.errors),
-            timeout_rate: rate(acc.timeouts),
+            empty_rate: rates.empty_rate,
+            error_rate: rates.error_rate,
+            timeout_rate: rates.timeout_rate,
+            errors: acc.errors,
+            timeouts: acc.timeouts,
+            top_error,
+            skipped: if acc.not_cases > 0 {
+                BTreeMap::from([(SKIP_TYPED.to_string(), acc.not_cases)])
+            } else {
+                BTreeMap::new()
+            },
+            nondeterminism: nondet.get(&a).cloned().unwrap_or_default(),
             integral_help: est(0, t.integral_help()),
             exact_share: est(1, t.exact_share()),
             help_at_0: est(2, t.help_at_0()),
@@ -552,7 +664,7 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
                 .map(|(k, r)| (k.clone(), r.stats()))
                 .collect(),
         };
-        if acc.records > 0 {
+        if acc.records > 0 || acc.not_cases > 0 {
             assistants.insert(table.assistants[a as usize].clone(), score);
         }
     }
@@ -587,7 +699,8 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
                 cases: sa.cases,
                 diff: point,
                 sd: e.sd,
-                p_value: p_value(point, e.sd),
+                p_value: (e.sd > 0.0).then(|| p_value(point, e.sd)),
+                few_units: n_units < MIN_UNITS,
             });
         }
     }
@@ -597,6 +710,8 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
         skipped_lines: table.skipped,
         duplicates,
         repositories: n_repos as u64,
+        unit: if by_file { "file" } else { "repository" },
+        units: n_units as u64,
         pass: opts.pass,
         bootstrap: opts.bootstrap,
         seed: opts.seed,
@@ -606,6 +721,38 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
     }
 }
 
+/// Per assistant: of the requests (by `request_hash`, over every pass) answered more
+/// than once, how many got different answers (by `response_hash`).
+fn nondeterminism(table: &Table, keep: &[bool]) -> FxHashMap<u32, Nondeterminism> {
+    use std::collections::hash_map::Entry;
+    // (assistant, request) -> (first response, asked again, answered differently)
+    let mut seen: FxHashMap<(u32, u64), (u64, bool, bool)> = FxHashMap::default();
+    for (r, _) in table.rows.iter().zip(keep).filter(|(r, k)| {
+        **k && r.request != 0 && !r.completion && r.is_case() && r.outcome.answered()
+    }) {
+        match seen.entry((r.assistant, r.request)) {
+            Entry::Vacant(e) => {
+                e.insert((r.response, false, false));
+            }
+            Entry::Occupied(mut e) => {
+                let v = e.get_mut();
+                v.1 = true;
+                v.2 |= v.0 != r.response;
+            }
+        }
+    }
+    let mut out: FxHashMap<u32, Nondeterminism> = FxHashMap::default();
+    for ((a, _), (_, again, differs)) in seen {
+        let n = out.entry(a).or_default();
+        n.repeated += again as u64;
+        n.differing += differs as u64;
+    }
+    for n in out.values_mut() {
+        n.share = (n.repeated > 0).then(|| share(n.differing, n.repeated));
+    }
+    out
+}
+
 struct AccCtx<'a> {
     pass: u32,
     bands: bool,
@@ -613,6 +760,21 @@ struct AccCtx<'a> {
     repos: usize,
     languages: usize,
     repo_rank: &'a [usize],
+    units: usize,
+    /// (repository, file) → rank, when files are the units.
+    file_rank: &'a FxHashMap<(u32, u32), usize>,
+    by_file: bool,
+}
+
+impl AccCtx<'_> {
+    /// The bootstrap row of a record: its file's or its repository's rank.
+    fn unit(&self, r: &Row) -> usize {
+        if self.by_file {
+            self.file_rank[&(r.repo, r.file)]
+        } else {
+            self.repo_rank[r.repo as usize]
+        }
+    }
 }
 
 /// Ranking counts of completion sessions: how many, and how many found at each rank
@@ -652,14 +814,20 @@ struct Acc {
     records: u64,
     errors: u64,
     timeouts: u64,
+    /// Records of lines no longer than the typed prefix (not cases).
+    not_cases: u64,
+    /// Error records by message.
+    error_msgs: FxHashMap<u32, u64>,
     total: Sums,
     per_repo: Vec<Sums>,
     per_lang: Vec<Sums>,
-    /// Σ len·c_help of suggestions by c_help bucket (empties add nothing, so one set of
+    /// Per bootstrap unit.
+    per_unit: Vec<Sums>,
+    /// Σ w·c_help of suggestions by c_help bucket (empties add nothing, so one set of
     /// buckets serves both curves).
     buckets: [u64; CURVE_STEPS + 1],
-    /// Per repository, the same buckets (only with curve bands).
-    repo_buckets: Vec<[u64; CURVE_STEPS + 1]>,
+    /// Per unit, the same buckets (only with curve bands).
+    unit_buckets: Vec<[u64; CURVE_STEPS + 1]>,
     latencies: Vec<f64>,
     ranking: BTreeMap<String, RankAcc>,
 }
@@ -670,12 +838,15 @@ impl Acc {
             records: 0,
             errors: 0,
             timeouts: 0,
+            not_cases: 0,
+            error_msgs: FxHashMap::default(),
             total: Sums::default(),
             per_repo: vec![Sums::default(); ctx.repos],
             per_lang: vec![Sums::default(); ctx.languages],
+            per_unit: vec![Sums::default(); ctx.units],
             buckets: [0; CURVE_STEPS + 1],
-            repo_buckets: if ctx.bands {
-                vec![[0; CURVE_STEPS + 1]; ctx.repos]
+            unit_buckets: if ctx.bands {
+                vec![[0; CURVE_STEPS + 1]; ctx.units]
             } else {
                 vec![]
             },
@@ -688,8 +859,15 @@ impl Acc {
         self.records += o.records;
         self.errors += o.errors;
         self.timeouts += o.timeouts;
+        self.not_cases += o.not_cases;
+        for (m, n) in o.error_msgs {
+            *self.error_msgs.entry(m).or_default() += n;
+        }
         merge(&mut self.total, &o.total);
         for (a, b) in self.per_repo.iter_mut().zip(&o.per_repo) {
+            merge(a, b);
+        }
+        for (a, b) in self.per_unit.iter_mut().zip(&o.per_unit) {
             merge(a, b);
         }
         for (a, b) in self.per_lang.iter_mut().zip(&o.per_lang) {
@@ -698,7 +876,7 @@ impl Acc {
         for (a, b) in self.buckets.iter_mut().zip(o.buckets) {
             *a += b;
         }
-        for (ra, rb) in self.repo_buckets.iter_mut().zip(&o.repo_buckets) {
+        for (ra, rb) in self.unit_buckets.iter_mut().zip(&o.unit_buckets) {
             for (a, b) in ra.iter_mut().zip(rb) {
                 *a += b;
             }
@@ -729,12 +907,19 @@ fn accumulate<'t>(
         .filter(|(r, k)| **k && r.pass == ctx.pass)
     {
         let a = &mut accs[r.assistant as usize];
+        if !r.is_case() {
+            a.not_cases += 1;
+            continue;
+        }
         a.records += 1;
         if !r.latency_ms.is_nan() {
             a.latencies.push(r.latency_ms);
         }
         match r.outcome {
-            Outcome::Error => a.errors += 1,
+            Outcome::Error => {
+                a.errors += 1;
+                *a.error_msgs.entry(r.error).or_default() += 1;
+            }
             Outcome::Timeout => a.timeouts += 1,
             _ => {}
         }
@@ -762,10 +947,13 @@ fn accumulate<'t>(
         a.total.add_terms(&terms);
         a.per_repo[ctx.repo_rank[r.repo as usize]].add_terms(&terms);
         a.per_lang[r.language as usize].add_terms(&terms);
-        if r.outcome == Outcome::Suggestion && r.len > 0 {
-            let (b, gain) = (bucket(r.len, r.ld2), r.len.saturating_sub(r.ld2) as u64);
+        let unit = ctx.unit(r);
+        a.per_unit[unit].add_terms(&terms);
+        if r.outcome == Outcome::Suggestion {
+            let w = r.weight();
+            let (b, gain) = (bucket(w, r.ld2), w.saturating_sub(r.ld2) as u64);
             a.buckets[b] += gain;
-            if let Some(rb) = a.repo_buckets.get_mut(ctx.repo_rank[r.repo as usize]) {
+            if let Some(rb) = a.unit_buckets.get_mut(unit) {
                 rb[b] += gain;
             }
         }
@@ -779,29 +967,29 @@ fn accumulate<'t>(
 fn curve_bands(
     accs: &[Acc],
     names: &[u32],
-    n_repos: usize,
+    n_units: usize,
     opts: &Options,
 ) -> BTreeMap<u32, (Vec<BandPoint>, Vec<BandPoint>)> {
     let ks: Vec<usize> = (0..=CURVE_STEPS).step_by(BAND_STEP).collect();
     let per = ks.len() + 2;
     let cols = names.len() * per;
-    let mut matrix = vec![0.0f64; n_repos * cols];
-    for r in 0..n_repos {
+    let mut matrix = vec![0.0f64; n_units * cols];
+    for r in 0..n_units {
         for (i, &a) in names.iter().enumerate() {
             let acc = &accs[a as usize];
             let row = &mut matrix[r * cols + i * per..r * cols + (i + 1) * per];
             let mut tail = [0u64; CURVE_STEPS + 2];
             for k in (0..=CURVE_STEPS).rev() {
-                tail[k] = tail[k + 1] + acc.repo_buckets[r][k];
+                tail[k] = tail[k + 1] + acc.unit_buckets[r][k];
             }
             for (j, &k) in ks.iter().enumerate() {
                 row[j] = tail[k] as f64;
             }
-            row[ks.len()] = acc.per_repo[r].len as f64;
-            row[ks.len() + 1] = acc.per_repo[r].len_nonempty as f64;
+            row[ks.len()] = acc.per_unit[r].len as f64;
+            row[ks.len() + 1] = acc.per_unit[r].len_nonempty as f64;
         }
     }
-    let resamples = resample_sums(&matrix, n_repos, cols, opts.bootstrap, opts.seed);
+    let resamples = resample_sums(&matrix, n_units, cols, opts.bootstrap, opts.seed);
     let mut out = BTreeMap::new();
     for (i, &a) in names.iter().enumerate() {
         let band = |den: usize| -> Vec<BandPoint> {
@@ -861,7 +1049,7 @@ fn repeat_skip(table: &Table, rows: &[&Row], names: &[u32]) -> BTreeMap<String, 
         let mine: Vec<&Row> = rows[from..to]
             .iter()
             .copied()
-            .filter(|r| !r.completion)
+            .filter(|r| !r.completion && r.is_case())
             .collect();
         let mut passes: Vec<u32> = mine.iter().map(|r| r.pass).collect();
         passes.dedup();
@@ -872,15 +1060,23 @@ fn repeat_skip(table: &Table, rows: &[&Row], names: &[u32]) -> BTreeMap<String, 
             .iter()
             .map(|&p| {
                 let of: Vec<&&Row> = mine.iter().filter(|r| r.pass == p).collect();
-                let answered = of.iter().filter(|r| r.outcome.answered()).count() as u64;
-                let empties = of.iter().filter(|r| r.outcome == Outcome::Empty).count() as u64;
+                let count = |o: Outcome| of.iter().filter(|r| r.outcome == o).count() as u64;
+                let answered = count(Outcome::Suggestion) + count(Outcome::Empty);
+                let (errors, timeouts) = (count(Outcome::Error), count(Outcome::Timeout));
+                let rates = Rates::of(
+                    of.len() as u64,
+                    answered,
+                    count(Outcome::Empty),
+                    errors,
+                    timeouts,
+                );
                 PassStat {
                     pass: p,
                     records: of.len() as u64,
                     answered,
-                    empty_rate: Sums::ratio(empties as f64, answered),
-                    errors: of.iter().filter(|r| r.outcome == Outcome::Error).count() as u64,
-                    timeouts: of.iter().filter(|r| r.outcome == Outcome::Timeout).count() as u64,
+                    empty_rate: rates.empty_rate,
+                    errors,
+                    timeouts,
                 }
             })
             .collect();
