@@ -46,6 +46,7 @@ fn pair_with(settings: Value, transcript: Option<std::path::PathBuf>) -> (Client
             name: "peer".into(),
             settings,
             transcript,
+            workspace_folders: json!([{"uri": "file:///ws", "name": "workspace"}]),
         },
     );
     let peer = Peer {
@@ -131,6 +132,54 @@ async fn dropping_a_request_future_cancels_it() {
 }
 
 #[tokio::test]
+async fn a_request_future_dropped_before_its_first_poll_is_cancelled() {
+    let (client, mut peer) = pair(json!({}));
+    let fut = client.request("never polled", None, T);
+    let m = peer.recv().await;
+    drop(fut);
+    let cancel = peer.recv().await;
+    assert_eq!(cancel["method"], "$/cancelRequest");
+    assert_eq!(cancel["params"]["id"], m["id"]);
+    // Its answer, arriving now, is late: discarded and counted.
+    peer.send(json!({"jsonrpc": "2.0", "id": m["id"], "result": null}))
+        .await;
+    let ok = client.request("after", None, T);
+    let m2 = peer.recv().await;
+    peer.send(json!({"jsonrpc": "2.0", "id": m2["id"], "result": 1}))
+        .await;
+    assert_eq!(ok.await.unwrap(), json!(1));
+    assert_eq!(client.stats().late_answers, 1);
+}
+
+/// Requests made while the stream is ending fail at once with the server's exit, never
+/// after their whole timeout: "closed" and "pending" are one state.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_racing_the_end_of_the_stream_fail_at_once() {
+    for _ in 0..50 {
+        let (client, peer) = pair(json!({}));
+        let client = std::sync::Arc::new(client);
+        let closer = tokio::spawn(async move {
+            tokio::task::yield_now().await;
+            drop(peer);
+        });
+        let mut waits = Vec::new();
+        for i in 0..200 {
+            waits.push(client.request(&format!("r{i}"), None, Duration::from_secs(60)));
+        }
+        closer.await.unwrap();
+        for w in waits {
+            let r = tokio::time::timeout(Duration::from_secs(5), w)
+                .await
+                .expect("a request waited for its deadline on a closed stream");
+            match r {
+                Err(e) => assert!(e.is_exit(), "{e}"),
+                Ok(v) => panic!("answer from nobody: {v}"),
+            }
+        }
+    }
+}
+
+#[tokio::test]
 async fn server_requests_are_all_answered() {
     let settings =
         json!({"python": {"analysis": {"typeCheckingMode": "off"}}, "files.exclude": ["x"]});
@@ -144,6 +193,7 @@ async fn server_requests_are_all_answered() {
         json!({"jsonrpc": "2.0", "id": 4, "method": "window/showMessageRequest", "params": {"type": 1, "message": "m"}}),
         json!({"jsonrpc": "2.0", "id": 5, "method": "window/showDocument", "params": {"uri": "https://x"}}),
         json!({"jsonrpc": "2.0", "id": 6, "method": "copilot/weird", "params": {}}),
+        json!({"jsonrpc": "2.0", "id": 7, "method": "workspace/workspaceFolders"}),
     ];
     for a in &asks {
         peer.send(a.clone()).await;
@@ -164,6 +214,11 @@ async fn server_requests_are_all_answered() {
     assert_eq!(answers[3]["result"], Value::Null);
     assert_eq!(answers[4]["result"], json!({"success": false}));
     assert_eq!(answers[5]["error"]["code"], -32601);
+    // The folders the client declared, not null.
+    assert_eq!(
+        answers[6]["result"],
+        json!([{"uri": "file:///ws", "name": "workspace"}])
+    );
     // The requests are also visible to the editor, in order.
     let first = events.recv().await.unwrap();
     assert!(

@@ -4,6 +4,7 @@
 
 mod common;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -1058,4 +1059,222 @@ fn a_server_without_the_dialects_capability_is_refused_before_the_run() {
         "{err}"
     );
     assert!(!out.join("records.jsonl").exists());
+}
+
+/// Groups records by file, in line order.
+fn by_file(recs: &[Value]) -> BTreeMap<String, Vec<&Value>> {
+    let mut m: BTreeMap<String, Vec<&Value>> = BTreeMap::new();
+    for r in recs {
+        m.entry(format!("{}/{}", r["repo"], r["file"]))
+            .or_default()
+            .push(r);
+    }
+    for v in m.values_mut() {
+        v.sort_by_key(|r| r["line"].as_u64());
+    }
+    m
+}
+
+/// A server that stops answering (from its 3rd request) is restarted after 3 timeouts
+/// in a row and the case asked once more; with the policy off, it is never restarted.
+#[test]
+fn a_hung_server_is_restarted_after_timeouts_in_a_row() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run_with = |name: &str, extra_toml: &str| -> (Vec<Value>, Value) {
+        let dir = tmp.path().join(name);
+        let editors = editors_with(&dir, "hangs-later", &["--hang-after", "3"], 300);
+        let file = editors.join("hangs-later.toml");
+        let toml = std::fs::read_to_string(&file).unwrap() + extra_toml;
+        std::fs::write(&file, toml).unwrap();
+        let out = dir.join("out");
+        let o = run(&[
+            "--dataset",
+            DATASET,
+            "--assistant",
+            "hangs-later",
+            "--editors",
+            editors.to_str().unwrap(),
+            "--rate",
+            "0.3",
+            "--max-per-file",
+            "6",
+            "--max-per-repo",
+            "12",
+            "--jobs",
+            "2",
+            "--seed",
+            "3",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let m: Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap())
+                .unwrap();
+        (parsed(&out), m)
+    };
+    let answered = |r: &&Value| r["outcome"] == "suggestion" || r["outcome"] == "empty";
+    let (recs, m) = run_with("restarts", "");
+    let mut long_files = 0;
+    for (file, rs) in by_file(&recs) {
+        if rs.len() < 6 {
+            continue;
+        }
+        long_files += 1;
+        let outcomes: Vec<&str> = rs.iter().map(|r| r["outcome"].as_str().unwrap()).collect();
+        // ok ok T T ok(after the restart) ok T T ok …
+        assert!(answered(&rs[0]) && answered(&rs[1]), "{file}: {outcomes:?}");
+        assert_eq!(&outcomes[2..4], ["timeout", "timeout"], "{file}");
+        assert!(answered(&rs[4]) && answered(&rs[5]), "{file}: {outcomes:?}");
+    }
+    assert!(long_files > 0);
+    assert!(
+        m["sessions"]["restarted_after_timeouts"].as_u64().unwrap() > 0,
+        "{m}"
+    );
+    // Policy off: from the 3rd case of a file on, every case times out.
+    let (recs, m) = run_with("never", "restart_after_timeouts = 0\n");
+    for (file, rs) in by_file(&recs) {
+        for r in rs.iter().skip(2) {
+            assert_eq!(r["outcome"], "timeout", "{file}: {r}");
+        }
+    }
+    assert_eq!(m["sessions"]["restarted_after_timeouts"], 0);
+}
+
+/// A server that floods its stderr with lines that are not UTF-8 keeps being drained
+/// (were the drain to stop, the pipe would fill and the server stall into timeouts).
+#[test]
+fn a_server_writing_invalid_utf8_to_stderr_keeps_answering() {
+    let tmp = tempfile::tempdir().unwrap();
+    let editors = editors_with(tmp.path(), "noisy", &["--stderr-junk", "200000"], 5_000);
+    let out = tmp.path().join("out");
+    ok(&run(&[
+        "--dataset",
+        DATASET,
+        "--assistant",
+        "noisy",
+        "--editors",
+        editors.to_str().unwrap(),
+        "--rate",
+        "0.02",
+        "--seed",
+        "3",
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    let recs = parsed(&out);
+    assert!(recs.len() > 10);
+    for r in &recs {
+        assert!(
+            r["outcome"] == "suggestion" || r["outcome"] == "empty",
+            "{r}"
+        );
+    }
+}
+
+/// Processes whose parent is `pid`, with their command lines.
+fn children_of(pid: u32) -> Vec<(u32, String)> {
+    let mut out = vec![];
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(p) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
+            continue;
+        };
+        // pid (comm) state ppid …: comm may hold spaces, so split after the last ')'.
+        let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+        let ppid: u32 = rest
+            .split_whitespace()
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        if ppid == pid {
+            let cmd = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
+            out.push((p, String::from_utf8_lossy(&cmd).replace('\0', " ")));
+        }
+    }
+    out
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| {
+            !s.rsplit_once(')')
+                .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+        })
+        .unwrap_or(false)
+}
+
+/// SIGKILL of typist leaves no server behind, even one that would linger for minutes
+/// after its client is gone: servers get PR_SET_PDEATHSIG besides their own group.
+#[test]
+fn no_server_outlives_a_killed_typist() {
+    let tmp = tempfile::tempdir().unwrap();
+    let editors = editors_with(
+        tmp.path(),
+        "lingers",
+        &["--linger-secs", "300", "--hang-after", "1"],
+        60_000,
+    );
+    let out = tmp.path().join("out");
+    let mut child = typist()
+        .args([
+            "run",
+            "--config",
+            "/dev/null",
+            "--quiet",
+            "--no-latency",
+            "--jobs",
+            "2",
+        ])
+        .args([
+            "--dataset",
+            DATASET,
+            "--assistant",
+            "lingers",
+            "--rate",
+            "0.02",
+        ])
+        .arg("--editors")
+        .arg(&editors)
+        .arg("--out")
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let servers = loop {
+        let s: Vec<(u32, String)> = children_of(child.id())
+            .into_iter()
+            .filter(|(_, c)| c.contains("--linger-secs"))
+            .collect();
+        if s.len() >= 2 || (!s.is_empty() && started.elapsed() > Duration::from_secs(10)) {
+            break s;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "no server started"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while servers.iter().any(|(p, _)| alive(*p)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let left: Vec<_> = servers.iter().filter(|(p, _)| alive(*p)).collect();
+    for (p, _) in &left {
+        // SAFETY: kill(2); clean up before failing.
+        unsafe { libc::kill(*p as i32, libc::SIGKILL) };
+    }
+    assert!(left.is_empty(), "servers left running: {left:?}");
 }

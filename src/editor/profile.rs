@@ -127,6 +127,10 @@ pub struct Profile {
     pub request_timeout_ms: u64,
     #[serde(default = "default_init_timeout_ms")]
     pub init_timeout_ms: u64,
+    /// After this many timeouts in a row, the server is taken as hung: restarted with the
+    /// editor's state, and the case asked once more (as after a crash). 0: never.
+    #[serde(default = "default_restart_after_timeouts")]
+    pub restart_after_timeouts: u32,
     #[serde(default)]
     pub readiness: Readiness,
     #[serde(default = "empty_object")]
@@ -151,6 +155,10 @@ pub struct Profile {
     /// Where the profile was loaded from.
     #[serde(skip)]
     pub source: PathBuf,
+}
+
+fn default_restart_after_timeouts() -> u32 {
+    3
 }
 
 fn empty_object() -> Value {

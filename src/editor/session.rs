@@ -212,6 +212,8 @@ impl Session {
                 std::fs::write(&to, text).map_err(ws_err)?;
             }
         }
+        let root_uri = file_uri(&root);
+        let folders = json!([{"uri": root_uri, "name": "workspace"}]);
         let client = Client::spawn(
             &program,
             &profile.args,
@@ -221,18 +223,18 @@ impl Session {
                 name: profile.name.clone(),
                 settings: profile.settings.clone(),
                 transcript: opts.transcript.clone(),
+                workspace_folders: folders.clone(),
             },
         )?;
         let events = client
             .take_events()
             .ok_or_else(|| SessionError::Workspace("event stream already taken".into()))?;
-        let root_uri = file_uri(&root);
         let init = json!({
             "processId": std::process::id(),
             "clientInfo": {"name": conditions.client_name, "version": conditions.client_version},
             "rootUri": root_uri,
             "rootPath": root.display().to_string(),
-            "workspaceFolders": [{"uri": root_uri, "name": "workspace"}],
+            "workspaceFolders": folders,
             "capabilities": conditions.capabilities(),
             "initializationOptions": profile.initialization_options,
             "trace": "off",

@@ -98,6 +98,14 @@ pub struct Faults {
     /// Send this many `window/logMessage` notifications before each answer.
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub log_flood: u32,
+    /// Write this many bytes of lines that are not UTF-8 to stderr before each answer
+    /// (a blocking write: a client that stops draining stderr stalls the server).
+    #[arg(long, default_value_t = 0, value_name = "BYTES")]
+    pub stderr_junk: u64,
+    /// After the client has gone (stdin closed), stay alive this long before exiting,
+    /// as servers busy indexing do: only the client's process handling ends it sooner.
+    #[arg(long, default_value_t = 0, value_name = "SECS")]
+    pub linger_secs: u64,
     /// Seed of the random faults.
     #[arg(long, default_value_t = 0)]
     pub fault_seed: u64,
@@ -339,6 +347,20 @@ impl Host {
             let _ = out.write_all(b"Content-Length: 12\r\n\r\n{not json!!}");
             let _ = out.flush();
         }
+        if f.stderr_junk > 0 {
+            use std::io::Write;
+            let mut line = b"junk \xff\xfe\xc3(".to_vec();
+            line.resize(99, b'x');
+            line.push(b'\n');
+            let mut err = std::io::stderr().lock();
+            let mut left = f.stderr_junk;
+            while left > 0 {
+                let n = left.min(line.len() as u64) as usize;
+                let _ = err.write_all(&line[line.len() - n..]);
+                left -= n as u64;
+            }
+            let _ = err.flush();
+        }
         for i in 0..f.log_flood {
             self.client
                 .log_message(MessageType::LOG, format!("flood {i} of request {n}"))
@@ -524,6 +546,7 @@ pub async fn serve_stdio(args: HostArgs) {
         http,
         faults,
     } = args;
+    let linger = faults.linger_secs;
     let (service, socket) = LspService::build(|client| Host {
         client,
         backend,
@@ -540,4 +563,8 @@ pub async fn serve_stdio(args: HostArgs) {
     Server::new(tokio::io::stdin(), tokio::io::stdout(), socket)
         .serve(service)
         .await;
+    if linger > 0 {
+        tracing::warn!("fault: lingering {linger} s after the client left");
+        std::thread::sleep(Duration::from_secs(linger));
+    }
 }

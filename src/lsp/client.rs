@@ -37,18 +37,29 @@ pub struct ClientOptions {
     pub settings: Value,
     /// Where to write the JSONL transcript of every message, if anywhere.
     pub transcript: Option<PathBuf>,
+    /// The answer to `workspace/workspaceFolders` (the folders the client declared);
+    /// null when there are none.
+    pub workspace_folders: Value,
 }
 
 type Reply = Result<Value, (i64, String, Option<Value>)>;
 
+/// The requests awaiting an answer, or why the stream ended: one state under one lock,
+/// so a request either is registered before the reader closes (and fails at once when
+/// it does) or sees the closed state; it can never wait out its timeout on a dead
+/// stream.
+enum Pending {
+    Open(HashMap<i64, (String, oneshot::Sender<Reply>)>),
+    Closed(LspError),
+}
+
 struct Shared {
     name: String,
     settings: Value,
+    workspace_folders: Value,
     next_id: AtomicI64,
     out: mpsc::UnboundedSender<Vec<u8>>,
-    pending: Mutex<HashMap<i64, (String, oneshot::Sender<Reply>)>>,
-    /// Set once the stream has ended: why, for every later request.
-    closed: Mutex<Option<LspError>>,
+    pending: Mutex<Pending>,
     transcript: Option<Transcript>,
     late_answers: AtomicU64,
     bad_frames: AtomicU64,
@@ -66,7 +77,40 @@ impl Shared {
     }
 
     fn closed_error(&self) -> Option<LspError> {
-        self.closed.lock().ok().and_then(|c| c.clone())
+        match &*self.pending.lock().ok()? {
+            Pending::Closed(e) => Some(e.clone()),
+            Pending::Open(_) => None,
+        }
+    }
+
+    /// Registers a request, unless the stream has ended (then: why).
+    fn register(&self, id: i64, method: &str, tx: oneshot::Sender<Reply>) -> Result<(), LspError> {
+        let mut p = self.pending.lock().map_err(|_| LspError::Closed {
+            server: self.name.clone(),
+        })?;
+        match &mut *p {
+            Pending::Open(map) => {
+                map.insert(id, (method.to_string(), tx));
+                Ok(())
+            }
+            Pending::Closed(e) => Err(e.clone()),
+        }
+    }
+
+    fn take_pending(&self, id: i64) -> Option<(String, oneshot::Sender<Reply>)> {
+        match &mut *self.pending.lock().ok()? {
+            Pending::Open(map) => map.remove(&id),
+            Pending::Closed(_) => None,
+        }
+    }
+
+    /// The stream is over: every pending request fails with `why`, and so does every
+    /// later one.
+    fn close(&self, why: LspError) {
+        if let Ok(mut p) = self.pending.lock() {
+            // Dropping the senders fails the waiting requests with the closed error.
+            *p = Pending::Closed(why);
+        }
     }
 }
 
@@ -139,10 +183,10 @@ impl Client {
         let shared = Arc::new(Shared {
             name: options.name,
             settings: options.settings,
+            workspace_folders: options.workspace_folders,
             next_id: AtomicI64::new(1),
             out: out_tx,
-            pending: Mutex::new(HashMap::new()),
-            closed: Mutex::new(None),
+            pending: Mutex::new(Pending::Open(HashMap::new())),
             transcript,
             late_answers: AtomicU64::new(0),
             bad_frames: AtomicU64::new(0),
@@ -208,11 +252,15 @@ impl Client {
         let shared = self.shared.clone();
         let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
-        let early = shared.closed_error();
+        let early = shared.register(id, method, tx).err();
+        // The guard exists from the moment the request does: a future dropped before its
+        // first poll still removes its entry and cancels the request.
+        let guard = CancelGuard {
+            shared: shared.clone(),
+            id,
+            armed: early.is_none(),
+        };
         if early.is_none() {
-            if let Ok(mut p) = shared.pending.lock() {
-                p.insert(id, (method.to_string(), tx));
-            }
             let mut msg = json!({"jsonrpc": "2.0", "id": id, "method": method});
             if let Some(p) = params {
                 msg["params"] = p;
@@ -222,14 +270,12 @@ impl Client {
         let method = method.to_string();
         let deadline = tokio::time::Instant::now() + timeout;
         async move {
+            // Moved whole into the future (not just the field the arms touch), so it
+            // lives exactly as long as the future does.
+            let mut guard = guard;
             if let Some(e) = early {
                 return Err(e);
             }
-            let mut guard = CancelGuard {
-                shared: shared.clone(),
-                id,
-                armed: true,
-            };
             let outcome = tokio::time::timeout_at(deadline, rx).await;
             match outcome {
                 Err(_) => Err(LspError::Timeout {
@@ -316,13 +362,8 @@ impl Drop for CancelGuard {
         if !self.armed {
             return;
         }
-        let removed = self
-            .shared
-            .pending
-            .lock()
-            .ok()
-            .and_then(|mut p| p.remove(&self.id));
-        if removed.is_some() && self.shared.closed_error().is_none() {
+        // Removed only while the stream is open: then a cancel is worth sending.
+        if self.shared.take_pending(self.id).is_some() {
             let msg =
                 json!({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": self.id}});
             self.shared.send_value(Some("$/cancelRequest"), None, &msg);
@@ -397,13 +438,7 @@ async fn read_loop<R: AsyncBufRead + Unpin>(
         stderr: exit.map(|e| e.stderr_tail).unwrap_or_default(),
     };
     tracing::debug!(server = %shared.name, "{err}");
-    if let Ok(mut c) = shared.closed.lock() {
-        *c = Some(err);
-    }
-    // Dropping the senders fails every pending request with the closed error.
-    if let Ok(mut p) = shared.pending.lock() {
-        p.clear();
-    }
+    shared.close(err);
 }
 
 fn dispatch(shared: &Shared, events: &mpsc::UnboundedSender<Event>, msg: Value) {
@@ -424,7 +459,7 @@ fn dispatch(shared: &Shared, events: &mpsc::UnboundedSender<Event>, msg: Value) 
                 shared.late_answers.fetch_add(1, Ordering::Relaxed);
                 return;
             };
-            let entry = shared.pending.lock().ok().and_then(|mut p| p.remove(&n));
+            let entry = shared.take_pending(n);
             let Some((method, tx)) = entry else {
                 shared.late_answers.fetch_add(1, Ordering::Relaxed);
                 tracing::debug!(server = %shared.name, id = n, "late answer discarded");
@@ -446,7 +481,11 @@ fn dispatch(shared: &Shared, events: &mpsc::UnboundedSender<Event>, msg: Value) 
         }
         (Some(method), Some(id)) => {
             let params = msg.get("params").cloned().unwrap_or(Value::Null);
-            let reply = answer_server_request(&shared.settings, &method, &params);
+            let reply = if method == "workspace/workspaceFolders" {
+                Ok(shared.workspace_folders.clone())
+            } else {
+                answer_server_request(&shared.settings, &method, &params)
+            };
             let mut out = json!({"jsonrpc": "2.0", "id": id});
             match reply {
                 Ok(v) => out["result"] = v,

@@ -1,10 +1,13 @@
 //! The server's child process: spawned in its own process group with `kill_on_drop`,
 //! stderr drained into `tracing` (last lines kept for error messages), exit status
 //! published once. Dropping a [`ServerProcess`] kills the whole group, so no worker a
-//! server started outlives the run.
+//! server started outlives the run; the group is also swept once when the server itself
+//! exits, and never signalled after that (its id could by then name another group).
+//! On Linux the server also gets `PR_SET_PDEATHSIG`: killed with typist, even by SIGKILL.
 
 use std::path::Path;
 use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::io::AsyncBufReadExt;
@@ -23,6 +26,8 @@ pub struct ExitInfo {
 
 pub struct ServerProcess {
     pid: u32,
+    /// The server has not been reaped yet: its pid still names its group.
+    alive: Arc<AtomicBool>,
 }
 
 type Spawned = (
@@ -49,6 +54,7 @@ impl ServerProcess {
             .stderr(Stdio::piped())
             .kill_on_drop(true)
             .process_group(0);
+        die_with_parent(&mut cmd);
         let spawn_err = |message: String| LspError::Spawn {
             server: name.to_string(),
             program: program.display().to_string(),
@@ -77,20 +83,37 @@ impl ServerProcess {
             let name = name.to_string();
             tokio::spawn(async move {
                 let Some(stderr) = stderr else { return };
-                let mut lines = tokio::io::BufReader::new(stderr).lines();
-                while let Ok(Some(line)) = lines.next_line().await {
+                // Bytes, decoded lossily: a server writing invalid UTF-8 must not stop the
+                // drain (the pipe would fill and the server block).
+                let mut reader = tokio::io::BufReader::new(stderr);
+                let mut buf = Vec::new();
+                loop {
+                    buf.clear();
+                    match reader.read_until(b'\n', &mut buf).await {
+                        Ok(0) | Err(_) => break,
+                        Ok(_) => {}
+                    }
+                    let line = String::from_utf8_lossy(&buf);
+                    let line = line.trim_end_matches(['\n', '\r']);
                     tracing::debug!(target: "typist::server_stderr", server = %name, "{line}");
                     if let Ok(mut t) = tail.lock() {
-                        t.push(line);
+                        t.push(line.to_string());
                     }
                 }
             })
         };
+        let alive = Arc::new(AtomicBool::new(true));
+        let alive_w = alive.clone();
         tokio::spawn(async move {
             let status = match child.wait().await {
                 Ok(s) => describe_status(s),
                 Err(e) => format!("wait failed: {e}"),
             };
+            // Sweep the workers the server left, now, while no other group can have
+            // taken its id; after this the group is never signalled again.
+            if alive_w.swap(false, Ordering::SeqCst) {
+                killpg(pid);
+            }
             // Give the drain a moment to read the last lines the server wrote.
             let _ = tokio::time::timeout(std::time::Duration::from_millis(300), drain).await;
             let stderr_tail = tail.lock().map(|t| t.joined()).unwrap_or_default();
@@ -99,21 +122,50 @@ impl ServerProcess {
                 stderr_tail,
             }));
         });
-        Ok((ServerProcess { pid }, stdin, stdout, exit_rx))
+        Ok((ServerProcess { pid, alive }, stdin, stdout, exit_rx))
     }
 
     pub fn pid(&self) -> u32 {
         self.pid
     }
 
-    /// SIGKILL to the whole process group (the server and every worker it started).
+    /// SIGKILL to the whole process group (the server and every worker it started),
+    /// while the server is alive; once it has been reaped its group was swept then.
     pub fn kill_group(&self) {
-        // SAFETY: killpg has no memory-safety preconditions; a stale group gives ESRCH.
-        unsafe {
-            libc::killpg(self.pid as libc::pid_t, libc::SIGKILL);
+        if self.alive.load(Ordering::SeqCst) {
+            killpg(self.pid);
         }
     }
 }
+
+fn killpg(pid: u32) {
+    // SAFETY: killpg has no memory-safety preconditions; a stale group gives ESRCH.
+    unsafe {
+        libc::killpg(pid as libc::pid_t, libc::SIGKILL);
+    }
+}
+
+/// Linux: the child gets SIGKILL when typist dies, however it dies. (The signal follows
+/// the thread that spawned the child; tokio's worker threads live as long as the
+/// runtime.) If typist is already gone when the child starts, the child exits at once.
+#[cfg(target_os = "linux")]
+pub fn die_with_parent(cmd: &mut Command) {
+    // SAFETY: the closure runs between fork and exec and calls only async-signal-safe
+    // functions (prctl, getppid, _exit).
+    let parent = std::process::id() as libc::pid_t;
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
+            if libc::getppid() != parent {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn die_with_parent(_cmd: &mut Command) {}
 
 impl Drop for ServerProcess {
     fn drop(&mut self) {

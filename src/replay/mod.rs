@@ -181,6 +181,9 @@ struct Shared {
     max_restarts: u32,
     transcripts: Option<PathBuf>,
     sessions_started: std::sync::atomic::AtomicU64,
+    /// Servers restarted because they exited, and because they stopped answering.
+    restarts_after_exit: std::sync::atomic::AtomicU64,
+    restarts_after_timeouts: std::sync::atomic::AtomicU64,
 }
 
 /// Files of the plan whose repository or file is missing from the dataset, or changed.
@@ -440,6 +443,8 @@ pub async fn run(
         max_restarts: opts.max_restarts,
         transcripts: opts.transcripts.clone(),
         sessions_started: std::sync::atomic::AtomicU64::new(0),
+        restarts_after_exit: std::sync::atomic::AtomicU64::new(0),
+        restarts_after_timeouts: std::sync::atomic::AtomicU64::new(0),
     });
 
     // The sink: one task appends and flushes every record as it arrives.
@@ -479,6 +484,7 @@ pub async fn run(
                 tx,
                 live: None,
                 restarts: 0,
+                timeouts_in_row: 0,
                 closing: tokio::task::JoinSet::new(),
             }
             .run()
@@ -525,6 +531,11 @@ pub async fn run(
     manifest["ended_at"] = json!(now_rfc3339());
     manifest["cpu_seconds"] = cpu_seconds();
     manifest["records"] = json!(total);
+    manifest["sessions"] = json!({
+        "started": shared.sessions_started.load(Ordering::SeqCst),
+        "restarted_after_exit": shared.restarts_after_exit.load(Ordering::SeqCst),
+        "restarted_after_timeouts": shared.restarts_after_timeouts.load(Ordering::SeqCst),
+    });
     manifest["message"] = json!(failure);
     write_json(&manifest_path, &manifest)?;
     Ok(RunReport {
@@ -592,6 +603,8 @@ struct Worker {
     /// The live session, serving one unit (assistant × pass × file) at most.
     live: Option<Live>,
     restarts: u32,
+    /// Timeouts in a row from the live server.
+    timeouts_in_row: u32,
     /// Sessions being shut down in the background.
     closing: tokio::task::JoinSet<()>,
 }
@@ -675,6 +688,7 @@ impl Worker {
     /// server starts, then opens the tabs and the target document with `text`.
     async fn start_session(&mut self, unit: &Unit, text: &str) -> Result<()> {
         self.retire();
+        self.timeouts_in_row = 0;
         let profile = self.profile(unit.assistant).clone();
         let ds = self.shared.ds.clone();
         let repo = ds
@@ -879,11 +893,32 @@ impl Worker {
                     self.restarts - 1
                 );
             }
+            self.shared
+                .restarts_after_exit
+                .fetch_add(1, Ordering::SeqCst);
             self.start_session(unit, text).await?;
             outcome = self.ask(unit, text, cursor).await;
         }
+        let timed_out = |o: &Ask| matches!(o, Ask::Failed(e) if e.is_timeout());
+        if timed_out(&outcome) {
+            self.timeouts_in_row += 1;
+            let limit = self.profile(unit.assistant).restart_after_timeouts;
+            if limit > 0 && self.timeouts_in_row >= limit {
+                let name = self.profile(unit.assistant).name.clone();
+                tracing::warn!(worker = self.id, server = %name, case = %case.case, "{} timeouts in a row: restarting the server and asking once more", self.timeouts_in_row);
+                self.shared
+                    .restarts_after_timeouts
+                    .fetch_add(1, Ordering::SeqCst);
+                self.start_session(unit, text).await?;
+                outcome = self.ask(unit, text, cursor).await;
+                if timed_out(&outcome) {
+                    self.timeouts_in_row = 1;
+                }
+            }
+        }
         if let Ask::Got(_) = outcome {
             self.restarts = 0;
+            self.timeouts_in_row = 0;
         }
         let request_hash = self
             .live
