@@ -182,8 +182,9 @@ struct RunArgs {
     /// replaces the old one).
     #[arg(long)]
     retry_errors: bool,
-    /// Run part of the plan: i/n (0-based) or auto (Kubernetes Indexed Job, Slurm array).
-    #[arg(long, value_name = "i/n|auto")]
+    /// Run part of the plan: i/n (0-based); auto (a Slurm array says both); auto/n (the
+    /// index from JOB_COMPLETION_INDEX of a Kubernetes Indexed Job or from Slurm, n given).
+    #[arg(long, value_name = "i/n|auto|auto/n")]
     shard: Option<String>,
     #[command(flatten)]
     sampling: SamplingArgs,
@@ -653,6 +654,8 @@ fn score_table(s: &typist::score::Summary) -> String {
 /// Exit code when some assistant answered no case (every record an error or a
 /// timeout): the figures say nothing about it.
 const EXIT_NO_ANSWERS: u8 = 3;
+/// Stopped by Ctrl-C (128 + SIGINT, as shells report it).
+const EXIT_INTERRUPTED: u8 = 130;
 
 fn silent_assistants(s: &typist::score::Summary) -> Vec<&str> {
     s.assistants
@@ -833,8 +836,15 @@ fn cmd_run(a: RunArgs) -> Result<ExitCode> {
         let flag = cancel.clone();
         tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
-                eprintln!("\ntypist: stopping after the cases in flight (finished records are kept; --resume continues)");
+                eprintln!("\ntypist: stopping after the cases in flight (finished records are kept; --resume continues; Ctrl-C again stops at once)");
                 flag.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+            // A second Ctrl-C does not wait for slow servers: every finished record is
+            // already on disk (each is written and flushed whole), and the servers die
+            // with typist (PR_SET_PDEATHSIG).
+            if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!("typist: stopped at once; finished records are kept (--resume continues)");
+                std::process::exit(EXIT_INTERRUPTED.into());
             }
         });
         typist::replay::run(std::sync::Arc::new(ds), &plan, profiles, cond, &opts, cancel.clone()).await
@@ -882,7 +892,7 @@ fn cmd_run(a: RunArgs) -> Result<ExitCode> {
                 report.records,
                 out.display()
             );
-            Ok(ExitCode::from(130))
+            Ok(ExitCode::from(EXIT_INTERRUPTED))
         }
         _ => {
             eprintln!(

@@ -159,9 +159,9 @@ fn shards_run_apart_and_merged_equal_one_run() {
     c1.arg("run")
         .args(["--config", "/dev/null", "--quiet", "--no-latency"])
         .args(common)
-        .args(["--shard", "auto", "--out", s1.to_str().unwrap()]);
-    c1.env("JOB_COMPLETION_INDEX", "1")
-        .env("JOB_COMPLETIONS", "2");
+        .args(["--shard", "auto/2", "--out", s1.to_str().unwrap()]);
+    // What a Kubernetes Indexed Job sets: the index, not the count.
+    c1.env("JOB_COMPLETION_INDEX", "1");
     let (h0, h1) = (c0.spawn().unwrap(), c1.spawn().unwrap());
     ok(&h0.wait_with_output().unwrap());
     ok(&h1.wait_with_output().unwrap());
@@ -1267,6 +1267,162 @@ fn no_server_outlives_a_killed_typist() {
     };
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while servers.iter().any(|(p, _)| alive(*p)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let left: Vec<_> = servers.iter().filter(|(p, _)| alive(*p)).collect();
+    for (p, _) in &left {
+        // SAFETY: kill(2); clean up before failing.
+        unsafe { libc::kill(*p as i32, libc::SIGKILL) };
+    }
+    assert!(left.is_empty(), "servers left running: {left:?}");
+}
+
+/// The variables each scheduler really sets, read as `--shard auto[/n]` reads them.
+#[test]
+fn shard_auto_reads_what_kubernetes_and_slurm_set() {
+    use typist::replay::Shard;
+    let env = |vars: &'static [(&'static str, &'static str)]| {
+        move |k: &str| {
+            vars.iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.to_string())
+        }
+    };
+    let sh = |index, count| Shard { index, count };
+    // Kubernetes Indexed Job (completions: 8): JOB_COMPLETION_INDEX only.
+    let k8s: &[(&str, &str)] = &[
+        ("JOB_COMPLETION_INDEX", "3"),
+        ("HOSTNAME", "typist-run-3-x7k2p"),
+    ];
+    assert_eq!(Shard::from_env(env(k8s), Some(8)).unwrap(), sh(3, 8));
+    let e = Shard::from_env(env(k8s), None).unwrap_err().to_string();
+    assert!(e.contains("auto/n"), "{e}");
+    assert!(Shard::from_env(env(k8s), Some(3)).is_err(), "index 3 of 3");
+    // Slurm, sbatch --array=0-7.
+    let slurm: &[(&str, &str)] = &[
+        ("SLURM_ARRAY_JOB_ID", "4711"),
+        ("SLURM_ARRAY_TASK_ID", "5"),
+        ("SLURM_ARRAY_TASK_MIN", "0"),
+        ("SLURM_ARRAY_TASK_MAX", "7"),
+        ("SLURM_ARRAY_TASK_COUNT", "8"),
+        ("SLURM_ARRAY_TASK_STEP", "1"),
+    ];
+    assert_eq!(Shard::from_env(env(slurm), None).unwrap(), sh(5, 8));
+    assert_eq!(Shard::from_env(env(slurm), Some(8)).unwrap(), sh(5, 8));
+    let e = Shard::from_env(env(slurm), Some(4))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("SLURM_ARRAY_TASK_COUNT"), "{e}");
+    // --array=1-8: ids from 1.
+    let from1: &[(&str, &str)] = &[
+        ("SLURM_ARRAY_TASK_ID", "8"),
+        ("SLURM_ARRAY_TASK_MIN", "1"),
+        ("SLURM_ARRAY_TASK_MAX", "8"),
+        ("SLURM_ARRAY_TASK_COUNT", "8"),
+    ];
+    assert_eq!(Shard::from_env(env(from1), None).unwrap(), sh(7, 8));
+    // --array=0-14:2: eight tasks, ids 0, 2, …, 14.
+    let stepped: &[(&str, &str)] = &[
+        ("SLURM_ARRAY_TASK_ID", "14"),
+        ("SLURM_ARRAY_TASK_MIN", "0"),
+        ("SLURM_ARRAY_TASK_MAX", "14"),
+        ("SLURM_ARRAY_TASK_COUNT", "8"),
+        ("SLURM_ARRAY_TASK_STEP", "2"),
+    ];
+    assert_eq!(Shard::from_env(env(stepped), None).unwrap(), sh(7, 8));
+    // --array=1,4,9: a list has no arithmetic index.
+    let list: &[(&str, &str)] = &[
+        ("SLURM_ARRAY_TASK_ID", "9"),
+        ("SLURM_ARRAY_TASK_MIN", "1"),
+        ("SLURM_ARRAY_TASK_MAX", "9"),
+        ("SLURM_ARRAY_TASK_COUNT", "3"),
+    ];
+    let e = format!("{:#}", Shard::from_env(env(list), None).unwrap_err());
+    assert!(e.contains("--shard i/n"), "{e}");
+    // Nothing set, or a value that is not a number.
+    assert!(Shard::from_env(env(&[]), Some(2)).is_err());
+    let bad: &[(&str, &str)] = &[("JOB_COMPLETION_INDEX", "three")];
+    let e = Shard::from_env(env(bad), Some(4)).unwrap_err().to_string();
+    assert!(e.contains("JOB_COMPLETION_INDEX"), "{e}");
+    assert_eq!(Shard::parse("2/4").unwrap(), sh(2, 4));
+    assert!(Shard::parse("auto/x").is_err());
+    assert!(Shard::parse("autox").is_err());
+}
+
+/// The first Ctrl-C waits for the cases in flight (here a server that never answers,
+/// with a 60 s deadline); the second stops typist at once, and its servers with it.
+#[test]
+fn ctrl_c_twice_forces_exit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let editors = editors_with(
+        tmp.path(),
+        "stuck",
+        &["--linger-secs", "300", "--hang-after", "1"],
+        60_000,
+    );
+    let out = tmp.path().join("out");
+    let mut child = typist()
+        .args(["run", "--config", "/dev/null", "--quiet", "--no-latency"])
+        .args([
+            "--dataset",
+            DATASET,
+            "--assistant",
+            "stuck",
+            "--rate",
+            "0.02",
+        ])
+        .arg("--editors")
+        .arg(&editors)
+        .arg("--out")
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let servers = loop {
+        let s: Vec<(u32, String)> = children_of(child.id())
+            .into_iter()
+            .filter(|(_, c)| c.contains("--linger-secs"))
+            .collect();
+        if !s.is_empty() {
+            break s;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "no server started"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    // Let the first request reach the server (start-up, initialize, the first case).
+    std::thread::sleep(Duration::from_millis(2500));
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    std::thread::sleep(Duration::from_millis(700));
+    if let Some(s) = child.try_wait().unwrap() {
+        let mut err = String::new();
+        std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+        panic!("one Ctrl-C waits for the case in flight; exited {s}: {err}");
+    }
+    let second = Instant::now();
+    // SAFETY: as above.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if second.elapsed() > Duration::from_secs(10) {
+            child.kill().unwrap();
+            panic!("a second Ctrl-C did not stop typist within 10 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(130));
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert!(err.contains("stopped at once"), "{err}");
     let deadline = Instant::now() + Duration::from_secs(5);
     while servers.iter().any(|(p, _)| alive(*p)) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(50));

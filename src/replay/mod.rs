@@ -71,17 +71,27 @@ pub struct Shard {
 }
 
 impl Shard {
-    /// `i/n` (0-based index), or `auto`: from a Kubernetes Indexed Job
-    /// (`JOB_COMPLETION_INDEX`, `JOB_COMPLETIONS`) or a Slurm array
-    /// (`SLURM_ARRAY_TASK_ID` − `SLURM_ARRAY_TASK_MIN`, `SLURM_ARRAY_TASK_COUNT`).
+    /// `i/n` (0-based index); `auto`: from a Slurm job array (`SLURM_ARRAY_TASK_ID`,
+    /// `SLURM_ARRAY_TASK_MIN`, `SLURM_ARRAY_TASK_STEP`, `SLURM_ARRAY_TASK_COUNT`, all set by
+    /// Slurm); `auto/n`: the index from the environment (a Kubernetes Indexed Job sets
+    /// `JOB_COMPLETION_INDEX` and nothing that says how many completions there are, so the
+    /// count is given), or from Slurm, whose count must then agree.
     pub fn parse(s: &str) -> Result<Shard> {
-        if s == "auto" {
-            return Shard::from_env(|k| std::env::var(k).ok())
-                .context("--shard auto: no JOB_COMPLETION_INDEX/JOB_COMPLETIONS or SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT in the environment");
+        if let Some(rest) = s.strip_prefix("auto") {
+            let count = match rest.strip_prefix('/') {
+                Some(n) => Some(
+                    n.trim()
+                        .parse::<u32>()
+                        .context("--shard auto/n: the count")?,
+                ),
+                None if rest.is_empty() => None,
+                None => bail!("--shard takes i/n (0-based), auto or auto/n"),
+            };
+            return Shard::from_env(|k| std::env::var(k).ok(), count);
         }
         let (i, n) = s
             .split_once('/')
-            .context("--shard takes i/n (0-based) or auto")?;
+            .context("--shard takes i/n (0-based), auto or auto/n")?;
         let shard = Shard {
             index: i.trim().parse().context("--shard index")?,
             count: n.trim().parse().context("--shard count")?,
@@ -89,23 +99,57 @@ impl Shard {
         shard.check()
     }
 
-    pub fn from_env(get: impl Fn(&str) -> Option<String>) -> Option<Shard> {
-        let num = |k: &str| get(k).and_then(|v| v.trim().parse::<u32>().ok());
-        let shard =
-            if let (Some(i), Some(n)) = (num("JOB_COMPLETION_INDEX"), num("JOB_COMPLETIONS")) {
-                Shard { index: i, count: n }
-            } else if let (Some(i), Some(n)) =
-                (num("SLURM_ARRAY_TASK_ID"), num("SLURM_ARRAY_TASK_COUNT"))
-            {
-                let min = num("SLURM_ARRAY_TASK_MIN").unwrap_or(0);
-                Shard {
-                    index: i.checked_sub(min)?,
-                    count: n,
+    /// The shard named by a scheduler's environment (`get` reads a variable), with the
+    /// count given on the command line if any.
+    pub fn from_env(get: impl Fn(&str) -> Option<String>, count: Option<u32>) -> Result<Shard> {
+        let num = |k: &str| -> Result<Option<u32>> {
+            match get(k) {
+                None => Ok(None),
+                Some(v) => v
+                    .trim()
+                    .parse::<u32>()
+                    .map(Some)
+                    .with_context(|| format!("--shard auto: {k}={v:?} is not a number")),
+            }
+        };
+        if let Some(id) = num("SLURM_ARRAY_TASK_ID")? {
+            let min = num("SLURM_ARRAY_TASK_MIN")?.unwrap_or(0);
+            let step = num("SLURM_ARRAY_TASK_STEP")?.unwrap_or(1).max(1);
+            let slurm_count = num("SLURM_ARRAY_TASK_COUNT")?;
+            let off = id.checked_sub(min).with_context(|| {
+                format!(
+                    "--shard auto: SLURM_ARRAY_TASK_ID {id} is below SLURM_ARRAY_TASK_MIN {min}"
+                )
+            })?;
+            if off % step != 0 {
+                bail!(
+                    "--shard auto: Slurm array task {id} is not on the array's step {step} from {min}; give --shard i/n"
+                );
+            }
+            let n = match (count, slurm_count) {
+                (Some(c), Some(s)) if c != s => bail!(
+                    "--shard auto/{c}: the Slurm array has {s} tasks (SLURM_ARRAY_TASK_COUNT)"
+                ),
+                (Some(c), _) | (None, Some(c)) => c,
+                (None, None) => {
+                    bail!("--shard auto: SLURM_ARRAY_TASK_COUNT is not set; give --shard auto/n")
                 }
-            } else {
-                return None;
             };
-        shard.check().ok()
+            return Shard { index: off / step, count: n }
+                .check()
+                .context("--shard auto: an array given as a list (--array=1,4,9) has no arithmetic index; give --shard i/n");
+        }
+        if let Some(i) = num("JOB_COMPLETION_INDEX")? {
+            let Some(n) = count else {
+                bail!(
+                    "--shard auto: a Kubernetes Indexed Job sets JOB_COMPLETION_INDEX but not the number of completions; give it as --shard auto/n (the Job's .spec.completions)"
+                );
+            };
+            return Shard { index: i, count: n }.check();
+        }
+        bail!(
+            "--shard auto: neither JOB_COMPLETION_INDEX (Kubernetes Indexed Job) nor SLURM_ARRAY_TASK_ID (Slurm job array) is set"
+        )
     }
 
     fn check(self) -> Result<Shard> {
