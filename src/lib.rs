@@ -8,6 +8,7 @@ pub mod bench;
 pub mod config;
 pub mod dataset;
 pub mod doctor;
+pub mod drill;
 pub mod editor;
 pub mod host;
 pub mod lsp;

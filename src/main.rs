@@ -124,11 +124,36 @@ enum Command {
     /// Benchmarks (print a table; never run as tests).
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// Reliability drills: a plan against typist's host with every kind of fault
+    /// injected, then SIGKILLs and resumes; prints a table ending `lost: N` and exits 1
+    /// unless every promise of docs/reliability.md held.
+    Drill(DrillArgs),
     /// List the server profiles.
     Profiles {
         #[arg(long, value_name = "DIR")]
         editors: Option<PathBuf>,
     },
+}
+
+#[derive(clap::Args, Debug, Clone)]
+struct DrillArgs {
+    /// About a minute: over 1,000 faults and 3 kills (what CI runs). Without it: every
+    /// code line, a heavier fault mix and 20 kills.
+    #[arg(long)]
+    quick: bool,
+    #[arg(long, value_name = "DIR", default_value = "fixtures/dataset")]
+    dataset: PathBuf,
+    /// SIGKILLs of the kill drill (default 3 with --quick, 20 without).
+    #[arg(long, value_name = "N")]
+    kills: Option<u32>,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Keep the drill's plan, records and fault log in this folder.
+    #[arg(long, value_name = "DIR")]
+    keep: Option<PathBuf>,
+    /// The figures as JSON on stdout instead of the table.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -445,6 +470,30 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::ServeModel { port, log_requests } => {
             typist::host::serve_model::serve(port, log_requests.as_deref())?;
             Ok(ExitCode::SUCCESS)
+        }
+        Command::Drill(a) => {
+            use typist::drill::DrillOptions;
+            let mut opts = if a.quick {
+                DrillOptions::quick(a.dataset)
+            } else {
+                DrillOptions::long(a.dataset)
+            };
+            opts.seed = a.seed;
+            opts.keep = a.keep;
+            if let Some(k) = a.kills {
+                opts.kills = k;
+            }
+            let report = typist::drill::run(&opts)?;
+            if a.json {
+                out!("{}", serde_json::to_string_pretty(&report)?);
+            } else {
+                out!("{}", typist::drill::table(&report).trim_end());
+            }
+            Ok(if report.passed() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
         }
         Command::Profiles { editors } => {
             for p in profile::all_profiles(editors.as_deref())? {

@@ -17,6 +17,39 @@ use super::document::{Document, Position, PositionEncoding, incremental_change};
 use super::profile::{DialectKind, Profile, ReadinessRule};
 use crate::lsp::{Client, ClientOptions, ClientStats, Event, ExitInfo, LspError};
 
+/// Temporary workspaces are named `typist-PID-…` after the process that made them, so
+/// that one left by a killed typist can be told from one in use.
+const WORKSPACE_PREFIX: &str = "typist-";
+
+/// Removes the temporary workspaces of typist processes that no longer exist (a typist
+/// killed with SIGKILL cannot remove its own); returns how many were removed. Folders of
+/// live processes, and of other users, are left alone.
+pub fn sweep_stale_workspaces() -> usize {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(WORKSPACE_PREFIX))
+            .and_then(|r| r.split_once('-'))
+            .and_then(|(pid, _)| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == std::process::id() || std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            continue;
+        }
+        if e.file_type().is_ok_and(|t| t.is_dir()) && std::fs::remove_dir_all(e.path()).is_ok() {
+            tracing::debug!(folder = %e.path().display(), "removed the workspace of a typist that is gone");
+            removed += 1;
+        }
+    }
+    removed
+}
+
 /// Copilot's "not authenticated" error code.
 pub const COPILOT_NO_TOKEN: i64 = 1000;
 
@@ -161,7 +194,7 @@ impl Session {
             })?;
         let ws_err = |e: std::io::Error| SessionError::Workspace(e.to_string());
         let dir = tempfile::Builder::new()
-            .prefix("typist-")
+            .prefix(&format!("{WORKSPACE_PREFIX}{}-", std::process::id()))
             .tempdir()
             .map_err(ws_err)?;
         let root = dir.path().join("workspace");

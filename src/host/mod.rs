@@ -6,6 +6,7 @@
 //! Knows nothing of replay or scoring.
 
 pub mod cheat;
+pub mod faults;
 pub mod http;
 pub mod ngram;
 pub mod serve_model;
@@ -25,6 +26,8 @@ use crate::dataset::Language;
 use crate::editor::document::{
     Document as EditorDoc, Position as EPos, PositionEncoding, apply_change_in_place,
 };
+pub use faults::Faults;
+use faults::Kind;
 use ngram::{Counts, Vocab, predict_line, previous_line, tokenize};
 
 /// Which model answers.
@@ -74,43 +77,6 @@ pub struct HostArgs {
     pub faults: Faults,
 }
 
-/// Fault and latency shaping, off by default.
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct Faults {
-    /// Fixed delay before every answer.
-    #[arg(long, default_value_t = 0, value_name = "MS")]
-    pub delay_ms: u64,
-    /// Extra random delay up to this much (seeded).
-    #[arg(long, default_value_t = 0, value_name = "MS")]
-    pub jitter_ms: u64,
-    /// Probability of an empty answer (seeded).
-    #[arg(long, default_value_t = 0.0, value_name = "P")]
-    pub empty_rate: f64,
-    /// Exit (code 3) when the Nth suggestion request arrives.
-    #[arg(long, value_name = "N")]
-    pub crash_after: Option<u64>,
-    /// Never answer from the Nth suggestion request on.
-    #[arg(long, value_name = "N")]
-    pub hang_after: Option<u64>,
-    /// Write a garbage frame to stdout before answering the Nth request and every later one.
-    #[arg(long, value_name = "N")]
-    pub garbage_after: Option<u64>,
-    /// Send this many `window/logMessage` notifications before each answer.
-    #[arg(long, default_value_t = 0, value_name = "N")]
-    pub log_flood: u32,
-    /// Write this many bytes of lines that are not UTF-8 to stderr before each answer
-    /// (a blocking write: a client that stops draining stderr stalls the server).
-    #[arg(long, default_value_t = 0, value_name = "BYTES")]
-    pub stderr_junk: u64,
-    /// After the client has gone (stdin closed), stay alive this long before exiting,
-    /// as servers busy indexing do: only the client's process handling ends it sooner.
-    #[arg(long, default_value_t = 0, value_name = "SECS")]
-    pub linger_secs: u64,
-    /// Seed of the random faults.
-    #[arg(long, default_value_t = 0)]
-    pub fault_seed: u64,
-}
-
 const MAX_CRAWL_FILE: u64 = 1 << 20;
 /// Weight of counts from the open documents against the workspace's.
 const OPEN_WEIGHT: i64 = 4;
@@ -145,6 +111,8 @@ pub struct Host {
     model: Mutex<Model>,
     cheat: Mutex<cheat::Memory>,
     requests: AtomicU64,
+    /// The workspace folder named at `initialize`.
+    root: Mutex<Option<PathBuf>>,
 }
 
 fn uri_path(uri: &str) -> Option<PathBuf> {
@@ -330,56 +298,19 @@ impl Host {
         (!text.is_empty()).then_some(text)
     }
 
-    /// Applies the configured faults for the request numbered `n`; false: answer empty.
-    async fn shape(&self, n: u64) -> bool {
-        let f = &self.faults;
-        if f.crash_after.is_some_and(|c| n >= c) {
-            tracing::warn!("fault: crashing at request {n}");
-            std::process::exit(3);
-        }
-        if f.hang_after.is_some_and(|h| n >= h) {
-            // Cancellation drops this future; otherwise the request never ends.
-            std::future::pending::<()>().await;
-        }
-        if f.garbage_after.is_some_and(|g| n >= g) {
-            use std::io::Write;
-            let mut out = std::io::stdout().lock();
-            let _ = out.write_all(b"Content-Length: 12\r\n\r\n{not json!!}");
-            let _ = out.flush();
-        }
-        if f.stderr_junk > 0 {
-            use std::io::Write;
-            let mut line = b"junk \xff\xfe\xc3(".to_vec();
-            line.resize(99, b'x');
-            line.push(b'\n');
-            let mut err = std::io::stderr().lock();
-            let mut left = f.stderr_junk;
-            while left > 0 {
-                let n = left.min(line.len() as u64) as usize;
-                let _ = err.write_all(&line[line.len() - n..]);
-                left -= n as u64;
-            }
-            let _ = err.flush();
-        }
-        for i in 0..f.log_flood {
-            self.client
-                .log_message(MessageType::LOG, format!("flood {i} of request {n}"))
-                .await;
-        }
-        let draw = crate::dataset::draw(f.fault_seed, "faults", "", n as u32);
-        let delay = f.delay_ms + (draw * f.jitter_ms as f64) as u64;
-        if delay > 0 {
-            tokio::time::sleep(Duration::from_millis(delay)).await;
-        }
-        let draw2 = crate::dataset::draw(f.fault_seed ^ 0xe4, "empty", "", n as u32);
-        draw2 >= f.empty_rate
+    /// The document's path relative to the workspace root (its path when outside it).
+    fn rel_path(&self, uri: &str) -> String {
+        let path = uri_path(uri).unwrap_or_default();
+        let root = self.root.lock().ok().and_then(|r| r.clone());
+        let rel = root
+            .as_deref()
+            .and_then(|r| path.strip_prefix(r).ok())
+            .unwrap_or(&path);
+        rel.to_string_lossy().into_owned()
     }
 
     async fn inline_completion(&self, params: Value) -> RpcResult<Value> {
         let n = self.requests.fetch_add(1, Ordering::SeqCst) + 1;
-        if !self.shape(n).await {
-            return Ok(json!({"items": []}));
-        }
         let uri = params
             .pointer("/textDocument/uri")
             .and_then(Value::as_str)
@@ -389,11 +320,36 @@ impl Host {
                 "position missing",
             ));
         };
+        let rel = self.rel_path(uri);
+        let fault = self.drawn_fault(&rel, pos.line);
+        if let Some(kind) = fault {
+            if kind.ends_request().is_some() {
+                self.log_fault(&rel, pos.line, fault, None);
+            }
+            if kind == Kind::ErrorAnswer {
+                let mut err = tower_lsp_server::jsonrpc::Error::internal_error();
+                err.message = "injected fault: error answer".into();
+                return Err(err);
+            }
+            self.inject(kind).await;
+        }
+        if !self.shape(n).await {
+            self.log_fault(&rel, pos.line, fault, Some(""));
+            return Ok(json!({"items": []}));
+        }
         let predicted = self.predict(uri, pos).await.map_err(|e| {
+            self.log_fault(&rel, pos.line, fault, None);
             let mut err = tower_lsp_server::jsonrpc::Error::internal_error();
             err.message = e.into();
             err
         })?;
+        self.log_fault(
+            &rel,
+            pos.line,
+            fault,
+            Some(predicted.as_deref().unwrap_or("")),
+        );
+        self.after_answer(fault);
         let items = match predicted {
             Some(t) => vec![json!({
                 "insertText": t,
@@ -414,6 +370,9 @@ impl LanguageServer for Host {
             .and_then(|f| uri_path(f.uri.as_str()));
         #[allow(deprecated)]
         let root = root.or_else(|| params.root_uri.as_ref().and_then(|u| uri_path(u.as_str())));
+        if let (Ok(mut r), Some(root)) = (self.root.lock(), &root) {
+            *r = Some(root.clone());
+        }
         match (root, self.backend, self.ngram_context) {
             (Some(root), BackendKind::Ngram, NgramContext::Workspace) => self.crawl(&root),
             (Some(root), BackendKind::Cheat, _) => {
@@ -557,6 +516,7 @@ pub async fn serve_stdio(args: HostArgs) {
         model: Mutex::new(Model::default()),
         cheat: Mutex::new(cheat::Memory::default()),
         requests: AtomicU64::new(0),
+        root: Mutex::new(None),
     })
     .custom_method("textDocument/inlineCompletion", Host::inline_completion)
     .finish();

@@ -320,6 +320,12 @@ pub async fn run(
     opts: &RunOptions,
     cancel: Arc<AtomicBool>,
 ) -> Result<RunReport> {
+    let swept = crate::editor::session::sweep_stale_workspaces();
+    if swept > 0 {
+        tracing::info!(
+            "removed {swept} temporary workspace(s) left by typist processes that are gone"
+        );
+    }
     check_assistants(&profiles)?;
     if cond.typing == TypingMode::Type && cond.context == ContextMode::Full {
         bail!(

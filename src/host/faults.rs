@@ -1,0 +1,291 @@
+//! Fault and latency shaping of `typist host`, off by default: the faults a real server
+//! cannot be made to produce on demand, for the tests and `typist drill`.
+//!
+//! Raw frames are written to stdout between tower-lsp's own messages: the client sends
+//! one request at a time per session and has read every earlier answer, so nothing of
+//! tower-lsp's is half-written when a fault writes.
+
+use std::io::Write;
+use std::time::Duration;
+
+use serde_json::json;
+use tower_lsp_server::ls_types::{ConfigurationItem, MessageType};
+
+use super::Host;
+
+/// Fault and latency shaping, off by default.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct Faults {
+    /// Fixed delay before every answer.
+    #[arg(long, default_value_t = 0, value_name = "MS")]
+    pub delay_ms: u64,
+    /// Extra random delay up to this much (seeded).
+    #[arg(long, default_value_t = 0, value_name = "MS")]
+    pub jitter_ms: u64,
+    /// Probability of an empty answer (seeded).
+    #[arg(long, default_value_t = 0.0, value_name = "P")]
+    pub empty_rate: f64,
+    /// Exit (code 3) when the Nth suggestion request arrives.
+    #[arg(long, value_name = "N")]
+    pub crash_after: Option<u64>,
+    /// Never answer from the Nth suggestion request on.
+    #[arg(long, value_name = "N")]
+    pub hang_after: Option<u64>,
+    /// Write a garbage frame to stdout before answering the Nth request and every later one.
+    #[arg(long, value_name = "N")]
+    pub garbage_after: Option<u64>,
+    /// Send this many `window/logMessage` notifications before each answer.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub log_flood: u32,
+    /// Write this many bytes of lines that are not UTF-8 to stderr before each answer
+    /// (a blocking write: a client that stops draining stderr stalls the server).
+    #[arg(long, default_value_t = 0, value_name = "BYTES")]
+    pub stderr_junk: u64,
+    /// After the client has gone (stdin closed), stay alive this long before exiting,
+    /// as servers busy indexing do: only the client's process handling ends it sooner.
+    #[arg(long, default_value_t = 0, value_name = "SECS")]
+    pub linger_secs: u64,
+    /// Probability that a suggestion request meets one fault of a mix of every kind
+    /// (crash on arrival, crash mid-answer, crash after answering, hang, error answer,
+    /// garbage frame, huge length, invalid UTF-8 body, answer to an unknown id,
+    /// notification flood, stderr flood, server→client request storm), drawn from the
+    /// seed, the file's path in the workspace and the line: the same case meets the
+    /// same fault on every attempt and in every run. Used by `typist drill`.
+    #[arg(long, default_value_t = 0.0, value_name = "P")]
+    pub fault_mix: f64,
+    /// Append one JSON line per suggestion request: the file, the line, the fault met
+    /// (or none) and what was answered, for `typist drill` to check records against.
+    #[arg(long, value_name = "FILE")]
+    pub fault_log: Option<std::path::PathBuf>,
+    /// Seed of the random faults.
+    #[arg(long, default_value_t = 0)]
+    pub fault_seed: u64,
+}
+
+/// One injected fault of the mix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Exit when the request arrives.
+    Crash,
+    /// Write the first part of the answer's frame, then exit.
+    Truncated,
+    /// Answer, then exit shortly after.
+    CrashAfter,
+    /// Never answer.
+    Hang,
+    /// Answer with a JSON-RPC error.
+    ErrorAnswer,
+    /// A frame whose body is not JSON, then the answer.
+    Garbage,
+    /// A header claiming a body of 999,999,999,999 bytes, then the answer.
+    HugeLength,
+    /// A frame whose body is not UTF-8, then the answer.
+    BadUtf8,
+    /// An answer to a request never made, then the answer.
+    UnknownId,
+    /// Hundreds of notifications, then the answer.
+    NotificationFlood,
+    /// 64 KiB of non-UTF-8 lines on stderr, then the answer.
+    StderrFlood,
+    /// Dozens of server→client requests, each awaited, then the answer.
+    RequestStorm,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 12] = [
+        Kind::Crash,
+        Kind::Truncated,
+        Kind::CrashAfter,
+        Kind::Hang,
+        Kind::ErrorAnswer,
+        Kind::Garbage,
+        Kind::HugeLength,
+        Kind::BadUtf8,
+        Kind::UnknownId,
+        Kind::NotificationFlood,
+        Kind::StderrFlood,
+        Kind::RequestStorm,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Crash => "crash",
+            Kind::Truncated => "truncated",
+            Kind::CrashAfter => "crash-after",
+            Kind::Hang => "hang",
+            Kind::ErrorAnswer => "error-answer",
+            Kind::Garbage => "garbage",
+            Kind::HugeLength => "huge-length",
+            Kind::BadUtf8 => "bad-utf8",
+            Kind::UnknownId => "unknown-id",
+            Kind::NotificationFlood => "notification-flood",
+            Kind::StderrFlood => "stderr-flood",
+            Kind::RequestStorm => "request-storm",
+        }
+    }
+
+    /// The outcome the client must record when this fault ends the request, `None` when
+    /// the server's answer still arrives (the record must then be that answer).
+    pub fn ends_request(self) -> Option<&'static str> {
+        match self {
+            Kind::Crash | Kind::Truncated | Kind::ErrorAnswer => Some("error"),
+            Kind::Hang => Some("timeout"),
+            _ => None,
+        }
+    }
+}
+
+fn raw_stdout(bytes: &[u8]) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(bytes);
+    let _ = out.flush();
+}
+
+fn frame(body: &[u8]) -> Vec<u8> {
+    let mut f = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
+    f.extend_from_slice(body);
+    f
+}
+
+fn stderr_junk(bytes: u64) {
+    let mut line = b"junk \xff\xfe\xc3(".to_vec();
+    line.resize(99, b'x');
+    line.push(b'\n');
+    let mut err = std::io::stderr().lock();
+    let mut left = bytes;
+    while left > 0 {
+        let n = left.min(line.len() as u64) as usize;
+        let _ = err.write_all(&line[line.len() - n..]);
+        left -= n as u64;
+    }
+    let _ = err.flush();
+}
+
+impl Host {
+    /// Applies the configured faults for the request numbered `n`; false: answer empty.
+    pub(super) async fn shape(&self, n: u64) -> bool {
+        let f = &self.faults;
+        if f.crash_after.is_some_and(|c| n >= c) {
+            tracing::warn!("fault: crashing at request {n}");
+            std::process::exit(3);
+        }
+        if f.hang_after.is_some_and(|h| n >= h) {
+            // Cancellation drops this future; otherwise the request never ends.
+            std::future::pending::<()>().await;
+        }
+        if f.garbage_after.is_some_and(|g| n >= g) {
+            raw_stdout(b"Content-Length: 12\r\n\r\n{not json!!}");
+        }
+        if f.stderr_junk > 0 {
+            stderr_junk(f.stderr_junk);
+        }
+        for i in 0..f.log_flood {
+            self.client
+                .log_message(MessageType::LOG, format!("flood {i} of request {n}"))
+                .await;
+        }
+        let draw = crate::dataset::draw(f.fault_seed, "faults", "", n as u32);
+        let delay = f.delay_ms + (draw * f.jitter_ms as f64) as u64;
+        if delay > 0 {
+            tokio::time::sleep(Duration::from_millis(delay)).await;
+        }
+        let draw2 = crate::dataset::draw(f.fault_seed ^ 0xe4, "empty", "", n as u32);
+        draw2 >= f.empty_rate
+    }
+
+    /// The fault of the mix this request meets, if any (the same for the same case).
+    pub(super) fn drawn_fault(&self, rel: &str, line: u32) -> Option<Kind> {
+        let f = &self.faults;
+        if f.fault_mix <= 0.0 {
+            return None;
+        }
+        if crate::dataset::draw(f.fault_seed, "fault", rel, line) >= f.fault_mix {
+            return None;
+        }
+        let k = crate::dataset::draw(f.fault_seed, "kind", rel, line);
+        Some(Kind::ALL[((k * Kind::ALL.len() as f64) as usize).min(Kind::ALL.len() - 1)])
+    }
+
+    /// One line of the fault log: `answer` is the text answered (`""`: empty), `None`
+    /// when the fault ends the request.
+    pub(super) fn log_fault(&self, rel: &str, line: u32, kind: Option<Kind>, answer: Option<&str>) {
+        let Some(path) = &self.faults.fault_log else {
+            return;
+        };
+        let entry = json!({
+            "file": rel,
+            "line": line,
+            "fault": kind.map(Kind::name),
+            "answer": answer,
+            "pid": std::process::id(),
+        });
+        let mut text = entry.to_string();
+        text.push('\n');
+        // One write of a short line to a file opened for appending: lines of several
+        // servers never interleave.
+        if let Ok(mut file) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+        {
+            let _ = file.write_all(text.as_bytes());
+        }
+    }
+
+    /// Acts out the part of `kind` that comes before the answer; returns only if the
+    /// answer is still to be sent.
+    pub(super) async fn inject(&self, kind: Kind) {
+        match kind {
+            Kind::Crash => {
+                tracing::warn!("fault: crash on arrival");
+                std::process::exit(3);
+            }
+            Kind::Truncated => {
+                tracing::warn!("fault: crash mid-answer");
+                raw_stdout(b"Content-Length: 200\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":");
+                std::process::exit(3);
+            }
+            Kind::Hang => std::future::pending::<()>().await,
+            Kind::Garbage => raw_stdout(&frame(b"{this is not json]")),
+            Kind::HugeLength => {
+                raw_stdout(b"Content-Length: 999999999999\r\n\r\n{\"jsonrpc\":\"2.0\"}\r\n")
+            }
+            Kind::BadUtf8 => raw_stdout(&frame(b"{\"jsonrpc\":\"2.0\",\"method\":\"\xff\xfe\xc3(\"}")),
+            Kind::UnknownId => raw_stdout(&frame(
+                br#"{"jsonrpc":"2.0","id":987654321,"result":{"items":[{"insertText":"not yours"}]}}"#,
+            )),
+            Kind::NotificationFlood => {
+                for i in 0..300 {
+                    self.client
+                        .log_message(MessageType::LOG, format!("flood {i}"))
+                        .await;
+                }
+            }
+            Kind::StderrFlood => stderr_junk(64 * 1024),
+            Kind::RequestStorm => {
+                for i in 0..40 {
+                    let item = ConfigurationItem {
+                        scope_uri: None,
+                        section: Some(format!("typist.storm{i}")),
+                    };
+                    let _ = self.client.configuration(vec![item]).await;
+                    if i % 8 == 0 {
+                        let _ = self.client.workspace_folders().await;
+                    }
+                }
+            }
+            Kind::CrashAfter | Kind::ErrorAnswer => {}
+        }
+    }
+
+    /// The part of `kind` that comes after the answer is handed to tower-lsp.
+    pub(super) fn after_answer(&self, kind: Option<Kind>) {
+        if kind == Some(Kind::CrashAfter) {
+            tokio::spawn(async {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                tracing::warn!("fault: crash after answering");
+                std::process::exit(3);
+            });
+        }
+    }
+}
