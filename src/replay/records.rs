@@ -80,19 +80,21 @@ pub fn read_for_resume(path: &Path) -> Result<(Vec<Record>, u64)> {
     let mut records = Vec::new();
     let mut good_len = 0u64;
     let mut reader = std::io::BufReader::new(&mut f);
-    let mut line = String::new();
+    let mut line = Vec::new();
     let mut n = 0;
     loop {
         line.clear();
-        let read = reader.read_line(&mut line)?;
+        let read = reader
+            .read_until(b'\n', &mut line)
+            .with_context(|| format!("cannot read {}", path.display()))?;
         if read == 0 {
             break;
         }
         n += 1;
-        if !line.ends_with('\n') {
+        if line.last() != Some(&b'\n') {
             break; // cut by a kill: dropped
         }
-        match serde_json::from_str::<Record>(line.trim_end()) {
+        match serde_json::from_slice::<Record>(line.trim_ascii_end()) {
             Ok(r) => {
                 records.push(r);
                 good_len += read as u64;
