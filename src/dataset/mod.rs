@@ -73,7 +73,7 @@ pub struct SourceFile {
     /// `sha256:` of the file's bytes on disk.
     pub hash: String,
     pub text: String,
-    /// What was normalized (`bom`, `crlf`).
+    /// What was normalized (`bom`, `crlf`, `cr`: lone carriage returns).
     pub notes: Vec<String>,
 }
 
@@ -281,7 +281,7 @@ fn read_source(
         return Err(format!("oversized: {} bytes (limit {max})", meta.len()));
     }
     let bytes = std::fs::read(path).map_err(|e| format!("unreadable: {e}"))?;
-    if bytes.iter().take(8192).any(|&b| b == 0) {
+    if bytes.contains(&0) {
         return Err("binary (NUL bytes)".into());
     }
     let hash = format!("sha256:{}", sha256_hex(&bytes));
@@ -294,6 +294,12 @@ fn read_source(
     if text.contains("\r\n") {
         text = text.replace("\r\n", "\n");
         notes.push("crlf".to_string());
+    }
+    // A lone CR ends a line for LSP as for old Mac files: the server would count lines
+    // differently from typist if it stayed inside one.
+    if text.contains('\r') {
+        text = text.replace('\r', "\n");
+        notes.push("cr".to_string());
     }
     Ok((text, hash, notes))
 }
