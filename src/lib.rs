@@ -15,3 +15,4 @@ pub mod lsp;
 pub mod replay;
 pub mod report;
 pub mod score;
+pub mod secrets;

@@ -268,8 +268,9 @@ enum BenchCommand {
 macro_rules! out {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
+        let text = format!($($arg)*);
         let mut o = std::io::stdout().lock();
-        if let Err(e) = writeln!(o, $($arg)*).and_then(|_| o.flush()) {
+        if let Err(e) = writeln!(o, "{}", typist::secrets::scrub(&text)).and_then(|_| o.flush()) {
             if e.kind() == std::io::ErrorKind::BrokenPipe {
                 std::process::exit(141);
             }
@@ -284,13 +285,17 @@ fn main() -> ExitCode {
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
-        .with_writer(std::io::stderr)
+        .with_writer(typist::secrets::ScrubbedStderr)
         .init();
+    typist::secrets::register_env();
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("typist: error: {e:#}");
+            eprintln!(
+                "typist: error: {}",
+                typist::secrets::scrub(&format!("{e:#}"))
+            );
             ExitCode::from(2)
         }
     }
@@ -445,10 +450,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     pass,
                 },
             )?;
-            std::fs::write(&out, &r.html)
+            std::fs::write(&out, typist::secrets::scrub(&r.html).as_bytes())
                 .with_context(|| format!("cannot write {}", out.display()))?;
             if let Some(md) = &markdown {
-                std::fs::write(md, &r.markdown)
+                std::fs::write(md, typist::secrets::scrub(&r.markdown).as_bytes())
                     .with_context(|| format!("cannot write {}", md.display()))?;
             }
             if let Some(c) = &csv {
@@ -910,7 +915,10 @@ fn cmd_run(a: RunArgs) -> Result<ExitCode> {
         out.join("score.json"),
         serde_json::to_string(&summary)? + "\n",
     )?;
-    std::fs::write(out.join("report.html"), &built.html)?;
+    std::fs::write(
+        out.join("report.html"),
+        typist::secrets::scrub(&built.html).as_bytes(),
+    )?;
     if !a.quiet {
         out!("{}", score_table(&summary));
     }

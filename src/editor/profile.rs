@@ -170,6 +170,7 @@ impl Profile {
         let mut p: Profile = toml::from_str(text)
             .with_context(|| format!("invalid profile {}", source.display()))?;
         p.source = source.to_path_buf();
+        p.register_secrets();
         if p.languages.is_empty() {
             bail!("profile {} lists no languages", source.display());
         }
@@ -180,6 +181,38 @@ impl Profile {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read profile {}", path.display()))?;
         Profile::parse(&text, path)
+    }
+
+    /// Makes every secret this profile holds or names known to [`crate::secrets`]:
+    /// token-like values in its options, settings, request parameters and home files,
+    /// secret-named variables of its `env`, and the variables its arguments name after
+    /// `--api-key-env`.
+    fn register_secrets(&self) {
+        use crate::secrets;
+        for v in [
+            &self.initialization_options,
+            &self.settings,
+            &self.request_params,
+        ] {
+            secrets::register_value(v);
+        }
+        for (k, v) in &self.env {
+            if secrets::is_secret_name(k) {
+                secrets::register(v);
+            }
+        }
+        for text in self.home_files.values() {
+            if let Ok(v) = serde_json::from_str::<Value>(text) {
+                secrets::register_value(&v);
+            }
+        }
+        for pair in self.args.windows(2) {
+            if pair[0] == "--api-key-env"
+                && let Ok(v) = std::env::var(&pair[1])
+            {
+                secrets::register(&v);
+            }
+        }
     }
 
     /// Where the program is, or `None` when it is not installed.

@@ -57,6 +57,11 @@ pub struct Faults {
     /// (or none) and what was answered, for `typist drill` to check records against.
     #[arg(long, value_name = "FILE")]
     pub fault_log: Option<std::path::PathBuf>,
+    /// Behave as a careless server with the secret in this environment variable: print
+    /// it to stderr at `initialize`, and reject every third suggestion request with an
+    /// error quoting it (as APIs quoting a rejected key do). For the secret canary test.
+    #[arg(long, value_name = "VAR")]
+    pub leak_env: Option<String>,
     /// Seed of the random faults.
     #[arg(long, default_value_t = 0)]
     pub fault_seed: u64,
@@ -276,6 +281,24 @@ impl Host {
             }
             Kind::CrashAfter | Kind::ErrorAnswer => {}
         }
+    }
+
+    /// The secret `--leak-env` names, if set.
+    pub(super) fn leaked(&self) -> Option<String> {
+        self.faults
+            .leak_env
+            .as_ref()
+            .map(|v| std::env::var(v).unwrap_or_default())
+    }
+
+    /// With `--leak-env`: every third request is rejected quoting the secret.
+    pub(super) fn leak_error(&self, n: u64) -> Option<tower_lsp_server::jsonrpc::Error> {
+        let secret = self.leaked()?;
+        (n % 3 == 0).then(|| {
+            let mut err = tower_lsp_server::jsonrpc::Error::internal_error();
+            err.message = format!("invalid API key provided: {secret}").into();
+            err
+        })
     }
 
     /// The part of `kind` that comes after the answer is handed to tower-lsp.

@@ -614,7 +614,8 @@ fn cpu_seconds() -> Value {
 
 pub fn write_json(path: &Path, v: &Value) -> Result<()> {
     let tmp = path.with_extension("json.tmp");
-    std::fs::write(&tmp, serde_json::to_string_pretty(v)? + "\n")
+    let text = serde_json::to_string_pretty(v)?;
+    std::fs::write(&tmp, crate::secrets::scrub(&text).into_owned() + "\n")
         .with_context(|| format!("cannot write {}", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
@@ -1043,11 +1044,11 @@ impl Worker {
             }
             Ask::Failed(e) if e.is_timeout() => {
                 r.outcome = "timeout".into();
-                r.error = Some(e.to_string());
+                r.error = Some(crate::secrets::scrub(&e.to_string()).into_owned());
             }
             Ask::Failed(e) => {
                 r.outcome = "error".into();
-                r.error = Some(e.to_string());
+                r.error = Some(crate::secrets::scrub(&e.to_string()).into_owned());
             }
         }
         r
