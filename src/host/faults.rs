@@ -294,7 +294,7 @@ impl Host {
     /// With `--leak-env`: every third request is rejected quoting the secret.
     pub(super) fn leak_error(&self, n: u64) -> Option<tower_lsp_server::jsonrpc::Error> {
         let secret = self.leaked()?;
-        (n % 3 == 0).then(|| {
+        n.is_multiple_of(3).then(|| {
             let mut err = tower_lsp_server::jsonrpc::Error::internal_error();
             err.message = format!("invalid API key provided: {secret}").into();
             err
