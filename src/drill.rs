@@ -100,6 +100,8 @@ pub struct DrillReport {
     pub kill_differing_lines: u64,
     pub leftover_processes: u64,
     pub leftover_workspaces: u64,
+    /// Whether every file of the dataset has the same bytes after both drills.
+    pub dataset_unchanged: bool,
     pub sessions_started: u64,
     pub restarted_after_exit: u64,
     pub restarted_after_timeouts: u64,
@@ -119,6 +121,7 @@ impl DrillReport {
             && self.kill_records_equal
             && self.leftover_processes == 0
             && self.leftover_workspaces == 0
+            && self.dataset_unchanged
     }
 }
 
@@ -277,8 +280,32 @@ fn read_plan(plan: &Path) -> Result<Vec<(String, String, u64)>> {
     Ok(cases)
 }
 
+/// A digest of every file under `dir` (paths and bytes, in path order).
+fn digest(dir: &Path) -> Result<String> {
+    let mut files = Vec::new();
+    for e in ignore::WalkBuilder::new(dir)
+        .standard_filters(false)
+        .build()
+    {
+        let e = e?;
+        if e.file_type().is_some_and(|t| t.is_file()) {
+            files.push(e.into_path());
+        }
+    }
+    files.sort();
+    let mut all = Vec::new();
+    for f in files {
+        all.extend_from_slice(f.to_string_lossy().as_bytes());
+        all.push(0);
+        let bytes = std::fs::read(&f).with_context(|| format!("cannot read {}", f.display()))?;
+        all.extend_from_slice(crate::dataset::sha256_hex(&bytes).as_bytes());
+    }
+    Ok(crate::dataset::sha256_hex(&all))
+}
+
 /// Runs both drills and returns their figures.
 pub fn run(opts: &DrillOptions) -> Result<DrillReport> {
+    let before = digest(&opts.dataset)?;
     let exe = std::env::current_exe().context("cannot find typist's own executable")?;
     let holder;
     let dir = match &opts.keep {
@@ -373,6 +400,7 @@ pub fn run(opts: &DrillOptions) -> Result<DrillReport> {
     kill_drill(&drill, &plan, &mut report)?;
     report.seconds_kill = started.elapsed().as_secs_f64();
     drill.count_workspaces(&mut report);
+    report.dataset_unchanged = digest(&opts.dataset)? == before;
     Ok(report)
 }
 
@@ -623,6 +651,12 @@ pub fn table(r: &DrillReport) -> String {
         s,
         "  {:<28} {:>8}",
         "differing lines", r.kill_differing_lines
+    );
+    let _ = writeln!(
+        s,
+        "  {:<28} {:>8}",
+        "dataset unchanged",
+        if r.dataset_unchanged { "yes" } else { "NO" }
     );
     let _ = writeln!(s, "left behind");
     let _ = writeln!(s, "  {:<28} {:>8}", "processes", r.leftover_processes);

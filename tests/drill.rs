@@ -56,4 +56,5 @@ fn the_quick_drill_loses_nothing() {
     assert!(r["outcomes"]["timeout"].as_u64().unwrap() > 0);
     assert!(r["kills_landed"].as_u64().unwrap() >= 1, "{r:#}");
     assert_eq!(r["kill_records_equal"], true);
+    assert_eq!(r["dataset_unchanged"], true);
 }
