@@ -1434,3 +1434,93 @@ fn ctrl_c_twice_forces_exit() {
     }
     assert!(left.is_empty(), "servers left running: {left:?}");
 }
+
+/// A panic in a worker stops the run with a message and exit 1, keeps every record
+/// already written, and `--resume` completes it to an uninterrupted run's records.
+#[test]
+fn a_worker_panic_keeps_the_records_and_resume_completes_the_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let common = [
+        "--dataset",
+        DATASET,
+        "--assistant",
+        "typist-ngram",
+        "--jobs",
+        "2",
+    ];
+    let whole = tmp.path().join("whole");
+    ok(&run(&[
+        &common[..],
+        &DS_ARGS[..],
+        &["--out", whole.to_str().unwrap()],
+    ]
+    .concat()));
+    let cut = tmp.path().join("cut");
+    let cut_s = cut.to_str().unwrap().to_string();
+    let o = typist()
+        .env("TYPIST_DRILL_PANIC_AT", "25")
+        .args(["run", "--config", "/dev/null", "--quiet", "--no-latency"])
+        .args(common)
+        .args(DS_ARGS)
+        .args(["--out", &cut_s])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("worker panicked"), "{err}");
+    let kept = records(&cut).lines().count();
+    assert!(
+        kept >= 20 && kept < records(&whole).lines().count(),
+        "{kept}"
+    );
+    let m: Value =
+        serde_json::from_str(&std::fs::read_to_string(cut.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(m["status"], "failed");
+    ok(&run(&[
+        &common[..],
+        &DS_ARGS[..],
+        &["--out", &cut_s, "--resume"],
+    ]
+    .concat()));
+    assert_eq!(records(&cut), records(&whole));
+}
+
+/// A full disk (records written to /dev/full) stops the run with a message naming the
+/// records file; once there is room, `--resume` completes the run.
+#[test]
+fn a_full_disk_is_named_and_resume_completes_the_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let common = ["--dataset", DATASET, "--assistant", "typist-ngram"];
+    let whole = tmp.path().join("whole");
+    ok(&run(&[
+        &common[..],
+        &DS_ARGS[..],
+        &["--out", whole.to_str().unwrap()],
+    ]
+    .concat()));
+    let cut = tmp.path().join("cut");
+    std::fs::create_dir_all(&cut).unwrap();
+    std::os::unix::fs::symlink("/dev/full", cut.join("records.jsonl")).unwrap();
+    let cut_s = cut.to_str().unwrap().to_string();
+    let o = run(&[&common[..], &DS_ARGS[..], &["--out", &cut_s, "--resume"]].concat());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(
+        err.contains("records.jsonl"),
+        "the message names the file: {err}"
+    );
+    assert!(
+        err.contains("No space left on device"),
+        "the message says why: {err}"
+    );
+    // Room again: a real file in place of the full device.
+    std::fs::remove_file(cut.join("records.jsonl")).unwrap();
+    ok(&run(&[
+        &common[..],
+        &DS_ARGS[..],
+        &["--out", &cut_s, "--resume"],
+    ]
+    .concat()));
+    assert_eq!(records(&cut), records(&whole));
+}

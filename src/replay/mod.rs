@@ -228,6 +228,10 @@ struct Shared {
     /// Servers restarted because they exited, and because they stopped answering.
     restarts_after_exit: std::sync::atomic::AtomicU64,
     restarts_after_timeouts: std::sync::atomic::AtomicU64,
+    /// Reliability drill hook: `TYPIST_DRILL_PANIC_AT=N` makes the worker recording the
+    /// Nth record of the run panic instead (what a bug in a worker would do).
+    panic_at: Option<u64>,
+    recorded: std::sync::atomic::AtomicU64,
 }
 
 /// Files of the plan whose repository or file is missing from the dataset, or changed.
@@ -495,6 +499,10 @@ pub async fn run(
         sessions_started: std::sync::atomic::AtomicU64::new(0),
         restarts_after_exit: std::sync::atomic::AtomicU64::new(0),
         restarts_after_timeouts: std::sync::atomic::AtomicU64::new(0),
+        panic_at: std::env::var("TYPIST_DRILL_PANIC_AT")
+            .ok()
+            .and_then(|v| v.parse().ok()),
+        recorded: std::sync::atomic::AtomicU64::new(0),
     });
 
     // The sink: one task appends and flushes every record as it arrives.
@@ -976,6 +984,13 @@ impl Worker {
             .as_ref()
             .and_then(|l| l.session.last_request_hash())
             .map(str::to_string);
+        let n = self.shared.recorded.fetch_add(1, Ordering::SeqCst) + 1;
+        if self.shared.panic_at == Some(n) {
+            panic!(
+                "drill: worker {} panics at record {n} (TYPIST_DRILL_PANIC_AT)",
+                self.id
+            );
+        }
         let mut record = self.record(unit, case, text, cursor, outcome);
         record.request_hash = request_hash;
         self.tx

@@ -104,9 +104,12 @@ pub fn read_for_resume(path: &Path) -> Result<(Vec<Record>, u64)> {
             }
         }
     }
-    let total = f.seek(std::io::SeekFrom::End(0))?;
+    let total = f
+        .seek(std::io::SeekFrom::End(0))
+        .with_context(|| format!("cannot read {}", path.display()))?;
     if total > good_len {
-        f.set_len(good_len)?;
+        f.set_len(good_len)
+            .with_context(|| format!("cannot drop the cut last line of {}", path.display()))?;
     }
     Ok((records, total - good_len))
 }
@@ -148,12 +151,15 @@ pub fn write_sorted(path: &Path, records: &[Record]) -> Result<()> {
             std::fs::File::create(&tmp)
                 .with_context(|| format!("cannot write {}", tmp.display()))?,
         );
-        for r in records {
-            serde_json::to_writer(&mut w, r)?;
-            w.write_all(b"\n")?;
-        }
-        w.flush()?;
-        w.get_ref().sync_all()?;
+        let written = (|| -> std::io::Result<()> {
+            for r in records {
+                serde_json::to_writer(&mut w, r)?;
+                w.write_all(b"\n")?;
+            }
+            w.flush()?;
+            w.get_ref().sync_all()
+        })();
+        written.with_context(|| format!("cannot write {}", tmp.display()))?;
     }
     std::fs::rename(&tmp, path).with_context(|| format!("cannot replace {}", path.display()))?;
     Ok(())
@@ -163,6 +169,7 @@ pub fn write_sorted(path: &Path, records: &[Record]) -> Result<()> {
 /// written, which resume drops.
 pub struct Sink {
     file: std::fs::File,
+    path: std::path::PathBuf,
 }
 
 impl Sink {
@@ -172,13 +179,17 @@ impl Sink {
             .append(true)
             .open(path)
             .with_context(|| format!("cannot append to {}", path.display()))?;
-        Ok(Sink { file })
+        Ok(Sink {
+            file,
+            path: path.to_path_buf(),
+        })
     }
     pub fn write(&mut self, r: &Record) -> Result<()> {
         let mut line = serde_json::to_vec(r)?;
         line.push(b'\n');
-        self.file.write_all(&line)?;
-        self.file.flush()?;
-        Ok(())
+        self.file
+            .write_all(&line)
+            .and_then(|_| self.file.flush())
+            .with_context(|| format!("cannot append a record to {}", self.path.display()))
     }
 }
