@@ -543,10 +543,20 @@ fn kill_drill(drill: &Drill, plan: &Path, report: &mut DrillReport) -> Result<()
     )?;
     let whole = started.elapsed();
     let args = drill.run_args(plan, "drill-plain", &killed);
-    for k in 0..drill.opts.kills {
+    // Each kill must land while the run still has work: a run that ended first is tried
+    // again (from a fresh folder, since nothing was left to resume), up to three times
+    // as many starts as kills.
+    let mut k = 0;
+    while report.kills_landed < drill.opts.kills && k < drill.opts.kills * 3 {
         let mut a = args.clone();
-        if k > 0 {
-            a.push("--resume".into());
+        if killed.join("records.jsonl").exists() {
+            let complete = std::fs::read_to_string(killed.join("manifest.json"))
+                .is_ok_and(|m| m.contains("\"status\": \"complete\""));
+            if complete {
+                std::fs::remove_dir_all(&killed)?;
+            } else {
+                a.push("--resume".into());
+            }
         }
         let mut child = drill
             .typist()
@@ -576,9 +586,10 @@ fn kill_drill(drill: &Drill, plan: &Path, report: &mut DrillReport) -> Result<()
         }
         child.wait()?;
         drill.sweep_leftovers(Duration::from_secs(3), report);
+        k += 1;
     }
     let mut a = args;
-    if drill.opts.kills > 0 {
+    if killed.join("records.jsonl").exists() {
         a.push("--resume".into());
     }
     drill.finish(&a, "the resumed run")?;

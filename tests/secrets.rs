@@ -1,5 +1,6 @@
 //! The secret canary: canary keys and tokens go in through every way typist takes one
-//! (an API key named by `--api-key-env` and sent as a Bearer header, a token in
+//! (an API key named by `--api-key-env` and sent as a Bearer header by each HTTP
+//! backend: OpenAI-compatible, Ollama, llama.cpp, TGI; a token in
 //! initialization options, a key in settings, a token in a server's environment), into a
 //! careless server that prints its key to stderr, quotes it in error answers and
 //! crashes; then `run` with `RUST_LOG=trace` and transcripts, `report`, `score` and
@@ -47,6 +48,17 @@ fn no_canary_reaches_records_transcripts_manifests_logs_reports_or_messages() {
         ),
     )
     .unwrap();
+    // The other HTTP backends take the key the same way.
+    for backend in ["ollama", "llamacpp", "tgi"] {
+        std::fs::write(
+            editors.join(format!("canary-{backend}.toml")),
+            format!(
+                "name = \"canary-{backend}\"\ncommand = \"@typist\"\nargs = [\"host\", \"--backend\", \"{backend}\", \"--endpoint\", \"{}\", \"--api-key-env\", \"TYPIST_CANARY_API_KEY\"]\n{common}",
+                model.url
+            ),
+        )
+        .unwrap();
+    }
     std::fs::write(
         editors.join("canary-lsp.toml"),
         format!(
@@ -86,6 +98,13 @@ fn no_canary_reaches_records_transcripts_manifests_logs_reports_or_messages() {
                 "0.05",
             ])
             .args(["--assistant", "canary-http", "--assistant", "canary-lsp"])
+            .args([
+                "--assistant",
+                "canary-ollama",
+                "--assistant",
+                "canary-llamacpp",
+            ])
+            .args(["--assistant", "canary-tgi"])
             .arg("--dataset")
             .arg(DATASET)
             .arg("--editors")
@@ -175,6 +194,19 @@ fn no_canary_reaches_records_transcripts_manifests_logs_reports_or_messages() {
         recs.contains("invalid API key provided: [redacted]"),
         "{recs}"
     );
+    for backend in [
+        "canary-ollama",
+        "canary-llamacpp",
+        "canary-tgi",
+        "canary-http",
+    ] {
+        assert!(
+            recs.lines()
+                .any(|l| l.contains(&format!("\"assistant\":\"{backend}\""))
+                    && l.contains("\"outcome\":\"suggestion\"")),
+            "{backend} reached the model with the key"
+        );
+    }
     let log = &printed[1].1;
     assert!(
         log.contains("[redacted]"),
