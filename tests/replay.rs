@@ -1212,6 +1212,20 @@ fn alive(pid: u32) -> bool {
         .unwrap_or(false)
 }
 
+/// Waits up to 5 s for every server to be gone; kills and fails on any left.
+fn assert_gone_within_5s(servers: &[(u32, String)]) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while servers.iter().any(|(p, _)| alive(*p)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let left: Vec<_> = servers.iter().filter(|(p, _)| alive(*p)).collect();
+    for (p, _) in &left {
+        // SAFETY: kill(2); clean up before failing.
+        unsafe { libc::kill(*p as i32, libc::SIGKILL) };
+    }
+    assert!(left.is_empty(), "servers left running: {left:?}");
+}
+
 /// SIGKILL of typist leaves no server behind, even one that would linger for minutes
 /// after its client is gone: servers get PR_SET_PDEATHSIG besides their own group.
 #[test]
@@ -1267,16 +1281,7 @@ fn no_server_outlives_a_killed_typist() {
     };
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while servers.iter().any(|(p, _)| alive(*p)) && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let left: Vec<_> = servers.iter().filter(|(p, _)| alive(*p)).collect();
-    for (p, _) in &left {
-        // SAFETY: kill(2); clean up before failing.
-        unsafe { libc::kill(*p as i32, libc::SIGKILL) };
-    }
-    assert!(left.is_empty(), "servers left running: {left:?}");
+    assert_gone_within_5s(&servers);
 }
 
 /// The variables each scheduler really sets, read as `--shard auto[/n]` reads them.
@@ -1423,16 +1428,7 @@ fn ctrl_c_twice_forces_exit() {
     let mut err = String::new();
     std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
     assert!(err.contains("stopped at once"), "{err}");
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while servers.iter().any(|(p, _)| alive(*p)) && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let left: Vec<_> = servers.iter().filter(|(p, _)| alive(*p)).collect();
-    for (p, _) in &left {
-        // SAFETY: kill(2); clean up before failing.
-        unsafe { libc::kill(*p as i32, libc::SIGKILL) };
-    }
-    assert!(left.is_empty(), "servers left running: {left:?}");
+    assert_gone_within_5s(&servers);
 }
 
 /// A panic in a worker stops the run with a message and exit 1, keeps every record
