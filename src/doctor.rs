@@ -54,6 +54,27 @@ pub struct Report {
     pub message: String,
 }
 
+impl Report {
+    /// A profile that could not be examined (its model service did not start): missing
+    /// when the service's program is not installed, failed otherwise.
+    pub fn failed(profile: &Profile, message: String) -> Report {
+        Report {
+            name: profile.name.clone(),
+            status: if message.contains("is not installed") {
+                Status::Missing
+            } else {
+                Status::Failed
+            },
+            command: profile.resolve_command().map(|p| p.display().to_string()),
+            server: ServerDesc::default(),
+            capabilities: None,
+            probe: None,
+            auth: None,
+            message,
+        }
+    }
+}
+
 /// Examines one profile. Never fails: every problem becomes a status and a message.
 pub async fn examine(profile: &Profile, transcript_dir: Option<&Path>) -> Report {
     let mut report = Report {

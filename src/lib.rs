@@ -16,3 +16,4 @@ pub mod replay;
 pub mod report;
 pub mod score;
 pub mod secrets;
+pub mod service;

@@ -330,7 +330,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 if !json {
                     eprintln!("checking {} …", p.name);
                 }
-                reports.push(rt.block_on(doctor::examine(p, transcripts.as_deref())));
+                // A profile's model services run while it is examined.
+                let report = match typist::service::Services::start(std::slice::from_ref(p), 1) {
+                    Ok((_services, filled)) => {
+                        rt.block_on(doctor::examine(&filled[0], transcripts.as_deref()))
+                    }
+                    Err(e) => doctor::Report::failed(p, format!("{e:#}")),
+                };
+                reports.push(report);
             }
             if json {
                 out!(
@@ -857,9 +864,13 @@ fn cmd_run(a: RunArgs) -> Result<ExitCode> {
         .clone()
         .or(c.out.clone())
         .unwrap_or_else(|| PathBuf::from("out"));
+    let jobs = a.jobs.or(c.jobs).unwrap_or(1).max(1);
+    // Model services the profiles declare: started once, shared by every worker, stopped
+    // when `services` is dropped (at the end, on Ctrl-C, on an error or a panic).
+    let (services, profiles) = typist::service::Services::start(&profiles, jobs)?;
     let opts = typist::replay::RunOptions {
         out: out.clone(),
-        jobs: a.jobs.or(c.jobs).unwrap_or(1).max(1),
+        jobs,
         passes: a.passes.or(c.passes).unwrap_or(1).max(1),
         resume: a.resume,
         shard,
@@ -868,6 +879,7 @@ fn cmd_run(a: RunArgs) -> Result<ExitCode> {
         plan_source,
         transcripts: a.transcripts.clone(),
         retry_errors: a.retry_errors,
+        services: services.describe(),
     };
     if a.retry_errors && !a.resume {
         anyhow::bail!(

@@ -40,6 +40,50 @@ impl DialectKind {
     }
 }
 
+/// One service a profile needs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServiceSpec {
+    /// Services of the same name are started once per run and shared.
+    pub name: String,
+    /// A program name (found like a server's: `.servers/`, then `PATH`), a path, or
+    /// `@typist`.
+    pub command: String,
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Answers 200 when the service is ready.
+    pub health: String,
+    #[serde(default = "default_service_startup_ms")]
+    pub startup_timeout_ms: u64,
+    /// The model file it serves: hashed into the manifest.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Arguments that make the program print its version (recorded in the manifest).
+    #[serde(default)]
+    pub version_args: Option<Vec<String>>,
+}
+
+fn default_service_startup_ms() -> u64 {
+    120_000
+}
+
+/// `[service]` or `[[service]]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum OneOrMany {
+    One(Box<ServiceSpec>),
+    Many(Vec<ServiceSpec>),
+}
+
+impl OneOrMany {
+    pub fn list(&self) -> Vec<&ServiceSpec> {
+        match self {
+            OneOrMany::One(s) => vec![s],
+            OneOrMany::Many(v) => v.iter().collect(),
+        }
+    }
+}
+
 /// When the server's answers can be trusted after a document is opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
@@ -152,6 +196,9 @@ pub struct Profile {
     pub install_hint: String,
     #[serde(default)]
     pub probe: Option<Probe>,
+    /// Model services started for this profile before its first session (`service.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service: Option<OneOrMany>,
     /// Where the profile was loaded from.
     #[serde(skip)]
     pub source: PathBuf,
@@ -289,7 +336,7 @@ pub fn typist_exe() -> Option<PathBuf> {
         .or_else(|| resolve_program("typist"))
 }
 
-fn resolve_program(command: &str) -> Option<PathBuf> {
+pub fn resolve_program(command: &str) -> Option<PathBuf> {
     if command == "@typist" {
         return typist_exe();
     }
@@ -308,7 +355,7 @@ fn resolve_program(command: &str) -> Option<PathBuf> {
             .and_then(|c| c.canonicalize().ok());
     }
     for pre in &prefixes {
-        for sub in ["npm/bin", "venv/bin", "bin", "cargo/bin"] {
+        for sub in ["npm/bin", "venv/bin", "bin", "cargo/bin", "llama/bin"] {
             let c = pre.join(sub).join(command);
             if is_file(&c) {
                 return c.canonicalize().ok();

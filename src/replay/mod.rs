@@ -186,6 +186,8 @@ pub struct RunOptions {
     pub transcripts: Option<PathBuf>,
     /// With `resume`: ask again the cases recorded as `error` or `timeout`.
     pub retry_errors: bool,
+    /// The model services started for the run (`service::Services::describe`).
+    pub services: Vec<Value>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -481,6 +483,7 @@ pub async fn run(
         "jobs": opts.jobs,
         "conditions": cond,
         "assistants": profiles.iter().map(|p| json!({"name": p.name, "profile": profile_json(p), "trigger_on_wire": cond.editor.trigger.on_wire(p.dialect), "server": null})).collect::<Vec<_>>(),
+        "services": opts.services,
         "skipped_cases": skipped,
         "records": null,
         "message": null,
