@@ -89,6 +89,32 @@ pub struct HttpOptions {
     pub api_key_env: Option<String>,
     #[arg(long, default_value_t = 30_000, value_name = "MS")]
     pub http_timeout_ms: u64,
+    /// Whitespace healing for left-to-right models: the prompt ends at the prefix's last
+    /// non-blank character, and the answer counts only if it starts with the whitespace
+    /// taken off (which is then cut from it). A prompt that ends in a line break or an
+    /// indentation splits a token the model would have written, and small models then
+    /// answer off the rails. When a line break was taken off, a `\n` stop sequence is
+    /// applied by the host after it (the server would stop at once).
+    #[arg(long)]
+    pub heal_whitespace: bool,
+}
+
+/// (prompt prefix, whitespace taken off its end) under whitespace healing.
+pub fn heal_split(prefix: &str) -> (&str, &str) {
+    let kept = prefix.trim_end();
+    (kept, &prefix[kept.len()..])
+}
+
+/// The model's answer seen from the cursor, under whitespace healing: `None` when it does
+/// not start with the whitespace `removed` (the model did not write what the editor holds).
+/// `cut_at_newline`: the text ends at its first line break.
+pub fn heal_answer(removed: &str, answer: &str, cut_at_newline: bool) -> Option<String> {
+    let rest = answer.strip_prefix(removed)?;
+    let rest = match (cut_at_newline, rest.find('\n')) {
+        (true, Some(i)) => &rest[..i],
+        _ => rest,
+    };
+    Some(rest.to_string())
 }
 
 /// The HTTP APIs the host can call.
@@ -181,7 +207,20 @@ pub fn complete(api: Api, o: &HttpOptions, prefix: &str, suffix: &str) -> Result
         .as_deref()
         .ok_or("no --endpoint for the HTTP backend")?;
     let (prefix, suffix) = window(prefix, suffix, o.context_chars);
-    let (path, body) = request(api, o, prefix, suffix);
+    let (prefix, removed) = if o.heal_whitespace {
+        heal_split(prefix)
+    } else {
+        (prefix, "")
+    };
+    // A `\n` stop would end the answer at the line break taken off: the host applies it.
+    let host_cuts = removed.contains('\n') && o.stop.iter().any(|s| s == "\n");
+    let (path, body) = if host_cuts {
+        let mut o = o.clone();
+        o.stop.retain(|s| s != "\n");
+        request(api, &o, prefix, suffix)
+    } else {
+        request(api, o, prefix, suffix)
+    };
     let url = format!("{}{}", endpoint.trim_end_matches('/'), path);
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .timeout_global(Some(std::time::Duration::from_millis(o.http_timeout_ms)))
@@ -207,7 +246,12 @@ pub fn complete(api: Api, o: &HttpOptions, prefix: &str, suffix: &str) -> Result
         ));
     }
     let v: Value = serde_json::from_str(&text).map_err(|e| format!("{url}: not JSON: {e}"))?;
-    answer_text(api, &v).ok_or_else(|| format!("{url}: no completion text in the answer"))
+    let answer =
+        answer_text(api, &v).ok_or_else(|| format!("{url}: no completion text in the answer"))?;
+    if !o.heal_whitespace {
+        return Ok(answer);
+    }
+    Ok(heal_answer(removed, &answer, host_cuts).unwrap_or_default())
 }
 
 #[cfg(test)]
@@ -249,6 +293,25 @@ mod tests {
         assert_eq!(window("ab", "cd", 100), ("ab", "cd"));
         assert_eq!(window("日本語テキスト", "", 4), ("テキスト", ""));
         assert_eq!(window("日本語テキスト", "abc", 4), ("キスト", "a"));
+    }
+
+    #[test]
+    fn whitespace_healing_moves_the_trailing_blank_into_the_answer() {
+        assert_eq!(heal_split("def f():\n    "), ("def f():", "\n    "));
+        assert_eq!(heal_split("x = 1\n"), ("x = 1", "\n"));
+        assert_eq!(heal_split("x = 1"), ("x = 1", ""));
+        assert_eq!(
+            heal_answer("\n", "\n    return 1\n\nfoo", true),
+            Some("    return 1".into())
+        );
+        assert_eq!(
+            heal_answer("\n    ", "\n    return 1\n", false),
+            Some("return 1\n".into())
+        );
+        // The model continued the line above: nothing fits the cursor.
+        assert_eq!(heal_answer("\n", " # comment\nx", true), None);
+        // A blank line first is a blank suggestion for this line.
+        assert_eq!(heal_answer("\n", "\n\nx = 2", true), Some(String::new()));
     }
 
     #[test]
