@@ -325,19 +325,18 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     .collect::<Result<Vec<_>>>()?
             };
             let rt = runtime()?;
+            // The model services the profiles declare, started once for all of them and
+            // stopped when `_services` is dropped.
+            let (_services, filled) = typist::service::Services::start_each(&list, 1)?;
             let mut reports = Vec::new();
-            for p in &list {
+            for (p, filled) in list.iter().zip(filled) {
                 if !json {
                     eprintln!("checking {} …", p.name);
                 }
-                // A profile's model services run while it is examined.
-                let report = match typist::service::Services::start(std::slice::from_ref(p), 1) {
-                    Ok((_services, filled)) => {
-                        rt.block_on(doctor::examine(&filled[0], transcripts.as_deref()))
-                    }
+                reports.push(match filled {
+                    Ok(f) => rt.block_on(doctor::examine(&f, transcripts.as_deref())),
                     Err(e) => doctor::Report::failed(p, format!("{e:#}")),
-                };
-                reports.push(report);
+                });
             }
             if json {
                 out!(
@@ -864,9 +863,14 @@ fn cmd_run(a: RunArgs) -> Result<ExitCode> {
         .clone()
         .or(c.out.clone())
         .unwrap_or_else(|| PathBuf::from("out"));
+    if a.retry_errors && !a.resume {
+        anyhow::bail!(
+            "--retry-errors goes with --resume (it asks again the failed cases of a run in --out)"
+        );
+    }
     let jobs = a.jobs.or(c.jobs).unwrap_or(1).max(1);
     // Model services the profiles declare: started once, shared by every worker, stopped
-    // when `services` is dropped (at the end, on Ctrl-C, on an error or a panic).
+    // when `services` is dropped (at the end, after Ctrl-C, on an error or a panic).
     let (services, profiles) = typist::service::Services::start(&profiles, jobs)?;
     let opts = typist::replay::RunOptions {
         out: out.clone(),
@@ -881,11 +885,6 @@ fn cmd_run(a: RunArgs) -> Result<ExitCode> {
         retry_errors: a.retry_errors,
         services: services.describe(),
     };
-    if a.retry_errors && !a.resume {
-        anyhow::bail!(
-            "--retry-errors goes with --resume (it asks again the failed cases of a run in --out)"
-        );
-    }
     if !a.quiet {
         eprintln!(
             "typist run: {} cases, {} assistant(s), {} job(s), {} pass(es) -> {}",
@@ -910,11 +909,15 @@ fn cmd_run(a: RunArgs) -> Result<ExitCode> {
             // with typist (PR_SET_PDEATHSIG).
             if tokio::signal::ctrl_c().await.is_ok() {
                 eprintln!("typist: stopped at once; finished records are kept (--resume continues)");
+                typist::service::stop_all_now();
                 std::process::exit(EXIT_INTERRUPTED.into());
             }
         });
         typist::replay::run(std::sync::Arc::new(ds), &plan, profiles, cond, &opts, cancel.clone()).await
-    })?;
+    });
+    // The replay is over: the model services stop now, not after the scoring.
+    drop(services);
+    let report = report?;
     // The score of what is recorded, printed and kept beside the records.
     let records = out.join("records.jsonl");
     // The score and the report of what is recorded, kept beside the records.

@@ -2,11 +2,14 @@
 //! (llama.cpp's `llama-server` with a model, `typist serve-model`), declared in the
 //! profile's `[service]` (or several `[[service]]`), started once per run on free
 //! 127.0.0.1 ports before the first session, shared by every worker, and stopped at the
-//! end (also on Ctrl-C, an error or a panic: dropping [`Services`] kills them; Linux's
-//! parent-death signal covers a SIGKILL of typist).
+//! end: dropping [`Services`] stops them (the normal end, an error and a panic all drop
+//! it), [`stop_all_now`] kills them before an immediate exit (a second Ctrl-C), and
+//! Linux's parent-death signal (`lsp::process::die_with_parent`) covers a SIGKILL of
+//! typist. Each service leads its own process group, so a terminal's Ctrl-C reaches
+//! typist only, and stopping a service stops whatever it started.
 //!
-//! Placeholders, in the service's args and health URL and in the profile's args,
-//! environment, initialization options, settings, request parameters and home and
+//! Placeholders, in the service's args, health URL and model path and in the profile's
+//! args, environment, initialization options, settings, request parameters and home and
 //! workspace files: `{port}` (the profile's last service), `{port.NAME}` (the service
 //! called NAME), `{slots}` (parallel request slots: the run's `--jobs`) and `{servers}`
 //! (the folder servers and models are installed in).
@@ -14,19 +17,22 @@
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
 use crate::editor::Profile;
-use crate::editor::profile::OneOrMany;
-#[cfg(doc)]
-use crate::editor::profile::ServiceSpec;
+use crate::editor::profile::{OneOrMany, ServiceSpec};
+
+/// Process groups of the services now running (their leaders are not reaped yet, so the
+/// ids cannot name another group).
+static RUNNING: Mutex<Vec<u32>> = Mutex::new(Vec::new());
 
 /// A running service.
 struct Running {
-    spec: crate::editor::profile::ServiceSpec,
+    spec: ServiceSpec,
     port: u16,
     child: std::process::Child,
     describe: Value,
@@ -35,7 +41,7 @@ struct Running {
 /// The services of one run; dropping it stops them all.
 pub struct Services {
     running: Vec<Running>,
-    _logs: tempfile::TempDir,
+    logs: tempfile::TempDir,
 }
 
 /// The folder servers and models are installed in (`{servers}`).
@@ -78,7 +84,11 @@ fn fill_value(v: &Value, vars: &BTreeMap<String, String>) -> Value {
 pub fn fill_profile(p: &Profile, vars: &BTreeMap<String, String>) -> Profile {
     let mut p = p.clone();
     p.args = p.args.iter().map(|a| fill(a, vars)).collect();
-    p.env = p.env.iter().map(|(k, v)| (k.clone(), fill(v, vars))).collect();
+    p.env = p
+        .env
+        .iter()
+        .map(|(k, v)| (k.clone(), fill(v, vars)))
+        .collect();
     p.initialization_options = fill_value(&p.initialization_options, vars);
     p.settings = fill_value(&p.settings, vars);
     p.request_params = fill_value(&p.request_params, vars);
@@ -95,7 +105,8 @@ pub fn fill_profile(p: &Profile, vars: &BTreeMap<String, String>) -> Profile {
     p
 }
 
-fn sha256_file(path: &Path) -> Result<String> {
+/// Hex sha256 of a file, read in 1 MiB blocks.
+pub fn sha256_file(path: &Path) -> Result<String> {
     use sha2::Digest;
     let mut f =
         std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
@@ -120,42 +131,72 @@ fn tail(path: &Path, lines: usize) -> String {
 
 impl Services {
     /// Starts the services `profiles` need (each name once) and returns the profiles with
-    /// their placeholders filled. `slots`: parallel requests the services should serve.
+    /// their placeholders filled; the first service that cannot start is an error (the
+    /// ones already started are stopped). `slots`: parallel requests to serve.
     pub fn start(profiles: &[Profile], slots: usize) -> Result<(Services, Vec<Profile>)> {
-        let logs = tempfile::Builder::new().prefix("typist-services-").tempdir()?;
-        let mut services = Services {
-            running: Vec::new(),
-            _logs: logs,
-        };
-        let mut vars: BTreeMap<String, String> = BTreeMap::new();
-        vars.insert("slots".into(), slots.max(1).to_string());
-        vars.insert("servers".into(), servers_dir().display().to_string());
+        let (services, each) = Services::start_each(profiles, slots)?;
         let mut out = Vec::new();
-        for p in profiles {
-            let mut own = vars.clone();
-            for spec in p.service.as_ref().map(OneOrMany::list).unwrap_or_default() {
-                let port = match services.running.iter().find(|r| r.spec.name == spec.name) {
-                    Some(r) if r.spec == *spec => r.port,
-                    Some(_) => bail!(
-                        "profile {}: two different services are called {:?}",
-                        p.name,
-                        spec.name
-                    ),
-                    None => services.launch(spec, &own)?,
-                };
-                own.insert(format!("port.{}", spec.name), port.to_string());
-                own.insert("port".into(), port.to_string());
-                vars.insert(format!("port.{}", spec.name), port.to_string());
-            }
-            out.push(fill_profile(p, &own));
+        for p in each {
+            out.push(p?);
         }
         Ok((services, out))
     }
 
-    fn launch(
-        &mut self,
-        spec: &crate::editor::profile::ServiceSpec,
-        vars: &BTreeMap<String, String>) -> Result<u16> {
+    /// As [`Services::start`], but a service that cannot start fails only the profiles
+    /// that need it (for `typist doctor`).
+    pub fn start_each(
+        profiles: &[Profile],
+        slots: usize,
+    ) -> Result<(Services, Vec<Result<Profile>>)> {
+        let logs = tempfile::Builder::new()
+            .prefix("typist-services-")
+            .tempdir()?;
+        let mut services = Services {
+            running: Vec::new(),
+            logs,
+        };
+        let mut vars: BTreeMap<String, String> = BTreeMap::new();
+        vars.insert("slots".into(), slots.max(1).to_string());
+        vars.insert("servers".into(), servers_dir().display().to_string());
+        // Services that failed, by name: every profile needing one fails the same way.
+        let mut failed: BTreeMap<String, String> = BTreeMap::new();
+        let mut out = Vec::new();
+        'profiles: for p in profiles {
+            let mut own = vars.clone();
+            for spec in p.service.as_ref().map(OneOrMany::list).unwrap_or_default() {
+                if let Some(why) = failed.get(&spec.name) {
+                    out.push(Err(anyhow::anyhow!("{why}")));
+                    continue 'profiles;
+                }
+                let port = match services.running.iter().find(|r| r.spec.name == spec.name) {
+                    Some(r) if r.spec == *spec => r.port,
+                    Some(_) => {
+                        out.push(Err(anyhow::anyhow!(
+                            "profile {}: another profile declares a different service called {:?}",
+                            p.name,
+                            spec.name
+                        )));
+                        continue 'profiles;
+                    }
+                    None => match services.launch(spec, &own) {
+                        Ok(port) => port,
+                        Err(e) => {
+                            let why = format!("{e:#}");
+                            failed.insert(spec.name.clone(), why.clone());
+                            out.push(Err(anyhow::anyhow!("{why}")));
+                            continue 'profiles;
+                        }
+                    },
+                };
+                own.insert(format!("port.{}", spec.name), port.to_string());
+                own.insert("port".into(), port.to_string());
+            }
+            out.push(Ok(fill_profile(p, &own)));
+        }
+        Ok((services, out))
+    }
+
+    fn launch(&mut self, spec: &ServiceSpec, vars: &BTreeMap<String, String>) -> Result<u16> {
         let program = crate::editor::profile::resolve_program(&spec.command).with_context(|| {
             format!(
                 "service {}: {} is not installed (scripts/install-servers.sh installs the local model's)",
@@ -165,47 +206,70 @@ impl Services {
         let port = free_port()?;
         let mut vars = vars.clone();
         vars.insert("port".into(), port.to_string());
+        let model = spec.model.as_ref().map(|m| PathBuf::from(fill(m, &vars)));
+        if let Some(m) = &model
+            && !m.is_file()
+        {
+            bail!(
+                "service {}: the model {} is not installed (scripts/install-servers.sh installs it)",
+                spec.name,
+                m.display()
+            );
+        }
         let args: Vec<String> = spec.args.iter().map(|a| fill(a, &vars)).collect();
         let health = fill(&spec.health, &vars);
-        let log = self._logs.path().join(format!("{}.log", spec.name));
+        let log = self.logs.path().join(format!("{}.log", spec.name));
         let log_file = std::fs::File::create(&log)?;
-        let mut cmd = std::process::Command::new(&program);
+        // Built as tokio's Command only to share `die_with_parent` with the language
+        // servers; spawned synchronously through the std Command inside.
+        let mut cmd = tokio::process::Command::new(&program);
         cmd.args(&args)
             .stdin(std::process::Stdio::null())
             .stdout(log_file.try_clone()?)
-            .stderr(log_file);
-        own_group_dying_with_parent(&mut cmd);
+            .stderr(log_file)
+            .process_group(0);
+        crate::lsp::process::die_with_parent(&mut cmd);
         tracing::info!(service = %spec.name, port, "starting {}", program.display());
-        let child = cmd
-            .spawn()
-            .with_context(|| format!("service {}: cannot start {}", spec.name, program.display()))?;
-        let model = match &spec.model {
-            Some(m) => {
-                let path = PathBuf::from(fill(m, &vars));
-                json!({"path": path.display().to_string(), "sha256": sha256_file(&path)?})
-            }
-            None => Value::Null,
-        };
-        let version = spec.version_args.as_ref().and_then(|va| {
-            let o = std::process::Command::new(&program).args(va).output().ok()?;
-            let text = String::from_utf8_lossy(&o.stdout).to_string()
-                + &String::from_utf8_lossy(&o.stderr);
-            text.lines()
-                .find(|l| !l.trim().is_empty())
-                .map(|l| l.trim().to_string())
-        });
+        let child = cmd.as_std_mut().spawn().with_context(|| {
+            format!("service {}: cannot start {}", spec.name, program.display())
+        })?;
+        if let Ok(mut r) = RUNNING.lock() {
+            r.push(child.id());
+        }
+        // Pushed before anything can fail, so that dropping `self` stops it.
         self.running.push(Running {
             spec: spec.clone(),
             port,
             child,
-            describe: json!({
-                "name": spec.name,
-                "command": program.display().to_string(),
-                "args": args,
-                "port": port,
-                "version": version,
-                "model": model,
-            }),
+            describe: Value::Null,
+        });
+        let model = match &model {
+            Some(path) => json!({"path": path.display().to_string(), "sha256": sha256_file(path)?}),
+            None => Value::Null,
+        };
+        let version = spec.version_args.as_ref().and_then(|va| {
+            let o = std::process::Command::new(&program)
+                .args(va)
+                .output()
+                .ok()?;
+            let text = String::from_utf8_lossy(&o.stdout).to_string()
+                + &String::from_utf8_lossy(&o.stderr);
+            let lines: Vec<&str> = text
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect();
+            // llama-server prints `version: …` then `built with …`.
+            (!lines.is_empty())
+                .then(|| lines.iter().take(2).copied().collect::<Vec<_>>().join("; "))
+        });
+        self.running.last_mut().expect("just pushed").describe = json!({
+            "name": spec.name,
+            "command": program.display().to_string(),
+            "args": args,
+            "health": health,
+            "version": version,
+            "model": model,
         });
         let deadline = Instant::now() + Duration::from_millis(spec.startup_timeout_ms);
         let agent: ureq::Agent = ureq::Agent::config_builder()
@@ -221,6 +285,7 @@ impl Services {
             }
             let r = self.running.last_mut().expect("just pushed");
             if let Ok(Some(status)) = r.child.try_wait() {
+                forget(r.child.id());
                 bail!(
                     "service {} exited before it was ready ({status}); its last lines:\n{}",
                     spec.name,
@@ -239,8 +304,8 @@ impl Services {
         }
     }
 
-    /// What the manifest records of each service: command, args, port, version, model
-    /// file and its sha256.
+    /// What the manifest records of each service: name, command, args (the port is in
+    /// them), health URL, version, model file and its sha256.
     pub fn describe(&self) -> Vec<Value> {
         self.running.iter().map(|r| r.describe.clone()).collect()
     }
@@ -248,46 +313,70 @@ impl Services {
     pub fn is_empty(&self) -> bool {
         self.running.is_empty()
     }
+
+    /// Process ids of the running services (each leads its own process group).
+    pub fn pids(&self) -> Vec<u32> {
+        self.running.iter().map(|r| r.child.id()).collect()
+    }
 }
 
-/// The child leads its own process group and gets SIGKILL when typist dies, even by
-/// SIGKILL (Linux's parent-death signal).
-fn own_group_dying_with_parent(cmd: &mut std::process::Command) {
-    use std::os::unix::process::CommandExt;
-    cmd.process_group(0);
-    #[cfg(target_os = "linux")]
-    // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec.
+/// SIGKILL to every running service's process group, for an exit that will not unwind
+/// (`std::process::exit` after a second Ctrl-C). Their [`Services`] is never dropped.
+pub fn stop_all_now() {
+    // The leaders are not reaped yet (an id leaves RUNNING when its leader is reaped).
+    if let Ok(r) = RUNNING.lock() {
+        for pid in r.iter() {
+            killpg(*pid, libc::SIGKILL);
+        }
+    }
+}
+
+impl Running {
+    /// Whether the service still runs; once it has exited it is reaped here, and its id
+    /// leaves RUNNING at once.
+    fn alive(&mut self) -> bool {
+        let alive = matches!(self.child.try_wait(), Ok(None));
+        if !alive {
+            forget(self.child.id());
+        }
+        alive
+    }
+}
+
+fn forget(pid: u32) {
+    if let Ok(mut running) = RUNNING.lock() {
+        running.retain(|p| *p != pid);
+    }
+}
+
+fn killpg(pid: u32, signal: libc::c_int) {
+    // SAFETY: killpg has no memory-safety preconditions; callers signal only groups
+    // whose leader is not reaped yet, so the id is still theirs.
     unsafe {
-        cmd.pre_exec(|| {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
+        libc::killpg(pid as libc::pid_t, signal);
     }
 }
 
 impl Drop for Services {
     fn drop(&mut self) {
         for r in self.running.iter_mut().rev() {
-            let pid = r.child.id() as i32;
-            if matches!(r.child.try_wait(), Ok(None)) {
-                // SAFETY: signals the service's own process group, which it leads (it is
-                // alive: not reaped, so the pid is not reused).
-                unsafe {
-                    libc::killpg(pid, libc::SIGTERM);
+            let pid = r.child.id();
+            if !r.alive() {
+                continue;
+            }
+            // The whole group: the service and anything it started.
+            killpg(pid, libc::SIGTERM);
+            let deadline = Instant::now() + Duration::from_secs(3);
+            while Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(20));
+                if !r.alive() {
+                    break;
                 }
-                let deadline = Instant::now() + Duration::from_secs(3);
-                while matches!(r.child.try_wait(), Ok(None)) && Instant::now() < deadline {
-                    std::thread::sleep(Duration::from_millis(20));
-                }
-                if matches!(r.child.try_wait(), Ok(None)) {
-                    // SAFETY: as above.
-                    unsafe {
-                        libc::killpg(pid, libc::SIGKILL);
-                    }
-                    let _ = r.child.wait();
-                }
+            }
+            if r.alive() {
+                killpg(pid, libc::SIGKILL);
+                forget(pid);
+                let _ = r.child.wait();
             }
         }
     }
@@ -306,7 +395,10 @@ mod tests {
             fill("http://127.0.0.1:{port}/x?u={port.llama}", &vars),
             "http://127.0.0.1:4242/x?u=4343"
         );
-        let v = fill_value(&json!({"a": ["{port}", 1], "b": {"c": "{port.llama}"}}), &vars);
+        let v = fill_value(
+            &json!({"a": ["{port}", 1], "b": {"c": "{port.llama}"}}),
+            &vars,
+        );
         assert_eq!(v, json!({"a": ["4242", 1], "b": {"c": "4343"}}));
         assert_eq!(fill("{unknown}", &vars), "{unknown}");
     }

@@ -1,5 +1,6 @@
 //! Real third-party agents driven end to end offline: tabby-agent and lsp-ai in front
-//! of `typist serve-model` (the n-gram baseline over HTTP), replaying the same plan as
+//! of `typist serve-model` (the n-gram baseline over HTTP, started by the run itself from
+//! the profiles' `[service]`), replaying the same plan as
 //! typist's own host computing the same baseline directly. Where an agent's answers
 //! differ from the direct ones, the difference is the agent's doing (what context it
 //! sends, how it post-processes): the test prints the comparison and checks the facts
@@ -10,7 +11,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use common::{DATASET, ok, serve_model, typist};
+use common::{DATASET, ok, typist};
 use serde_json::Value;
 
 fn installed(name: &str) -> bool {
@@ -20,8 +21,8 @@ fn installed(name: &str) -> bool {
         .is_some()
 }
 
-/// Profiles pointing the agents at this test's model server.
-fn editors(dir: &Path, url: &str) -> std::path::PathBuf {
+/// The agents' own profiles, their managed `typist serve-model` logging its requests.
+fn editors(dir: &Path, log: &Path) -> std::path::PathBuf {
     let e = dir.join("editors");
     std::fs::create_dir_all(&e).unwrap();
     std::fs::write(
@@ -37,16 +38,20 @@ fn editors(dir: &Path, url: &str) -> std::path::PathBuf {
         )
         .unwrap()
     };
-    std::fs::write(
-        e.join("tabby-agent.toml"),
-        src("tabby-agent").replace("http://127.0.0.1:8080", url),
-    )
-    .unwrap();
-    std::fs::write(
-        e.join("lsp-ai.toml"),
-        src("lsp-ai").replace("http://127.0.0.1:8080", url),
-    )
-    .unwrap();
+    let logged = |n: &str| {
+        let from = r#"args = ["serve-model", "--port", "{port}"]"#;
+        let text = src(n);
+        assert!(text.contains(from), "{n} starts serve-model");
+        text.replace(
+            from,
+            &format!(
+                r#"args = ["serve-model", "--port", "{{port}}", "--log-requests", {:?}]"#,
+                log.display().to_string()
+            ),
+        )
+    };
+    std::fs::write(e.join("tabby-agent.toml"), logged("tabby-agent")).unwrap();
+    std::fs::write(e.join("lsp-ai.toml"), logged("lsp-ai")).unwrap();
     e
 }
 
@@ -77,8 +82,9 @@ fn agents_in_front_of_serve_model_against_the_direct_baseline() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let log = tmp.path().join("requests.jsonl");
-    let model = serve_model(Some(&log));
-    let editors = editors(tmp.path(), &model.url);
+    // No model server started here: the profiles' own [service] starts one (shared by
+    // both agents, the same spec) and stops it at the end.
+    let editors = editors(tmp.path(), &log);
     let out = tmp.path().join("out");
     let o = typist()
         .args([

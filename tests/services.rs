@@ -87,7 +87,11 @@ fn a_real_model_answers_through_a_managed_service_and_nothing_is_left_behind() {
             );
         }
         let non_empty = mine.iter().filter(|r| r["outcome"] == "suggestion").count();
-        assert!(2 * non_empty >= mine.len(), "{name}: {non_empty} of {}", mine.len());
+        assert!(
+            2 * non_empty >= mine.len(),
+            "{name}: {non_empty} of {}",
+            mine.len()
+        );
     }
     // One service, shared by both profiles and both workers, recorded with its model.
     let m = manifest(&a);
@@ -138,7 +142,10 @@ fn ctrl_c_stops_the_service_with_the_run() {
     let records = out.join("records.jsonl");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
     while std::fs::metadata(&records).map(|m| m.len()).unwrap_or(0) == 0 {
-        assert!(std::time::Instant::now() < deadline, "no record within 120 s");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no record within 120 s"
+        );
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
     let ports = service_ports(&manifest(&out));
