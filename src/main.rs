@@ -68,9 +68,11 @@ enum Command {
     /// The assistant plugin host: an LSP server on stdio answering inline completion
     /// from a built-in model (used by the typist-* profiles).
     Host(typist::host::HostArgs),
-    /// Serve the n-gram baseline over HTTP on 127.0.0.1 (OpenAI-compatible and Tabby
+    /// Serve a model over HTTP on 127.0.0.1 (OpenAI-compatible and Tabby
     /// /v1/completions, /v1/health, Ollama /api/generate, llama.cpp /infill, TGI
-    /// /generate), so that real agents can run offline against a local model.
+    /// /generate), so that real agents can run offline against a local model: the n-gram
+    /// baseline, or with --upstream a llama.cpp server fronted with Tabby's and Ollama's
+    /// APIs.
     ServeModel {
         /// Port on 127.0.0.1 (0: any free one; the address is printed first).
         #[arg(long, default_value_t = 8080)]
@@ -78,6 +80,8 @@ enum Command {
         /// Write every request (path and body) as a JSON line here.
         #[arg(long, value_name = "FILE")]
         log_requests: Option<PathBuf>,
+        #[command(flatten)]
+        upstream: typist::host::serve_model::UpstreamArgs,
     },
     /// Check each server profile: installed? starts? answers a probe suggestion?
     Doctor {
@@ -478,8 +482,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
             rt.block_on(typist::host::serve_stdio(args));
             Ok(ExitCode::SUCCESS)
         }
-        Command::ServeModel { port, log_requests } => {
-            typist::host::serve_model::serve(port, log_requests.as_deref())?;
+        Command::ServeModel {
+            port,
+            log_requests,
+            upstream,
+        } => {
+            typist::host::serve_model::serve(port, log_requests.as_deref(), &upstream)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Drill(a) => {

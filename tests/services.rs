@@ -1,60 +1,116 @@
 //! Managed model services with a real model: SmolLM2-135M-Instruct on llama.cpp's
 //! `llama-server` (both installed by scripts/install-servers.sh), started by `typist run`
-//! for the `smollm2` and `lsp-ai-smollm2` profiles, shared, and stopped at the end, also
-//! after Ctrl-C.
+//! and `typist doctor` for the profiles that declare it, shared, and stopped at the end,
+//! also after Ctrl-C; `typist serve-model --upstream` in front of it for tabby-agent;
+//! llama.cpp's `/infill` against a model without FIM tokens.
 
 mod common;
 
-use std::path::Path;
-use std::process::Output;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Child;
+use std::time::{Duration, Instant};
 
 use common::{DATASET, ok, typist};
-use serde_json::Value;
+use serde_json::{Value, json};
 
-fn run(out: &Path, extra: &[&str]) -> Output {
-    typist()
-        .args(["run", "--config", "/dev/null", "--quiet", "--no-latency"])
-        .args(["--dataset", DATASET, "--rate", "0.004", "--seed", "11"])
-        .args(["--assistant", "smollm2", "--assistant", "lsp-ai-smollm2"])
-        .args(["--jobs", "2", "--out"])
-        .arg(out)
-        .args(extra)
-        .output()
-        .unwrap()
+const MODEL_SHA256: &str = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53";
+
+fn run_args(out: &Path, assistants: &[&str], rate: &str, jobs: &str) -> std::process::Command {
+    let mut c = typist();
+    c.args(["run", "--config", "/dev/null", "--quiet", "--no-latency"])
+        .args(["--dataset", DATASET, "--rate", rate, "--seed", "3"]);
+    for a in assistants {
+        c.args(["--assistant", a]);
+    }
+    c.args(["--jobs", jobs, "--out"]).arg(out);
+    c
 }
 
 fn manifest(out: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap()
 }
 
-/// Processes whose command line holds every one of `words`.
-fn processes_with(words: &[&str]) -> Vec<String> {
-    let mut found = Vec::new();
+fn records(out: &Path) -> Vec<Value> {
+    std::fs::read_to_string(out.join("records.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn cmdline(pid: u32) -> Option<String> {
+    let raw = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    (!raw.is_empty()).then(|| String::from_utf8_lossy(&raw).replace('\0', " "))
+}
+
+/// Every process below `root` now (pid and command line).
+fn descendants(root: u32) -> BTreeMap<u32, String> {
+    let mut parent = BTreeMap::new();
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        if e.file_name().to_string_lossy().parse::<u32>().is_err() {
-            continue;
-        }
-        let Ok(raw) = std::fs::read(e.path().join("cmdline")) else {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
             continue;
         };
-        let args: Vec<String> = raw
-            .split(|b| *b == 0)
-            .map(|a| String::from_utf8_lossy(a).into_owned())
-            .collect();
-        if words.iter().all(|w| args.iter().any(|a| a == w)) {
-            found.push(args.join(" "));
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
+        // pid (comm) state ppid …: comm may hold spaces, so read after the last ')'.
+        let after = &stat[stat.rfind(')').unwrap_or(0) + 1..];
+        if let Some(ppid) = after
+            .split_whitespace()
+            .nth(1)
+            .and_then(|p| p.parse::<u32>().ok())
+        {
+            parent.insert(pid, ppid);
+        }
+    }
+    let mut found = BTreeMap::new();
+    let mut frontier = vec![root];
+    while let Some(p) = frontier.pop() {
+        for (child, pp) in &parent {
+            if *pp == p && !found.contains_key(child) {
+                if let Some(c) = cmdline(*child) {
+                    found.insert(*child, c);
+                }
+                frontier.push(*child);
+            }
         }
     }
     found
 }
 
-fn service_ports(m: &Value) -> Vec<String> {
-    m["services"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["port"].to_string())
-        .collect()
+/// Fails when any of `seen` still runs (the same pid with the same command line).
+fn assert_all_gone(seen: &BTreeMap<u32, String>, when: &str) {
+    // Give the kernel a moment to finish reaping what was killed last.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let left: Vec<String> = seen
+            .iter()
+            .filter(|(pid, c)| cmdline(**pid).as_deref() == Some(c.as_str()))
+            .map(|(pid, c)| format!("{pid} {c}"))
+            .collect();
+        if left.is_empty() {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "processes left {when}:\n{}",
+            left.join("\n")
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Runs `child` to its end, recording every process it started on the way.
+fn watch(mut child: Child) -> (std::process::ExitStatus, BTreeMap<u32, String>) {
+    let mut seen = BTreeMap::new();
+    loop {
+        seen.extend(descendants(child.id()));
+        if let Some(status) = child.try_wait().unwrap() {
+            return (status, seen);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 fn assert_installed() {
@@ -66,27 +122,54 @@ fn assert_installed() {
     );
 }
 
+fn services_of(m: &Value) -> Vec<Value> {
+    m["services"].as_array().unwrap().clone()
+}
+
+fn arg_after<'a>(service: &'a Value, flag: &str) -> &'a str {
+    let args = service["args"].as_array().unwrap();
+    let at = args.iter().position(|a| a == flag).unwrap();
+    args[at + 1].as_str().unwrap()
+}
+
 #[test]
 fn a_real_model_answers_through_a_managed_service_and_nothing_is_left_behind() {
     assert_installed();
     let tmp = tempfile::tempdir().unwrap();
     let a = tmp.path().join("a");
-    ok(&run(&a, &[]));
-    let recs: Vec<Value> = std::fs::read_to_string(a.join("records.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    for name in ["smollm2", "lsp-ai-smollm2"] {
+    let both = ["smollm2", "lsp-ai-smollm2"];
+    let child = run_args(&a, &both, "0.006", "2")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (status, seen) = watch(child);
+    assert!(status.success(), "typist run: {status}");
+    // The service, lsp-ai and the hosts were seen running, and none is left.
+    assert!(
+        seen.values().any(|c| c.contains("llama-server")),
+        "{seen:?}"
+    );
+    assert!(seen.values().any(|c| c.contains("lsp-ai")), "{seen:?}");
+    assert_all_gone(&seen, "after the run");
+
+    let recs = records(&a);
+    for name in both {
         let mine: Vec<&Value> = recs.iter().filter(|r| r["assistant"] == name).collect();
-        assert!(mine.len() >= 15, "{name}: {} cases", mine.len());
+        assert!(mine.len() >= 18, "{name}: {} cases", mine.len());
         for r in &mine {
             assert!(
                 r["outcome"] == "suggestion" || r["outcome"] == "empty",
                 "{name}: {r}"
             );
         }
-        let non_empty = mine.iter().filter(|r| r["outcome"] == "suggestion").count();
+        let non_empty = mine
+            .iter()
+            .filter(|r| r["outcome"] == "suggestion" && r["predicted"] != "")
+            .count();
+        eprintln!(
+            "{name}: {non_empty} non-empty suggestions of {}",
+            mine.len()
+        );
         assert!(
             2 * non_empty >= mine.len(),
             "{name}: {non_empty} of {}",
@@ -95,70 +178,300 @@ fn a_real_model_answers_through_a_managed_service_and_nothing_is_left_behind() {
     }
     // One service, shared by both profiles and both workers, recorded with its model.
     let m = manifest(&a);
-    let services = m["services"].as_array().unwrap();
+    let services = services_of(&m);
     assert_eq!(services.len(), 1, "{services:?}");
-    assert_eq!(services[0]["name"], "llama-smollm2");
-    assert_eq!(
-        services[0]["model"]["sha256"],
-        "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+    let s = &services[0];
+    assert_eq!(s["name"], "llama-smollm2");
+    assert_eq!(s["model"]["sha256"], MODEL_SHA256);
+    assert!(s["command"].as_str().unwrap().ends_with("llama-server"));
+    assert!(
+        s["version"].as_str().unwrap().starts_with("version:"),
+        "{s}"
     );
-    // llama-server's parallel slots follow --jobs.
-    let args: Vec<&str> = services[0]["args"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a.as_str().unwrap())
+    // Both profiles were pointed at it.
+    let port = arg_after(s, "--port");
+    let assistants = m["assistants"].to_string();
+    assert!(
+        assistants.contains(&format!("http://127.0.0.1:{port}/v1/completions"))
+            && assistants.contains(&format!("http://127.0.0.1:{port}\"")),
+        "{assistants}"
+    );
+
+    // The same plan, profiles and conditions, here with one job: the same bytes.
+    let b = tmp.path().join("b");
+    ok(&run_args(&b, &both, "0.006", "1").output().unwrap());
+    let (ra, rb) = (
+        std::fs::read_to_string(a.join("records.jsonl")).unwrap(),
+        std::fs::read_to_string(b.join("records.jsonl")).unwrap(),
+    );
+    let differing: Vec<String> = ra
+        .lines()
+        .zip(rb.lines())
+        .filter(|(x, y)| x != y)
+        .map(|(x, y)| format!("{x}\n{y}"))
         .collect();
-    let at = args.iter().position(|a| *a == "--parallel").unwrap();
-    assert_eq!(args[at + 1], "2", "{args:?}");
-    for port in service_ports(&m) {
+    assert!(
+        ra == rb,
+        "records differ between two runs:\n{}",
+        differing.join("\n\n")
+    );
+    assert_ne!(
+        arg_after(&services_of(&manifest(&b))[0], "--port"),
+        port,
+        "a fresh port each run"
+    );
+}
+
+/// Starts a run, waits for its first record, sends SIGINT `times` times, and checks the
+/// exit and that every process the run started is gone.
+fn interrupt(times: usize) {
+    assert_installed();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let mut child = run_args(&out, &["smollm2", "lsp-ai-smollm2"], "0.05", "1")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let records = out.join("records.jsonl");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut seen = BTreeMap::new();
+    while std::fs::metadata(&records).map(|m| m.len()).unwrap_or(0) == 0 {
+        assert!(Instant::now() < deadline, "no record within 120 s");
+        assert!(child.try_wait().unwrap().is_none(), "the run ended early");
+        seen.extend(descendants(child.id()));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    seen.extend(descendants(child.id()));
+    assert!(
+        seen.values().any(|c| c.contains("llama-server")),
+        "{seen:?}"
+    );
+    for _ in 0..times {
+        // SAFETY: signalling a child we started and have not reaped.
+        unsafe {
+            libc::kill(child.id() as i32, libc::SIGINT);
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let t0 = Instant::now();
+    let (status, more) = watch(child);
+    seen.extend(more);
+    assert_eq!(status.code(), Some(130), "{status}");
+    eprintln!(
+        "{times} SIGINT: exit 130 after {:.1} s",
+        t0.elapsed().as_secs_f64()
+    );
+    assert_all_gone(&seen, &format!("after {times} SIGINT"));
+    // The records kept are whole and answered.
+    for r in self::records(&out) {
         assert!(
-            processes_with(&["--port", &port]).is_empty(),
-            "a service outlived the run"
+            r["outcome"] == "suggestion" || r["outcome"] == "empty",
+            "{r}"
         );
     }
-    // The same plan, profile and conditions: the same bytes.
-    let b = tmp.path().join("b");
-    ok(&run(&b, &[]));
-    assert_eq!(
-        std::fs::read(a.join("records.jsonl")).unwrap(),
-        std::fs::read(b.join("records.jsonl")).unwrap()
-    );
 }
 
 #[test]
 fn ctrl_c_stops_the_service_with_the_run() {
+    interrupt(1);
+}
+
+#[test]
+fn a_second_ctrl_c_stops_at_once_and_still_stops_the_service() {
+    interrupt(2);
+}
+
+/// A profile folder holding `name`: the bundled profile `from` with `edit` applied.
+fn edited(dir: &Path, from: &str, name: &str, edit: impl Fn(String) -> String) -> PathBuf {
+    let e = dir.join("editors");
+    std::fs::create_dir_all(&e).unwrap();
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("editors")
+            .join(format!("{from}.toml")),
+    )
+    .unwrap();
+    let text = edit(text.replacen(
+        &format!("name = \"{from}\""),
+        &format!("name = \"{name}\""),
+        1,
+    ));
+    std::fs::write(e.join(format!("{name}.toml")), text).unwrap();
+    e
+}
+
+#[test]
+fn infill_against_a_model_without_fim_tokens_is_an_error_with_the_servers_message() {
     assert_installed();
     let tmp = tempfile::tempdir().unwrap();
+    // Also: a service's args may follow the run's --jobs (`{slots}`).
+    let editors = edited(tmp.path(), "smollm2", "smollm2-infill", |t| {
+        let (backend, parallel) = (r#""--backend", "openai""#, r#""--parallel", "1""#);
+        assert!(t.contains(backend) && t.contains(parallel));
+        t.replace(backend, r#""--backend", "llamacpp""#)
+            .replace(parallel, r#""--parallel", "{slots}""#)
+    });
     let out = tmp.path().join("out");
-    let mut child = typist()
-        .args(["run", "--config", "/dev/null", "--quiet", "--no-latency"])
-        .args(["--dataset", DATASET, "--rate", "0.05", "--seed", "11"])
-        .args(["--assistant", "smollm2", "--jobs", "1", "--out"])
-        .arg(&out)
-        .spawn()
+    let o = run_args(&out, &["smollm2-infill"], "0.002", "3")
+        .arg("--editors")
+        .arg(&editors)
+        .output()
         .unwrap();
-    // Wait until the service is up and cases are being recorded.
-    let records = out.join("records.jsonl");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    while std::fs::metadata(&records).map(|m| m.len()).unwrap_or(0) == 0 {
+    // Every case failed: the run says no case was answered (exit 3), not "all empty".
+    assert_eq!(o.status.code(), Some(3), "{o:?}");
+    assert_eq!(
+        arg_after(&services_of(&manifest(&out))[0], "--parallel"),
+        "3"
+    );
+    let recs = records(&out);
+    assert!(!recs.is_empty());
+    for r in &recs {
+        assert_eq!(r["outcome"], "error", "{r}");
+        let e = r["error"].as_str().unwrap();
         assert!(
-            std::time::Instant::now() < deadline,
-            "no record within 120 s"
+            e.contains("POST /infill answered 501")
+                && e.contains("Infill is not supported by this model"),
+            "{e}"
         );
-        std::thread::sleep(std::time::Duration::from_millis(100));
     }
-    let ports = service_ports(&manifest(&out));
-    assert_eq!(ports.len(), 1);
-    assert!(!processes_with(&["--port", &ports[0]]).is_empty());
-    // SAFETY: signalling a child we started.
-    unsafe {
-        libc::kill(child.id() as i32, libc::SIGINT);
-    }
-    let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(130));
+}
+
+#[test]
+fn doctor_starts_the_service_and_the_model_answers_the_probe() {
+    assert_installed();
+    let o = typist()
+        .args(["doctor", "--json", "--profile", "smollm2"])
+        .output()
+        .unwrap();
+    ok(&o);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = &v["profiles"][0];
+    assert_eq!(r["status"], "ok", "{r}");
+    assert_eq!(r["probe"]["items"], 1, "{r}");
+}
+
+/// A direct `/v1/completions` call to a llama-server of the profile's own service.
+fn ask(port: &str, body: &Value) -> String {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(Duration::from_secs(120)))
+        .build()
+        .into();
+    let mut r = agent
+        .post(format!("http://127.0.0.1:{port}/v1/completions"))
+        .send_json(body)
+        .unwrap();
+    let v: Value = r.body_mut().read_json().unwrap();
+    v["choices"][0]["text"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn serve_model_upstream_relays_the_models_answer_to_tabby_agent() {
+    assert_installed();
+    let tabby = typist::editor::profile::find_profile("tabby-agent-smollm2", None).unwrap();
     assert!(
-        processes_with(&["--port", &ports[0]]).is_empty(),
-        "the service outlived an interrupted run"
+        tabby.resolve_command().is_some(),
+        "tabby-agent is not installed: run scripts/install-servers.sh"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let log = tmp.path().join("tabby-requests.jsonl");
+    let editors = edited(
+        tmp.path(),
+        "tabby-agent-smollm2",
+        "tabby-agent-smollm2",
+        |t| {
+            let from = r#"args = ["serve-model", "--port", "{port}","#;
+            assert!(t.contains(from));
+            t.replace(
+                from,
+                &format!(
+                    r#"args = ["serve-model", "--port", "{{port}}", "--log-requests", {:?},"#,
+                    log.display().to_string()
+                ),
+            )
+        },
+    );
+    let out = tmp.path().join("out");
+    ok(&run_args(&out, &["tabby-agent-smollm2"], "0.004", "1")
+        .arg("--editors")
+        .arg(&editors)
+        .output()
+        .unwrap());
+    let m = manifest(&out);
+    let names: Vec<&str> = m["services"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["llama-smollm2", "tabby-front-smollm2"]);
+
+    // The prompts tabby-agent's requests carried, asked again of a llama-server of the
+    // same service, directly.
+    let asked: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|r| r["path"] == "/v1/completions")
+        .collect();
+    assert!(!asked.is_empty(), "tabby-agent asked the front nothing");
+    let profile = typist::editor::profile::find_profile("smollm2", None).unwrap();
+    let (services, _) = typist::service::Services::start(&[profile], 1).unwrap();
+    let port = services.describe()[0]["args"]
+        .as_array()
+        .unwrap()
+        .windows(2)
+        .find(|w| w[0] == "--port")
+        .map(|w| w[1].as_str().unwrap().to_string())
+        .unwrap();
+    let direct: Vec<(String, String)> = asked
+        .iter()
+        .map(|r| {
+            let prefix = r["body"]["segments"]["prefix"].as_str().unwrap().to_string();
+            let body = json!({"model": "smollm2", "prompt": prefix, "max_tokens": 32, "temperature": 0.0, "stop": ["\n"]});
+            let text = ask(&port, &body);
+            (prefix, text)
+        })
+        .collect();
+    drop(services);
+
+    // Each suggestion is the model's answer to the prompt of its case: the request whose
+    // prefix is the end of the file's text above the cursor.
+    let mut compared = 0;
+    for r in records(&out) {
+        assert!(
+            r["outcome"] == "suggestion" || r["outcome"] == "empty",
+            "{r}"
+        );
+        if r["outcome"] != "suggestion" {
+            continue;
+        }
+        let file = Path::new(DATASET)
+            .join(r["repo"].as_str().unwrap())
+            .join(r["file"].as_str().unwrap());
+        let text = std::fs::read_to_string(file).unwrap();
+        let line = r["line"].as_u64().unwrap() as usize;
+        let above: String = text
+            .split_inclusive('\n')
+            .take(line - 1)
+            .collect::<String>();
+        let (_, model) = direct
+            .iter()
+            .filter(|(p, _)| !p.is_empty() && above.ends_with(p.as_str()))
+            .max_by_key(|(p, _)| p.len())
+            .unwrap_or_else(|| panic!("no request for {}", r["case"]));
+        assert_eq!(
+            r["predicted"].as_str().unwrap(),
+            model.as_str(),
+            "{}: tabby-agent's suggestion is not the model's answer",
+            r["case"]
+        );
+        if !model.is_empty() {
+            compared += 1;
+        }
+    }
+    eprintln!("{compared} non-empty suggestions equal to the model's direct answers");
+    assert!(
+        compared >= 3,
+        "only {compared} non-empty suggestions compared"
     );
 }

@@ -200,6 +200,21 @@ pub fn answer_text(api: Api, v: &Value) -> Option<String> {
     t.as_str().map(str::to_string)
 }
 
+/// The message of a failed answer: `error.message` (llama.cpp, OpenAI), `error` as a
+/// string (Ollama, TGI), else the body's first 200 characters.
+pub fn error_message(body: &str) -> String {
+    let v: Value = serde_json::from_str(body).unwrap_or(Value::Null);
+    let found = v
+        .pointer("/error/message")
+        .or_else(|| v.get("error").filter(|e| e.is_string()))
+        .or_else(|| v.get("message"))
+        .and_then(Value::as_str);
+    match found {
+        Some(m) => m.trim().to_string(),
+        None => body.trim().chars().take(200).collect(),
+    }
+}
+
 /// Calls the model (blocking: run it on a blocking thread).
 pub fn complete(api: Api, o: &HttpOptions, prefix: &str, suffix: &str) -> Result<String, String> {
     let endpoint = o
@@ -233,21 +248,26 @@ pub fn complete(api: Api, o: &HttpOptions, prefix: &str, suffix: &str) -> Result
     {
         req = req.header("Authorization", &format!("Bearer {key}"));
     }
-    let mut resp = req.send_json(&body).map_err(|e| format!("{url}: {e}"))?;
+    // Messages name the path, not the address: a managed service's port changes from run
+    // to run, and records must not (the manifest says where each service listened).
+    let mut resp = req
+        .send_json(&body)
+        .map_err(|e| format!("POST {path}: {e}"))?;
     let status = resp.status();
     let text = resp
         .body_mut()
         .read_to_string()
-        .map_err(|e| format!("{url}: {e}"))?;
+        .map_err(|e| format!("POST {path}: {e}"))?;
     if !status.is_success() {
         return Err(format!(
-            "{url} answered {status}: {}",
-            text.chars().take(200).collect::<String>()
+            "POST {path} answered {status}: {}",
+            error_message(&text)
         ));
     }
-    let v: Value = serde_json::from_str(&text).map_err(|e| format!("{url}: not JSON: {e}"))?;
-    let answer =
-        answer_text(api, &v).ok_or_else(|| format!("{url}: no completion text in the answer"))?;
+    let v: Value =
+        serde_json::from_str(&text).map_err(|e| format!("POST {path}: not JSON: {e}"))?;
+    let answer = answer_text(api, &v)
+        .ok_or_else(|| format!("POST {path}: no completion text in the answer"))?;
     if !o.heal_whitespace {
         return Ok(answer);
     }
@@ -293,6 +313,21 @@ mod tests {
         assert_eq!(window("ab", "cd", 100), ("ab", "cd"));
         assert_eq!(window("日本語テキスト", "", 4), ("テキスト", ""));
         assert_eq!(window("日本語テキスト", "abc", 4), ("キスト", "a"));
+    }
+
+    #[test]
+    fn error_messages_come_from_the_servers_body() {
+        // llama-server's answer to /infill for a model without FIM tokens.
+        let llama = r#"{"error":{"code":501,"message":"Infill is not supported by this model: prefix token is missing. suffix token is missing. middle token is missing. ","type":"not_supported_error"}}"#;
+        assert_eq!(
+            error_message(llama),
+            "Infill is not supported by this model: prefix token is missing. suffix token is missing. middle token is missing."
+        );
+        assert_eq!(
+            error_message(r#"{"error":"model not found"}"#),
+            "model not found"
+        );
+        assert_eq!(error_message("Bad Gateway"), "Bad Gateway");
     }
 
     #[test]
