@@ -127,6 +127,9 @@ pub async fn examine(profile: &Profile, transcript_dir: Option<&Path>) -> Report
             "notsignedin" | "notauthorized"
         )
     });
+    // Copilot: where its sign-in comes from, or why there is none.
+    let auth_reason = (profile.dialect == crate::editor::DialectKind::Copilot)
+        .then(|| crate::copilot::auth_reason(report.auth.as_deref()));
     let outcome = probe(&mut session, profile).await;
     match outcome {
         Ok(p) => {
@@ -147,13 +150,30 @@ pub async fn examine(profile: &Profile, transcript_dir: Option<&Path>) -> Report
         }
         Err(SessionError::NotSignedIn { message, .. }) => {
             report.status = Status::NeedsAuth;
-            report.message = message;
+            report.message = match &auth_reason {
+                Some(r) => format!("{r}; probe: {message}"),
+                None => message,
+            };
         }
         Err(e) if not_signed_in => {
             report.status = Status::NeedsAuth;
-            report.message = format!("not signed in; probe: {e}");
+            report.message = match &auth_reason {
+                Some(r) => format!("{r}; probe: {e}"),
+                None => format!("not signed in; probe: {e}"),
+            };
         }
-        Err(e) => report.message = e.to_string(),
+        Err(e) => {
+            report.message = match &auth_reason {
+                Some(r) if crate::copilot::is_network_failure(&e.to_string()) => {
+                    format!("{r}, but the network is unreachable; probe: {e}")
+                }
+                Some(r) => format!("{r}; probe: {e}"),
+                None => e.to_string(),
+            }
+        }
+    }
+    if let (Some(r), Status::Ok) = (&auth_reason, report.status) {
+        report.message = format!("{}; {r}", report.message);
     }
     let _ = tokio::time::timeout(Duration::from_secs(5), session.shutdown()).await;
     report

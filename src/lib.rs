@@ -6,6 +6,7 @@
 
 pub mod bench;
 pub mod config;
+pub mod copilot;
 pub mod dataset;
 pub mod doctor;
 pub mod drill;

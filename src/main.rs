@@ -83,6 +83,21 @@ enum Command {
         #[command(flatten)]
         upstream: typist::host::serve_model::UpstreamArgs,
     },
+    /// Sign in to an assistant that needs an account, through its own server's flow,
+    /// and keep the credentials in typist's config folder (sessions get a copy).
+    Login {
+        #[arg(value_enum)]
+        assistant: LoginTarget,
+        /// The profile whose server runs the flow.
+        #[arg(long, default_value = "copilot", value_name = "NAME")]
+        profile: String,
+        #[arg(long, value_name = "DIR")]
+        editors: Option<PathBuf>,
+        /// How long the sign-in request may take before the network is taken as
+        /// unreachable.
+        #[arg(long, default_value_t = 30, value_name = "SECS")]
+        timeout: u64,
+    },
     /// Check each server profile: installed? starts? answers a probe suggestion?
     Doctor {
         /// Only these profiles (repeatable); all in editors/ by default.
@@ -158,6 +173,12 @@ struct DrillArgs {
     /// The figures as JSON on stdout instead of the table.
     #[arg(long)]
     json: bool,
+}
+
+#[derive(clap::ValueEnum, Debug, Clone, Copy)]
+enum LoginTarget {
+    /// GitHub Copilot (`@github/copilot-language-server`'s device flow).
+    Copilot,
 }
 
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -356,6 +377,21 @@ fn run(cli: Cli) -> Result<ExitCode> {
             } else {
                 ExitCode::from(1)
             })
+        }
+        Command::Login {
+            assistant: LoginTarget::Copilot,
+            profile: name,
+            editors,
+            timeout,
+        } => {
+            let p = profile::find_profile(&name, editors.as_deref())?;
+            let rt = runtime()?;
+            let done = rt.block_on(typist::copilot::login(
+                &p,
+                std::time::Duration::from_secs(timeout),
+            ))?;
+            out!("{done}");
+            Ok(ExitCode::SUCCESS)
         }
         Command::Score {
             records,

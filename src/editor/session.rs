@@ -237,6 +237,10 @@ impl Session {
             env.push(("XDG_CONFIG_HOME".into(), format!("{h}/.config")));
             env.push(("XDG_CACHE_HOME".into(), format!("{h}/.cache")));
             env.push(("XDG_DATA_HOME".into(), format!("{h}/.local/share")));
+            // Copilot: the user's sign-in (typist's own or theirs), copied in.
+            if profile.dialect == DialectKind::Copilot {
+                crate::copilot::seed_home(&home).map_err(ws_err)?;
+            }
             for (rel, text) in &profile.home_files {
                 let to = home.join(rel);
                 if let Some(parent) = to.parent() {

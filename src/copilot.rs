@@ -1,0 +1,397 @@
+//! GitHub Copilot's sign-in, for users who have it: `typist login copilot` runs the
+//! language server's own device flow and keeps what the server stored in typist's config
+//! folder; every Copilot session gets a copy of it in its sandbox `HOME`; an existing
+//! sign-in of the user's own is found and used too.
+//!
+//! What `@github/copilot-language-server` 1.539 reads (from its `dist/main.js`):
+//! - environment variables first: `GH_COPILOT_TOKEN` (ignored when it holds `=`), then
+//!   `GITHUB_COPILOT_TOKEN`, then `GITHUB_TOKEN` when `CODESPACES=true`. Sessions inherit
+//!   typist's environment, so these reach the server as they are.
+//! - then its folder `$XDG_CONFIG_HOME/github-copilot` (when that variable is absolute),
+//!   else `$HOME/.config/github-copilot`: `auth.db` (SQLite, tokens in plain text), and
+//!   the older `apps.json` / `hosts.json` (copilot.vim, older servers), which it migrates
+//!   into `auth.db` on start.
+//!
+//! Sign-in requests: `signIn` answers `{status: "PromptUserDeviceFlow", userCode,
+//! verificationUri, expiresIn, command}` (or `AlreadySignedIn`); running `command` through
+//! `workspace/executeCommand` waits for the user's confirmation and answers `{status:
+//! "OK", user}`. Offline, `signIn` fails at once with error 1001 ("Could not log in with
+//! device flow on https://github.com/: getaddrinfo ENOTFOUND github.com").
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use serde_json::{Value, json};
+
+use crate::editor::Profile;
+use crate::lsp::{Client, ClientOptions, LspError};
+
+/// The files of the server's folder that hold a sign-in.
+const FILES: [&str; 5] = [
+    "auth.db",
+    "auth.db-wal",
+    "auth.db-shm",
+    "apps.json",
+    "hosts.json",
+];
+
+/// Typist's own config folder: `$TYPIST_CONFIG_DIR`, else `$XDG_CONFIG_HOME/typist`,
+/// else `~/.config/typist`.
+pub fn config_dir() -> Option<PathBuf> {
+    if let Some(d) = std::env::var_os("TYPIST_CONFIG_DIR") {
+        return Some(PathBuf::from(d));
+    }
+    if let Some(x) = std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from)
+        && x.is_absolute()
+    {
+        return Some(x.join("typist"));
+    }
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty())?;
+    Some(PathBuf::from(home).join(".config").join("typist"))
+}
+
+/// Where `typist login copilot` keeps the server's `github-copilot` folder.
+pub fn store() -> Option<PathBuf> {
+    config_dir().map(|d| d.join("copilot").join("github-copilot"))
+}
+
+/// The user's own `github-copilot` folder, where the server itself looks.
+pub fn user_dir() -> Option<PathBuf> {
+    if let Some(x) = std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from)
+        && x.is_absolute()
+    {
+        return Some(x.join("github-copilot"));
+    }
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty())?;
+    Some(PathBuf::from(home).join(".config").join("github-copilot"))
+}
+
+/// A sign-in typist can give the server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Credentials {
+    /// An environment variable the server reads itself.
+    Env(&'static str),
+    /// A folder of the server's files: typist's own (`typist login copilot`) or the
+    /// user's.
+    Folder { path: PathBuf, typist: bool },
+}
+
+impl std::fmt::Display for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Credentials::Env(v) => write!(f, "${v}"),
+            Credentials::Folder { path, typist: true } => {
+                write!(f, "typist login copilot ({})", path.display())
+            }
+            Credentials::Folder {
+                path,
+                typist: false,
+            } => write!(f, "your own sign-in ({})", path.display()),
+        }
+    }
+}
+
+fn has_sign_in_files(dir: &Path) -> bool {
+    // auth.db alone may be an empty store (the server creates it on every start); the
+    // server's own check says whether it holds a token.
+    FILES.iter().any(|f| dir.join(f).is_file())
+}
+
+fn env_token(var: &str) -> Option<String> {
+    std::env::var(var).ok().filter(|v| !v.is_empty())
+}
+
+/// The sign-in the server will use, in its own order: environment variables, then the
+/// folder typist copies into the sandbox (typist's own before the user's).
+pub fn find() -> Option<Credentials> {
+    if env_token("GH_COPILOT_TOKEN").is_some_and(|t| !t.contains('=')) {
+        return Some(Credentials::Env("GH_COPILOT_TOKEN"));
+    }
+    if env_token("GITHUB_COPILOT_TOKEN").is_some() {
+        return Some(Credentials::Env("GITHUB_COPILOT_TOKEN"));
+    }
+    if std::env::var("CODESPACES").as_deref() == Ok("true") && env_token("GITHUB_TOKEN").is_some() {
+        return Some(Credentials::Env("GITHUB_TOKEN"));
+    }
+    folder()
+}
+
+/// The folder whose files go into a session's sandbox.
+fn folder() -> Option<Credentials> {
+    if let Some(s) = store()
+        && has_sign_in_files(&s)
+    {
+        return Some(Credentials::Folder {
+            path: s,
+            typist: true,
+        });
+    }
+    if let Some(u) = user_dir()
+        && has_sign_in_files(&u)
+    {
+        return Some(Credentials::Folder {
+            path: u,
+            typist: false,
+        });
+    }
+    None
+}
+
+fn copy_files(from: &Path, to: &Path) -> std::io::Result<usize> {
+    std::fs::create_dir_all(to)?;
+    let mut n = 0;
+    for f in FILES {
+        let src = from.join(f);
+        if src.is_file() {
+            std::fs::copy(&src, to.join(f))?;
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
+/// Copies the sign-in folder into a sandbox `HOME` (where the server looks with
+/// `XDG_CONFIG_HOME=HOME/.config`). Returns where it came from, if anywhere.
+pub fn seed_home(home: &Path) -> std::io::Result<Option<Credentials>> {
+    let Some(found) = folder() else {
+        return Ok(None);
+    };
+    if let Credentials::Folder { path, .. } = &found {
+        copy_files(path, &home.join(".config").join("github-copilot"))?;
+    }
+    Ok(Some(found))
+}
+
+/// What `doctor` says about the sign-in, given the server's local `checkStatus`.
+pub fn auth_reason(status: Option<&str>) -> String {
+    let found = find();
+    let signed_in = status.is_some_and(|s| {
+        matches!(
+            s.to_ascii_lowercase().as_str(),
+            "ok" | "maybeok" | "alreadysignedin"
+        )
+    });
+    match (found, signed_in) {
+        (Some(c), true) => format!("signed in ({}) through {c}", status.unwrap_or("")),
+        (Some(c), false) => format!(
+            "the server did not accept the sign-in from {c} ({}); run `typist login copilot`",
+            status.unwrap_or("no status")
+        ),
+        (None, _) => format!(
+            "not signed in: no $GH_COPILOT_TOKEN or $GITHUB_COPILOT_TOKEN, and no sign-in in {} or {}; run `typist login copilot`",
+            store().map_or("typist's config folder".into(), |p| p.display().to_string()),
+            user_dir().map_or("~/.config/github-copilot".into(), |p| p
+                .display()
+                .to_string()),
+        ),
+    }
+}
+
+/// Node's and the server's words for a network that cannot be reached.
+pub fn is_network_failure(message: &str) -> bool {
+    [
+        "ENOTFOUND",
+        "EAI_AGAIN",
+        "ENETUNREACH",
+        "EHOSTUNREACH",
+        "ECONNREFUSED",
+        "ECONNRESET",
+        "ETIMEDOUT",
+        "getaddrinfo",
+        "tunneling socket could not be established",
+        "socket hang up",
+        "network",
+    ]
+    .iter()
+    .any(|w| message.contains(w))
+}
+
+fn unreachable(detail: &str) -> anyhow::Error {
+    anyhow::anyhow!(
+        "the network is unreachable: the Copilot server could not reach GitHub to sign in ({detail}); nothing was stored"
+    )
+}
+
+/// `typist login copilot`: the server's device flow, in a scratch `HOME`; on success the
+/// server's files are kept in [`store`]. `wait`: how long the sign-in request may take
+/// before the network is taken as unreachable (the user's confirmation has its own
+/// deadline, the code's expiry).
+pub async fn login(profile: &Profile, wait: Duration) -> Result<String> {
+    let program = profile.resolve_command().with_context(|| {
+        format!(
+            "{} is not installed: {}",
+            profile.command, profile.install_hint
+        )
+    })?;
+    let store = store().context("no HOME: cannot place typist's config folder")?;
+    let tmp = tempfile::Builder::new().prefix("typist-login-").tempdir()?;
+    let home = tmp.path().join("home");
+    let config = tmp.path().join("config");
+    std::fs::create_dir_all(&home)?;
+    std::fs::create_dir_all(&config)?;
+    let h = home.display().to_string();
+    let env = vec![
+        ("HOME".to_string(), h.clone()),
+        ("XDG_CONFIG_HOME".to_string(), config.display().to_string()),
+        ("XDG_CACHE_HOME".to_string(), format!("{h}/.cache")),
+        ("XDG_DATA_HOME".to_string(), format!("{h}/.local/share")),
+    ];
+    let client = Client::spawn(
+        &program,
+        &profile.args,
+        &env,
+        tmp.path(),
+        ClientOptions {
+            name: profile.name.clone(),
+            settings: profile.settings.clone(),
+            transcript: None,
+            workspace_folders: Value::Null,
+        },
+    )?;
+    let init = json!({
+        "processId": std::process::id(),
+        "clientInfo": {"name": "typist", "version": env!("CARGO_PKG_VERSION")},
+        "capabilities": {"window": {"showDocument": {"support": true}}},
+        "initializationOptions": profile.initialization_options,
+    });
+    client
+        .request(
+            "initialize",
+            Some(init),
+            Duration::from_millis(profile.init_timeout_ms),
+        )
+        .await?;
+    client.notify("initialized", Some(json!({})));
+    client.notify(
+        "workspace/didChangeConfiguration",
+        Some(json!({"settings": profile.settings})),
+    );
+    let answer = match client.request("signIn", Some(json!({})), wait).await {
+        Ok(v) => v,
+        Err(LspError::Rpc { message, .. }) if is_network_failure(&message) => {
+            let _ = client.shutdown().await;
+            return Err(unreachable(&message));
+        }
+        Err(LspError::Timeout { .. }) => {
+            let _ = client.shutdown().await;
+            return Err(unreachable(&format!(
+                "no answer to the sign-in request within {} s",
+                wait.as_secs()
+            )));
+        }
+        Err(e) => {
+            let _ = client.shutdown().await;
+            bail!("sign-in failed: {e}");
+        }
+    };
+    let status = answer.get("status").and_then(Value::as_str).unwrap_or("");
+    let mut user = answer
+        .get("user")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    if status == "PromptUserDeviceFlow" {
+        let code = answer
+            .get("userCode")
+            .and_then(Value::as_str)
+            .unwrap_or("?");
+        let uri = answer
+            .get("verificationUri")
+            .and_then(Value::as_str)
+            .unwrap_or("https://github.com/login/device");
+        let expires = answer
+            .get("expiresIn")
+            .and_then(Value::as_u64)
+            .unwrap_or(900);
+        eprintln!(
+            "To sign in to GitHub Copilot, open {uri} and enter the code {code} (it expires in {} min). Waiting…",
+            expires.div_ceil(60)
+        );
+        let deadline = Duration::from_secs(expires + 30);
+        let confirmed = match answer.get("command") {
+            Some(cmd) => {
+                client
+                    .request(
+                        "workspace/executeCommand",
+                        Some(json!({
+                            "command": cmd.get("command").cloned().unwrap_or(Value::Null),
+                            "arguments": cmd.get("arguments").cloned().unwrap_or(json!([])),
+                        })),
+                        deadline,
+                    )
+                    .await
+            }
+            None => {
+                client
+                    .request("signInConfirm", Some(json!({"userCode": code})), deadline)
+                    .await
+            }
+        };
+        let confirmed = match confirmed {
+            Ok(v) => v,
+            Err(e) => {
+                let _ = client.shutdown().await;
+                let text = e.to_string();
+                if is_network_failure(&text) {
+                    return Err(unreachable(&text));
+                }
+                bail!("sign-in not confirmed: {text}");
+            }
+        };
+        user = confirmed
+            .get("user")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .or(user);
+    } else if status != "AlreadySignedIn" && status != "OK" {
+        let _ = client.shutdown().await;
+        bail!("unexpected sign-in answer: {answer}");
+    }
+    // What the server says now, with the network.
+    let check = client
+        .request("checkStatus", Some(json!({})), wait)
+        .await
+        .unwrap_or(Value::Null);
+    let _ = client.shutdown().await;
+    let now = check.get("status").and_then(Value::as_str).unwrap_or("");
+    if !matches!(now, "OK" | "MaybeOK") {
+        bail!("the server does not report a sign-in after the flow (checkStatus: {check})");
+    }
+    let user = check
+        .get("user")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .or(user)
+        .unwrap_or_else(|| "?".into());
+    // Replace the store whole: written beside it, then renamed over it.
+    let parent = store.parent().context("store has no parent")?;
+    std::fs::create_dir_all(parent)?;
+    let staged = parent.join("github-copilot.new");
+    let _ = std::fs::remove_dir_all(&staged);
+    let n = copy_files(&config.join("github-copilot"), &staged)?;
+    if n == 0 {
+        bail!("the server reported a sign-in but wrote no credentials file");
+    }
+    let _ = std::fs::remove_dir_all(&store);
+    std::fs::rename(&staged, &store)?;
+    Ok(format!(
+        "signed in to GitHub Copilot as {user}; credentials kept in {} (each Copilot session gets a copy in its sandbox HOME)",
+        store.display()
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn network_failures_are_told_apart() {
+        assert!(is_network_failure(
+            "Could not log in with device flow on https://github.com/: getaddrinfo ENOTFOUND github.com"
+        ));
+        assert!(is_network_failure(
+            "tunneling socket could not be established, cause=connect ECONNREFUSED 127.0.0.1:9"
+        ));
+        assert!(!is_network_failure("Not authenticated: NotSignedIn"));
+    }
+}
