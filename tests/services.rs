@@ -475,3 +475,135 @@ fn serve_model_upstream_relays_the_models_answer_to_tabby_agent() {
         "only {compared} non-empty suggestions compared"
     );
 }
+
+/// `typist serve-model --upstream` started by hand in front of `upstream`; killed when
+/// dropped.
+struct Front(Child, String);
+
+impl Drop for Front {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn front(upstream: &str) -> Front {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(common::TYPIST)
+        .args(["serve-model", "--port", "0", "--upstream", upstream])
+        .args([
+            "--model",
+            "smollm2",
+            "--max-tokens",
+            "32",
+            "--temperature",
+            "0",
+            "--stop",
+            "\n",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line.trim().trim_start_matches("listening on ").to_string();
+    assert!(url.starts_with("http://127.0.0.1:"), "{line:?}");
+    Front(child, url)
+}
+
+fn post(url: &str, body: &Value) -> (u16, Value) {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(Duration::from_secs(120)))
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let mut r = agent.post(url).send_json(body).unwrap();
+    let status = r.status().as_u16();
+    (status, r.body_mut().read_json().unwrap())
+}
+
+#[test]
+fn serve_model_upstream_speaks_tabby_and_ollama_and_relays_failures() {
+    assert_installed();
+    let profile = typist::editor::profile::find_profile("smollm2", None).unwrap();
+    let (services, _) = typist::service::Services::start(&[profile], 1).unwrap();
+    let port = arg_after(&services.describe()[0], "--port").to_string();
+    let llama = format!("http://127.0.0.1:{port}");
+    let f = front(&llama);
+    // Ends mid-line, so that the answer before the line break is not empty.
+    let prefix = "import os\n\n\ndef list_files(path):\n    files = ";
+    let direct = ask(
+        &port,
+        &json!({"model": "smollm2", "prompt": prefix, "max_tokens": 32, "temperature": 0.0, "stop": ["\n"]}),
+    );
+    // What the Ollama request below should get: it asks for 3 tokens and gives no stop
+    // of its own, so the front's --stop applies.
+    let direct_3 = ask(
+        &port,
+        &json!({"model": "smollm2", "prompt": prefix, "max_tokens": 3, "temperature": 0.0, "stop": ["\n"]}),
+    );
+    assert!(!direct_3.is_empty() && direct_3 != direct && direct.starts_with(&direct_3));
+    eprintln!("direct: {direct:?}; 3 tokens: {direct_3:?}");
+    // Tabby: health, then a completion in Tabby's shape.
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    assert_eq!(
+        agent
+            .get(format!("{}/v1/health", f.1))
+            .call()
+            .unwrap()
+            .status()
+            .as_u16(),
+        200
+    );
+    let (status, v) = post(
+        &format!("{}/v1/completions", f.1),
+        &json!({"language": "python", "segments": {"prefix": prefix, "suffix": ""}}),
+    );
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["choices"][0]["text"], direct.as_str(), "{v}");
+    assert!(v["id"].as_str().unwrap().starts_with("cmpl-"), "{v}");
+    // Ollama.
+    let (status, v) = post(
+        &format!("{}/api/generate", f.1),
+        &json!({"model": "smollm2", "prompt": prefix, "stream": false, "options": {"num_predict": 3, "temperature": 0}}),
+    );
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["response"], direct_3.as_str(), "{v}");
+    assert_eq!(v["done"], true);
+    // Any other path is relayed, failures included: llama-server's 501 for /infill.
+    let (status, v) = post(
+        &format!("{}/infill", f.1),
+        &json!({"input_prefix": prefix, "input_suffix": ""}),
+    );
+    assert_eq!(status, 501, "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Infill is not supported"),
+        "{v}"
+    );
+    // An upstream that is gone: a failure, never an empty answer.
+    drop(services);
+    let (status, v) = post(
+        &format!("{}/v1/completions", f.1),
+        &json!({"segments": {"prefix": prefix}}),
+    );
+    assert_eq!(status, 502, "{v}");
+    assert!(v.get("choices").is_none(), "{v}");
+    let (status, _) = (
+        agent
+            .get(format!("{}/v1/health", f.1))
+            .call()
+            .unwrap()
+            .status()
+            .as_u16(),
+        (),
+    );
+    assert_eq!(status, 503);
+}
