@@ -607,3 +607,50 @@ fn serve_model_upstream_speaks_tabby_and_ollama_and_relays_failures() {
     );
     assert_eq!(status, 503);
 }
+
+#[test]
+fn a_panic_or_an_error_still_stops_the_services() {
+    // typist serve-model as the service (no model needed), by its absolute path.
+    let toml = format!(
+        r#"name = "with-service"
+command = "@typist"
+dialect = "inline"
+languages = ["python"]
+
+[service]
+name = "front"
+command = {:?}
+args = ["serve-model", "--port", "{{port}}"]
+health = "http://127.0.0.1:{{port}}/v1/health"
+"#,
+        common::TYPIST
+    );
+    let profile = typist::editor::Profile::parse(&toml, Path::new("with-service.toml")).unwrap();
+    let alive = |pid: u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .is_ok_and(|s| !s[s.rfind(')').unwrap() + 1..].trim_start().starts_with('Z'))
+    };
+    // A panic while the services run: unwinding drops them.
+    let pids = std::sync::Mutex::new(vec![]);
+    let caught = std::panic::catch_unwind(|| {
+        let (services, filled) =
+            typist::service::Services::start(std::slice::from_ref(&profile), 1).unwrap();
+        assert!(filled[0].service.is_some());
+        pids.lock().unwrap().extend(services.pids());
+        panic!("a worker panicked");
+    });
+    assert!(caught.is_err());
+    let pids = pids.into_inner().unwrap();
+    assert_eq!(pids.len(), 1);
+    assert!(!alive(pids[0]), "the service outlived a panic");
+    // An error after the start (a `?` in the caller): the same.
+    let start = || -> anyhow::Result<Vec<u32>> {
+        let (services, _) = typist::service::Services::start(std::slice::from_ref(&profile), 1)?;
+        let pids = services.pids();
+        anyhow::ensure!(pids.is_empty(), "{pids:?}");
+        Ok(pids)
+    };
+    let e = start().unwrap_err().to_string();
+    let pid: u32 = e.trim_matches(['[', ']']).parse().unwrap();
+    assert!(!alive(pid), "the service outlived an error");
+}
