@@ -248,16 +248,18 @@ pub fn complete(api: Api, o: &HttpOptions, prefix: &str, suffix: &str) -> Result
     {
         req = req.header("Authorization", &format!("Bearer {key}"));
     }
-    // Messages name the path, not the address: a managed service's port changes from run
-    // to run, and records must not (the manifest says where each service listened).
+    // An answer's failure names the path, not the address: a managed service's port
+    // changes from run to run, and the records of the same answers must not (the manifest
+    // says where each service listened). A server that could not be reached at all is
+    // named in full: where it was looked for is the point of that message.
     let mut resp = req
         .send_json(&body)
-        .map_err(|e| format!("POST {path}: {e}"))?;
+        .map_err(|e| format!("POST {url}: {e}"))?;
     let status = resp.status();
     let text = resp
         .body_mut()
         .read_to_string()
-        .map_err(|e| format!("POST {path}: {e}"))?;
+        .map_err(|e| format!("POST {url}: {e}"))?;
     if !status.is_success() {
         return Err(format!(
             "POST {path} answered {status}: {}",
