@@ -145,6 +145,13 @@ fn copy_files(from: &Path, to: &Path) -> std::io::Result<usize> {
         let src = from.join(f);
         if src.is_file() {
             std::fs::copy(&src, to.join(f))?;
+            // The tokens in it (`oauth_token`) are secrets from now on.
+            if let Ok(v) = std::fs::read_to_string(&src)
+                .map_err(|_| ())
+                .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).map_err(|_| ()))
+            {
+                crate::secrets::register_value(&v);
+            }
             n += 1;
         }
     }
