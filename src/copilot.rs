@@ -232,7 +232,10 @@ pub async fn login(profile: &Profile, wait: Duration) -> Result<String> {
         )
     })?;
     let store = store().context("no HOME: cannot place typist's config folder")?;
-    let tmp = tempfile::Builder::new().prefix("typist-login-").tempdir()?;
+    // Named `typist-PID-…` like the workspaces: swept if typist is killed meanwhile.
+    let tmp = tempfile::Builder::new()
+        .prefix(&format!("typist-{}-login-", std::process::id()))
+        .tempdir()?;
     let home = tmp.path().join("home");
     let config = tmp.path().join("config");
     std::fs::create_dir_all(&home)?;

@@ -41,7 +41,10 @@ struct Running {
 /// The services of one run; dropping it stops them all.
 pub struct Services {
     running: Vec<Running>,
-    logs: tempfile::TempDir,
+    /// The services' output, made with the first service (a run without services
+    /// leaves no folder behind, even when killed); named `typist-PID-…` like the
+    /// workspaces, so that one left by a killed typist is swept with them.
+    logs: Option<tempfile::TempDir>,
 }
 
 /// The folder servers and models are installed in (`{servers}`).
@@ -148,12 +151,9 @@ impl Services {
         profiles: &[Profile],
         slots: usize,
     ) -> Result<(Services, Vec<Result<Profile>>)> {
-        let logs = tempfile::Builder::new()
-            .prefix("typist-services-")
-            .tempdir()?;
         let mut services = Services {
             running: Vec::new(),
-            logs,
+            logs: None,
         };
         let mut vars: BTreeMap<String, String> = BTreeMap::new();
         vars.insert("slots".into(), slots.max(1).to_string());
@@ -218,7 +218,15 @@ impl Services {
         }
         let args: Vec<String> = spec.args.iter().map(|a| fill(a, &vars)).collect();
         let health = fill(&spec.health, &vars);
-        let log = self.logs.path().join(format!("{}.log", spec.name));
+        let logs = match &self.logs {
+            Some(l) => l,
+            None => self.logs.insert(
+                tempfile::Builder::new()
+                    .prefix(&format!("typist-{}-services-", std::process::id()))
+                    .tempdir()?,
+            ),
+        };
+        let log = logs.path().join(format!("{}.log", spec.name));
         let log_file = std::fs::File::create(&log)?;
         // Built as tokio's Command only to share `die_with_parent` with the language
         // servers; spawned synchronously through the std Command inside.
