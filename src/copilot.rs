@@ -233,9 +233,7 @@ pub async fn login(profile: &Profile, wait: Duration) -> Result<String> {
     })?;
     let store = store().context("no HOME: cannot place typist's config folder")?;
     // Named `typist-PID-…` like the workspaces: swept if typist is killed meanwhile.
-    let tmp = tempfile::Builder::new()
-        .prefix(&format!("typist-{}-login-", std::process::id()))
-        .tempdir()?;
+    let tmp = crate::editor::session::scratch_dir("login-")?;
     let home = tmp.path().join("home");
     let config = tmp.path().join("config");
     std::fs::create_dir_all(&home)?;

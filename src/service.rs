@@ -220,11 +220,9 @@ impl Services {
         let health = fill(&spec.health, &vars);
         let logs = match &self.logs {
             Some(l) => l,
-            None => self.logs.insert(
-                tempfile::Builder::new()
-                    .prefix(&format!("typist-{}-services-", std::process::id()))
-                    .tempdir()?,
-            ),
+            None => self
+                .logs
+                .insert(crate::editor::session::scratch_dir("services-")?),
         };
         let log = logs.path().join(format!("{}.log", spec.name));
         let log_file = std::fs::File::create(&log)?;

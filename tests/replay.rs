@@ -1212,6 +1212,26 @@ fn alive(pid: u32) -> bool {
         .unwrap_or(false)
 }
 
+/// The `--linger-secs` servers of typist `pid`: once `want` have started (or at least
+/// one and 10 s have passed); fails after 30 s with none.
+fn lingering_servers(pid: u32, want: usize) -> Vec<(u32, String)> {
+    let started = Instant::now();
+    loop {
+        let s: Vec<(u32, String)> = children_of(pid)
+            .into_iter()
+            .filter(|(_, c)| c.contains("--linger-secs"))
+            .collect();
+        if s.len() >= want || (!s.is_empty() && started.elapsed() > Duration::from_secs(10)) {
+            return s;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "no server started"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// Waits up to 5 s for every server to be gone; kills and fails on any left.
 fn assert_gone_within_5s(servers: &[(u32, String)]) {
     let deadline = Instant::now() + Duration::from_secs(5);
@@ -1264,21 +1284,7 @@ fn no_server_outlives_a_killed_typist() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let started = Instant::now();
-    let servers = loop {
-        let s: Vec<(u32, String)> = children_of(child.id())
-            .into_iter()
-            .filter(|(_, c)| c.contains("--linger-secs"))
-            .collect();
-        if s.len() >= 2 || (!s.is_empty() && started.elapsed() > Duration::from_secs(10)) {
-            break s;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "no server started"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let servers = lingering_servers(child.id(), 2);
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     assert_gone_within_5s(&servers);
@@ -1386,21 +1392,7 @@ fn ctrl_c_twice_forces_exit() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let started = Instant::now();
-    let servers = loop {
-        let s: Vec<(u32, String)> = children_of(child.id())
-            .into_iter()
-            .filter(|(_, c)| c.contains("--linger-secs"))
-            .collect();
-        if !s.is_empty() {
-            break s;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "no server started"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let servers = lingering_servers(child.id(), 1);
     // Let the first request reach the server (start-up, initialize, the first case).
     std::thread::sleep(Duration::from_millis(2500));
     // SAFETY: kill(2) on our own child's pid.

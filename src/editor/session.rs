@@ -21,6 +21,17 @@ use crate::lsp::{Client, ClientOptions, ClientStats, Event, ExitInfo, LspError};
 /// that one left by a killed typist can be told from one in use.
 const WORKSPACE_PREFIX: &str = "typist-";
 
+/// A temporary folder named `typist-PID-{purpose}…`: removed when dropped, and by
+/// [`sweep_stale_workspaces`] if this typist is killed before it can remove it.
+pub fn scratch_dir(purpose: &str) -> std::io::Result<tempfile::TempDir> {
+    tempfile::Builder::new()
+        .prefix(&format!(
+            "{WORKSPACE_PREFIX}{}-{purpose}",
+            std::process::id()
+        ))
+        .tempdir()
+}
+
 /// Removes the temporary workspaces of typist processes that no longer exist (a typist
 /// killed with SIGKILL cannot remove its own); returns how many were removed. Folders of
 /// live processes, and of other users, are left alone.
@@ -193,10 +204,7 @@ impl Session {
                 hint: profile.install_hint.clone(),
             })?;
         let ws_err = |e: std::io::Error| SessionError::Workspace(e.to_string());
-        let dir = tempfile::Builder::new()
-            .prefix(&format!("{WORKSPACE_PREFIX}{}-", std::process::id()))
-            .tempdir()
-            .map_err(ws_err)?;
+        let dir = scratch_dir("").map_err(ws_err)?;
         let root = dir.path().join("workspace");
         std::fs::create_dir_all(&root).map_err(ws_err)?;
         let root = root.canonicalize().map_err(ws_err)?;
