@@ -1,0 +1,80 @@
+//! What a run refuses before asking any case: a plan that does not match its dataset,
+//! assistants that cannot give line suggestions or do not declare the capability their
+//! dialect needs, and the cases an assistant is not asked.
+
+use std::time::Duration;
+
+use anyhow::{Result, bail};
+
+use super::RunConditions;
+use crate::dataset::{Case, Dataset};
+use crate::editor::{Conditions, DialectKind, Profile, Session, SessionOptions};
+
+/// Files of the plan whose repository or file is missing from the dataset, or changed.
+pub fn check_plan(ds: &Dataset, plan: &[Case]) -> Result<()> {
+    let changed = crate::dataset::changed_files(ds, plan);
+    if !changed.is_empty() {
+        bail!(
+            "the plan does not match the dataset: {} file(s) changed or missing since it was made:\n  {}",
+            changed.len(),
+            changed.join("\n  ")
+        );
+    }
+    Ok(())
+}
+
+/// Refuses assistants that cannot give line suggestions.
+pub fn check_assistants(profiles: &[Profile]) -> Result<()> {
+    for p in profiles {
+        if p.dialect == DialectKind::Completion {
+            bail!(
+                "{} answers completion lists only (dialect \"completion\"); a line-level run needs an \
+                 inline-completion assistant (dialects inline, copilot, lsp-ai, llm-ls)",
+                p.name
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Why `profile` is not asked `case` under `cond`, if it is not: a line no longer than
+/// the typed prefix leaves nothing to suggest, and a case in a language the profile does
+/// not list is never sent as another language.
+pub fn skip_reason(case: &Case, profile: &Profile, cond: &RunConditions) -> Option<&'static str> {
+    if cond.typed_prefix > 0 && case.expected.chars().count() <= cond.typed_prefix as usize {
+        return Some("line not longer than the typed prefix");
+    }
+    if !profile.languages.iter().any(|l| l == &case.language) {
+        return Some("language not served by the profile");
+    }
+    None
+}
+
+/// Starts each assistant once in an empty workspace before the run and refuses one
+/// whose server does not declare the capability its dialect's request needs (a server
+/// that cannot start is refused here too, before any case is asked).
+pub async fn check_capabilities(profiles: &[Profile], cond: &Conditions) -> Result<()> {
+    for p in profiles {
+        let Some(needed) = p.dialect.required_capability() else {
+            continue;
+        };
+        let session = Session::start(p, cond, SessionOptions::default())
+            .await
+            .map_err(|e| anyhow::anyhow!("{}: {e}", p.name))?;
+        let declared = session.capabilities().declares(needed);
+        let server = session
+            .server_info()
+            .name
+            .clone()
+            .unwrap_or_else(|| p.command.clone());
+        let _ = tokio::time::timeout(Duration::from_secs(5), session.shutdown()).await;
+        if !declared {
+            bail!(
+                "profile {} (dialect {:?}) needs the server capability {needed}, which {server} does not declare in its initialize answer",
+                p.name,
+                p.dialect
+            );
+        }
+    }
+    Ok(())
+}

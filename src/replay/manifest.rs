@@ -1,0 +1,254 @@
+//! `manifest.json`: what a run was (plan, dataset, conditions, assistants and their
+//! servers, services) and how it ended. One typed struct, read and written here only;
+//! `merge`, `--resume`, `report`, `bench` and `drill` use it.
+//!
+//! Written through `serde_json::Value`, so every object's keys come out sorted (the
+//! file's bytes do not depend on the order of the fields below), and scrubbed of
+//! secrets. Fields a later version adds are kept as they are (`extra`).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::shard::Shard;
+use super::{RunConditions, RunStatus};
+use crate::dataset::{Dataset, Skipped};
+use crate::editor::Profile;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub typist_version: String,
+    pub status: RunStatus,
+    pub started_at: String,
+    pub ended_at: Option<String>,
+    pub plan: PlanInfo,
+    pub dataset: DatasetInfo,
+    pub shard: Option<Shard>,
+    pub passes: u32,
+    pub jobs: usize,
+    pub conditions: RunConditions,
+    pub assistants: Vec<AssistantEntry>,
+    /// The model services started for the run (`service::Services::describe`).
+    #[serde(default)]
+    pub services: Vec<Value>,
+    /// Cases an assistant was not asked, by assistant and reason (counted per pass).
+    #[serde(default)]
+    pub skipped_cases: BTreeMap<String, BTreeMap<String, u64>>,
+    /// Records in the file when the run ended (null while it runs).
+    pub records: Option<usize>,
+    /// Why the run failed.
+    pub message: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_seconds: Option<CpuSeconds>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sessions: Option<Sessions>,
+    /// The shards a merged run was joined from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged_from: Option<Vec<MergedPart>>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanInfo {
+    pub hash: String,
+    pub cases: usize,
+    /// A path, or how the plan was sampled.
+    pub source: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DatasetInfo {
+    pub path: String,
+    pub repositories: usize,
+    pub files: usize,
+    pub skipped: Vec<Skipped>,
+    /// Files whose text was normalized (BOM, CRLF, lone CR), with what was done.
+    pub normalized: Vec<Normalized>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Normalized {
+    pub path: String,
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AssistantEntry {
+    pub name: String,
+    /// The profile as run, secrets redacted, with the file it came from.
+    pub profile: Value,
+    /// What the dialect's request carries for the run's trigger kind.
+    pub trigger_on_wire: Value,
+    /// What the server said about itself in `initialize` (null until one started).
+    pub server: Option<ServerEntry>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServerEntry {
+    pub name: Option<String>,
+    pub version: Option<String>,
+}
+
+/// CPU time of typist itself and of the servers it ran (reaped children); null when
+/// the system does not say.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CpuSeconds {
+    pub typist: Option<f64>,
+    pub servers: Option<f64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Sessions {
+    pub started: u64,
+    /// Servers restarted because they exited, and because they stopped answering.
+    pub restarted_after_exit: u64,
+    pub restarted_after_timeouts: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MergedPart {
+    pub path: String,
+    pub status: RunStatus,
+    pub shard: Option<Shard>,
+    pub records: Option<usize>,
+}
+
+/// What a run is, before it starts: the caller's part of the manifest.
+pub struct RunIdentity<'a> {
+    pub plan: PlanInfo,
+    pub ds: &'a Dataset,
+    pub shard: Option<Shard>,
+    pub passes: u32,
+    pub jobs: usize,
+    pub conditions: &'a RunConditions,
+    pub profiles: &'a [Profile],
+    pub services: Vec<Value>,
+    pub skipped_cases: BTreeMap<String, BTreeMap<String, u64>>,
+}
+
+impl Manifest {
+    /// The manifest of a run that starts now.
+    pub fn start(id: RunIdentity<'_>) -> Manifest {
+        let ds = id.ds;
+        let files = ds.repos.iter().flat_map(|r| r.files.iter());
+        Manifest {
+            typist_version: env!("CARGO_PKG_VERSION").to_string(),
+            status: RunStatus::Running,
+            started_at: now_rfc3339(),
+            ended_at: None,
+            plan: id.plan,
+            dataset: DatasetInfo {
+                path: ds.root.display().to_string(),
+                repositories: ds.repos.len(),
+                files: files.clone().count(),
+                skipped: ds.skipped.clone(),
+                normalized: files
+                    .filter(|f| !f.notes.is_empty())
+                    .map(|f| Normalized {
+                        path: format!("{}/{}", f.repo, f.rel),
+                        notes: f.notes.clone(),
+                    })
+                    .collect(),
+            },
+            shard: id.shard,
+            passes: id.passes,
+            jobs: id.jobs,
+            conditions: id.conditions.clone(),
+            assistants: id
+                .profiles
+                .iter()
+                .map(|p| AssistantEntry {
+                    name: p.name.clone(),
+                    profile: profile_json(p),
+                    trigger_on_wire: id.conditions.editor.trigger.on_wire(p.dialect),
+                    server: None,
+                })
+                .collect(),
+            services: id.services,
+            skipped_cases: id.skipped_cases,
+            records: None,
+            message: None,
+            cpu_seconds: None,
+            sessions: None,
+            merged_from: None,
+            extra: Map::new(),
+        }
+    }
+
+    /// Reads `path`, naming it in every error.
+    pub fn read(path: &Path) -> Result<Manifest> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        serde_json::from_str(&text).with_context(|| format!("malformed {}", path.display()))
+    }
+
+    /// The manifest beside a records file, if there is one that can be read.
+    pub fn beside(records: &Path) -> Option<Manifest> {
+        let path = records.parent()?.join("manifest.json");
+        path.is_file().then(|| Manifest::read(&path).ok()).flatten()
+    }
+
+    /// Writes it atomically (a temporary file renamed over `path`), secrets scrubbed.
+    pub fn write(&self, path: &Path) -> Result<()> {
+        write_json(path, &serde_json::to_value(self)?)
+    }
+
+    /// Records each assistant's server where one is known.
+    pub fn set_servers(&mut self, servers: &BTreeMap<String, ServerEntry>) {
+        for a in &mut self.assistants {
+            if let Some(s) = servers.get(&a.name) {
+                a.server = Some(s.clone());
+            }
+        }
+    }
+
+    /// Ends the run: status, time, CPU and records.
+    pub fn finish(&mut self, status: RunStatus, records: usize, message: Option<String>) {
+        self.status = status;
+        self.ended_at = Some(now_rfc3339());
+        self.cpu_seconds = Some(CpuSeconds::now());
+        self.records = Some(records);
+        self.message = message;
+    }
+}
+
+impl CpuSeconds {
+    /// typist's own CPU time so far and that of the children it has reaped.
+    pub fn now() -> CpuSeconds {
+        let get = |who| {
+            // SAFETY: getrusage fills the struct it is given; zeroed is a valid start.
+            let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+            let r = unsafe { libc::getrusage(who, &mut u) };
+            let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+            (r == 0).then(|| s(u.ru_utime) + s(u.ru_stime))
+        };
+        CpuSeconds {
+            typist: get(libc::RUSAGE_SELF),
+            servers: get(libc::RUSAGE_CHILDREN),
+        }
+    }
+}
+
+fn now_rfc3339() -> String {
+    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}
+
+fn profile_json(p: &Profile) -> Value {
+    let mut v = serde_json::to_value(p).unwrap_or(Value::Null);
+    v["source"] = Value::from(p.source.display().to_string());
+    crate::lsp::transcript::redact(&v)
+}
+
+/// Writes `v` pretty-printed to `path` atomically, secrets scrubbed.
+fn write_json(path: &Path, v: &Value) -> Result<()> {
+    let tmp = path.with_extension("json.tmp");
+    let text = serde_json::to_string_pretty(v)?;
+    std::fs::write(&tmp, crate::secrets::scrub(&text).into_owned() + "\n")
+        .with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
+}

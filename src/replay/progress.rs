@@ -1,0 +1,51 @@
+//! The sink task and the progress bar: one task appends and flushes every record as it
+//! arrives, and the bar shows the rate, the failures so far and the ETA.
+
+use anyhow::Result;
+use tokio::sync::mpsc;
+
+use super::records::{Record, Sink};
+
+pub(super) fn progress_bar(total: u64, quiet: bool) -> indicatif::ProgressBar {
+    if quiet {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::with_draw_target(
+        Some(total),
+        indicatif::ProgressDrawTarget::stderr(),
+    );
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} cases, {msg}, ETA {eta}")
+    {
+        bar.set_style(style);
+    }
+    bar
+}
+
+/// Writes every record `rx` receives into `sink`; returns how many were written.
+pub(super) fn spawn_writer(
+    mut sink: Sink,
+    mut rx: mpsc::Receiver<Record>,
+    bar: indicatif::ProgressBar,
+) -> tokio::task::JoinHandle<Result<usize>> {
+    tokio::spawn(async move {
+        let started = std::time::Instant::now();
+        let (mut written, mut empty, mut error, mut timeout) = (0usize, 0u64, 0u64, 0u64);
+        while let Some(r) = rx.recv().await {
+            sink.write(&r)?;
+            written += 1;
+            match r.outcome.as_str() {
+                "empty" => empty += 1,
+                "error" => error += 1,
+                "timeout" => timeout += 1,
+                _ => {}
+            }
+            let rate = written as f64 / started.elapsed().as_secs_f64().max(1e-3);
+            bar.set_message(format!(
+                "{rate:.0}/s, empty {empty}, error {error}, timeout {timeout}"
+            ));
+            bar.inc(1);
+        }
+        anyhow::Ok(written)
+    })
+}

@@ -1,0 +1,484 @@
+//! A worker: takes units (assistant × pass × file) from the run's queue, replays each
+//! file under the run's editor conditions in a session of its own, and sends one record
+//! per case to the sink. Restart policy: a server that exits is restarted with the
+//! editor's state and asked once more; `restart_after_timeouts` timeouts in a row
+//! restart it too; `max_restarts` restarts in a row stop the run.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use tokio::sync::mpsc;
+
+use super::RunConditions;
+use super::manifest::{ServerEntry, Sessions};
+use super::outcome::{self, Ask};
+use super::records::Record;
+use super::typing::{self, Granularity, TypingMode};
+use super::units::Unit;
+use crate::dataset::{Case, Dataset, SourceFile};
+use crate::editor::{Document, Profile, Session, SessionError, SessionOptions};
+
+/// What the workers of a run share.
+pub(super) struct Shared {
+    ds: Arc<Dataset>,
+    profiles: Vec<Profile>,
+    cond: RunConditions,
+    queue: Mutex<VecDeque<Unit>>,
+    cancel: Arc<AtomicBool>,
+    servers: Mutex<BTreeMap<String, ServerEntry>>,
+    max_restarts: u32,
+    transcripts: Option<PathBuf>,
+    sessions_started: AtomicU64,
+    /// Servers restarted because they exited, and because they stopped answering.
+    restarts_after_exit: AtomicU64,
+    restarts_after_timeouts: AtomicU64,
+    /// Reliability drill hook: `TYPIST_DRILL_PANIC_AT=N` makes the worker recording the
+    /// Nth record of the run panic instead (what a bug in a worker would do).
+    panic_at: Option<u64>,
+    recorded: AtomicU64,
+}
+
+impl Shared {
+    pub(super) fn new(
+        ds: Arc<Dataset>,
+        profiles: Vec<Profile>,
+        cond: RunConditions,
+        queue: VecDeque<Unit>,
+        cancel: Arc<AtomicBool>,
+        opts: &super::RunOptions,
+    ) -> Shared {
+        Shared {
+            ds,
+            profiles,
+            cond,
+            queue: Mutex::new(queue),
+            cancel,
+            servers: Mutex::new(BTreeMap::new()),
+            max_restarts: opts.max_restarts,
+            transcripts: opts.transcripts.clone(),
+            sessions_started: AtomicU64::new(0),
+            restarts_after_exit: AtomicU64::new(0),
+            restarts_after_timeouts: AtomicU64::new(0),
+            panic_at: std::env::var("TYPIST_DRILL_PANIC_AT")
+                .ok()
+                .and_then(|v| v.parse().ok()),
+            recorded: AtomicU64::new(0),
+        }
+    }
+
+    /// The server each assistant ran, as it named itself.
+    pub(super) fn servers(&self) -> BTreeMap<String, ServerEntry> {
+        self.servers.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    pub(super) fn sessions(&self) -> Sessions {
+        Sessions {
+            started: self.sessions_started.load(Ordering::SeqCst),
+            restarted_after_exit: self.restarts_after_exit.load(Ordering::SeqCst),
+            restarted_after_timeouts: self.restarts_after_timeouts.load(Ordering::SeqCst),
+        }
+    }
+}
+
+/// Runs `jobs` workers until the queue is empty, the run is cancelled or one fails
+/// (which cancels the others). Returns the first failure.
+pub(super) async fn run_workers(
+    shared: Arc<Shared>,
+    jobs: usize,
+    tx: mpsc::Sender<Record>,
+) -> Option<String> {
+    let mut workers = tokio::task::JoinSet::new();
+    for id in 0..jobs.max(1) {
+        let worker = Worker {
+            id,
+            shared: shared.clone(),
+            tx: tx.clone(),
+            live: None,
+            restarts: 0,
+            timeouts_in_row: 0,
+            closing: tokio::task::JoinSet::new(),
+        };
+        workers.spawn(worker.run());
+    }
+    drop(tx);
+    let mut failure: Option<String> = None;
+    while let Some(res) = workers.join_next().await {
+        let res = res
+            .map_err(|e| anyhow::anyhow!("worker panicked: {e}"))
+            .and_then(|r| r);
+        if let Err(e) = res {
+            if failure.is_none() {
+                failure = Some(format!("{e:#}"));
+            }
+            shared.cancel.store(true, Ordering::SeqCst);
+        }
+    }
+    failure
+}
+
+/// The n files of the same repository nearest to `rel` in path order.
+fn neighbours<'a>(files: &'a [SourceFile], rel: &str, n: usize) -> Vec<&'a SourceFile> {
+    let Some(at) = files.iter().position(|f| f.rel == rel) else {
+        return vec![];
+    };
+    let mut idx: Vec<usize> = (0..files.len()).filter(|&i| i != at).collect();
+    idx.sort_by_key(|&i| (i.abs_diff(at), i));
+    idx.into_iter().take(n).map(|i| &files[i]).collect()
+}
+
+struct Worker {
+    id: usize,
+    shared: Arc<Shared>,
+    tx: mpsc::Sender<Record>,
+    /// The live session, serving one unit (assistant × pass × file) at most.
+    live: Option<Live>,
+    restarts: u32,
+    /// Timeouts in a row from the live server.
+    timeouts_in_row: u32,
+    /// Sessions being shut down in the background.
+    closing: tokio::task::JoinSet<()>,
+}
+
+/// A server process and its workspace, serving one unit. A session never outlives its
+/// unit, and is replaced within it before a case whose line it has been shown: a server
+/// that has seen a line (in a document or on disk) may remember it, so it is never asked
+/// to predict it. The target file's disk copy mirrors the editor's document at every
+/// moment, from before the server starts.
+struct Live {
+    session: Session,
+    /// The first suggestion waits for the profile's readiness rule.
+    warmed: bool,
+    /// 0-based lines of the target file this server has been shown in full.
+    shown: Vec<std::ops::Range<usize>>,
+}
+
+impl Live {
+    fn has_seen(&self, line: usize) -> bool {
+        self.shown.iter().any(|r| r.contains(&line))
+    }
+    /// Every line of `text` but the cursor's has been shown (a document's lines are the
+    /// file's lines: the target line is cut to its typed prefix, never removed).
+    fn show(&mut self, text: &str, cursor_line: usize) {
+        let n = text.split('\n').count();
+        self.shown.push(0..cursor_line.min(n));
+        if cursor_line + 1 < n {
+            self.shown.push(cursor_line + 1..n);
+        }
+    }
+}
+
+impl Worker {
+    async fn run(mut self) -> Result<()> {
+        let result = self.run_units().await;
+        self.retire();
+        while self.closing.join_next().await.is_some() {}
+        result
+    }
+
+    async fn run_units(&mut self) -> Result<()> {
+        loop {
+            if self.shared.cancel.load(Ordering::SeqCst) {
+                return Ok(());
+            }
+            let unit = self
+                .shared
+                .queue
+                .lock()
+                .ok()
+                .and_then(|mut q| q.pop_front());
+            let Some(unit) = unit else { return Ok(()) };
+            tracing::debug!(worker = self.id, file = %unit.file, pass = unit.pass, "unit");
+            let result = self.replay_file(&unit).await;
+            self.retire();
+            result?;
+        }
+    }
+
+    fn profile(&self, a: usize) -> &Profile {
+        &self.shared.profiles[a]
+    }
+
+    /// Shuts the live session down in the background (its process group and temporary
+    /// folder go with it; `run` waits for every one before returning).
+    fn retire(&mut self) {
+        if let Some(live) = self.live.take() {
+            self.closing.spawn(async move {
+                let _ = tokio::time::timeout(Duration::from_secs(5), live.session.shutdown()).await;
+            });
+        }
+    }
+
+    /// Starts a server for `unit` in a fresh workspace holding the repository's files,
+    /// with the target file already holding `text` (what the editor holds) before the
+    /// server starts, then opens the tabs and the target document with `text`.
+    async fn start_session(&mut self, unit: &Unit, text: &str) -> Result<()> {
+        self.retire();
+        self.timeouts_in_row = 0;
+        let profile = self.profile(unit.assistant).clone();
+        let ds = self.shared.ds.clone();
+        let repo = ds
+            .repos
+            .iter()
+            .find(|r| r.name == unit.repo)
+            .context("repository vanished from the dataset")?;
+        let contents = repo
+            .files
+            .iter()
+            .map(|f| {
+                let t = if f.rel == unit.file { text } else { &f.text };
+                (f.rel.clone(), t.to_string())
+            })
+            .collect();
+        let n = self.shared.sessions_started.fetch_add(1, Ordering::SeqCst);
+        let transcript = self.shared.transcripts.as_ref().map(|d| {
+            d.join(format!(
+                "{}-{}-{n}.jsonl",
+                profile.name,
+                unit.repo.replace('/', "_")
+            ))
+        });
+        let mut session = Session::start(
+            &profile,
+            &self.shared.cond.editor,
+            SessionOptions {
+                contents,
+                transcript,
+                ..Default::default()
+            },
+        )
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+        let info = session.server_info().clone();
+        if let Ok(mut s) = self.shared.servers.lock() {
+            s.entry(profile.name.clone())
+                .or_insert_with(|| ServerEntry {
+                    name: info.name.clone(),
+                    version: info.version.clone(),
+                });
+        }
+        for t in neighbours(&repo.files, &unit.file, self.shared.cond.open_tabs as usize) {
+            session.open(&t.rel, &t.text)?;
+        }
+        session.open(&unit.file, text)?;
+        self.live = Some(Live {
+            session,
+            warmed: false,
+            shown: Vec::new(),
+        });
+        Ok(())
+    }
+
+    async fn replay_file(&mut self, unit: &Unit) -> Result<()> {
+        let ds = self.shared.ds.clone();
+        let file = ds
+            .file(&unit.repo, &unit.file)
+            .context("file vanished from the dataset")?;
+        let lines = file.lines();
+        let cond = self.shared.cond.clone();
+        match cond.typing {
+            TypingMode::Paste => self.replay_paste(unit, &lines, &cond).await,
+            TypingMode::Type => self.replay_type(unit, &lines, &cond).await,
+        }
+    }
+
+    async fn replay_paste(
+        &mut self,
+        unit: &Unit,
+        lines: &[&str],
+        cond: &RunConditions,
+    ) -> Result<()> {
+        for case in &unit.cases {
+            if self.shared.cancel.load(Ordering::SeqCst) {
+                return Ok(());
+            }
+            let idx = case.line as usize - 1;
+            let (text, cursor) = typing::paste_document(
+                lines,
+                case.line as usize,
+                cond.typed_prefix as usize,
+                cond.context,
+                cond.suffix_lines as usize,
+            );
+            if self.live.as_ref().is_none_or(|l| l.has_seen(idx)) {
+                self.start_session(unit, "").await?;
+            }
+            self.set_text(unit, &text)?;
+            self.ask_and_record(unit, case, &text, cursor).await?;
+        }
+        Ok(())
+    }
+
+    async fn replay_type(
+        &mut self,
+        unit: &Unit,
+        lines: &[&str],
+        cond: &RunConditions,
+    ) -> Result<()> {
+        let cases: BTreeMap<u32, &Case> = unit.cases.iter().map(|c| (c.line, c)).collect();
+        let Some(&last) = cases.keys().next_back() else {
+            return Ok(());
+        };
+        self.start_session(unit, "").await?;
+        let mut text = String::new();
+        for (i, line) in lines.iter().enumerate() {
+            let n = i as u32 + 1;
+            if n > last || self.shared.cancel.load(Ordering::SeqCst) {
+                break;
+            }
+            let rest: &str = if let Some(case) = cases.get(&n) {
+                let typed = typing::typed_prefix(line, cond.typed_prefix as usize);
+                self.type_into(unit, &mut text, typed, cond.granularity)?;
+                let cursor = text.len();
+                self.ask_and_record(unit, case, &text, cursor).await?;
+                &line[typed.len()..]
+            } else {
+                line
+            };
+            let mut chunk = rest.to_string();
+            if i + 1 < lines.len() {
+                chunk.push('\n');
+            }
+            self.type_into(unit, &mut text, &chunk, cond.granularity)?;
+        }
+        Ok(())
+    }
+
+    fn type_into(
+        &mut self,
+        unit: &Unit,
+        text: &mut String,
+        add: &str,
+        g: Granularity,
+    ) -> Result<()> {
+        match g {
+            Granularity::Line => {
+                text.push_str(add);
+                self.set_text(unit, text)
+            }
+            Granularity::Char => {
+                for c in add.chars() {
+                    text.push(c);
+                    self.set_text(unit, text)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Sets the target document (and so its disk copy) to `text`.
+    fn set_text(&mut self, unit: &Unit, text: &str) -> Result<()> {
+        let Some(live) = self.live.as_mut() else {
+            bail!("no session")
+        };
+        live.session.set_text(&unit.file, text)?;
+        Ok(())
+    }
+
+    async fn ask(&mut self, unit: &Unit, text: &str, cursor_byte: usize) -> Ask {
+        let settle = self.shared.cond.settle_ms;
+        if settle > 0 {
+            tokio::time::sleep(Duration::from_millis(settle)).await;
+        }
+        let Some(live) = self.live.as_mut() else {
+            return Ask::Failed(SessionError::Workspace("no session".into()));
+        };
+        let pos = Document::position_of(text, cursor_byte, live.session.encoding());
+        live.show(text, pos.line as usize);
+        let s = &mut live.session;
+        let r = if live.warmed {
+            s.suggest(&unit.file, pos).await
+        } else {
+            s.suggest_when_ready(&unit.file, pos).await
+        };
+        match r {
+            Ok(t) => {
+                live.warmed = true;
+                Ask::Got(t)
+            }
+            Err(e) => Ask::Failed(e),
+        }
+    }
+
+    /// Asks once; if the server died, restarts it with the editor's state (on disk and in
+    /// the document) and asks once more. A server that keeps dying stops the run.
+    async fn ask_and_record(
+        &mut self,
+        unit: &Unit,
+        case: &Case,
+        text: &str,
+        cursor: usize,
+    ) -> Result<()> {
+        let mut outcome = self.ask(unit, text, cursor).await;
+        if let Ask::Failed(e) = &outcome
+            && e.is_exit()
+        {
+            let name = self.profile(unit.assistant).name.clone();
+            tracing::warn!(worker = self.id, server = %name, case = %case.case, "server exited: {e}; restarting");
+            self.restarts += 1;
+            if self.restarts > self.shared.max_restarts {
+                bail!(
+                    "{name} keeps failing ({} restarts in a row); last error: {e}",
+                    self.restarts - 1
+                );
+            }
+            self.shared
+                .restarts_after_exit
+                .fetch_add(1, Ordering::SeqCst);
+            self.start_session(unit, text).await?;
+            outcome = self.ask(unit, text, cursor).await;
+        }
+        let timed_out = |o: &Ask| matches!(o, Ask::Failed(e) if e.is_timeout());
+        if timed_out(&outcome) {
+            self.timeouts_in_row += 1;
+            let limit = self.profile(unit.assistant).restart_after_timeouts;
+            if limit > 0 && self.timeouts_in_row >= limit {
+                let name = self.profile(unit.assistant).name.clone();
+                tracing::warn!(worker = self.id, server = %name, case = %case.case, "{} timeouts in a row: restarting the server and asking once more", self.timeouts_in_row);
+                self.shared
+                    .restarts_after_timeouts
+                    .fetch_add(1, Ordering::SeqCst);
+                self.start_session(unit, text).await?;
+                outcome = self.ask(unit, text, cursor).await;
+                if timed_out(&outcome) {
+                    self.timeouts_in_row = 1;
+                }
+            }
+        }
+        if let Ask::Got(_) = outcome {
+            self.restarts = 0;
+            self.timeouts_in_row = 0;
+        }
+        let request_hash = self
+            .live
+            .as_ref()
+            .and_then(|l| l.session.last_request_hash())
+            .map(str::to_string);
+        let n = self.shared.recorded.fetch_add(1, Ordering::SeqCst) + 1;
+        if self.shared.panic_at == Some(n) {
+            panic!(
+                "drill: worker {} panics at record {n} (TYPIST_DRILL_PANIC_AT)",
+                self.id
+            );
+        }
+        let name = &self.profile(unit.assistant).name;
+        let mut record = outcome::record(
+            case,
+            name,
+            unit.pass,
+            &self.shared.cond,
+            text,
+            cursor,
+            outcome,
+        );
+        record.request_hash = request_hash;
+        self.tx
+            .send(record)
+            .await
+            .map_err(|_| anyhow::anyhow!("record writer stopped"))?;
+        Ok(())
+    }
+}
