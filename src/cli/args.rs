@@ -1,0 +1,300 @@
+//! The command line's flags, parsed by clap (the first of two steps: the commands map
+//! them onto the library's options and config layers; library types derive no CLI
+//! trait).
+
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct ReportArgs {
+    #[arg(required = true, value_name = "RECORDS")]
+    pub records: Vec<PathBuf>,
+    /// The HTML report.
+    #[arg(long, default_value = "report.html", value_name = "FILE")]
+    pub out: PathBuf,
+    /// A compact markdown summary (for a pull-request comment).
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// The pairs with c_help as CSV (for pandas or polars).
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    #[arg(long, default_value_t = 1000, value_name = "B")]
+    pub bootstrap: usize,
+    #[arg(long, default_value_t = 0, value_name = "S")]
+    pub seed: u64,
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub pass: u32,
+}
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct SampleArgs {
+    #[arg(long, value_name = "DIR")]
+    pub dataset: PathBuf,
+    #[command(flatten)]
+    pub sampling: SamplingArgs,
+    /// Where to write the plan.
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+}
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct MergeArgs {
+    /// Output folders of the shards.
+    #[arg(required = true, value_name = "DIR")]
+    pub shards: Vec<PathBuf>,
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+}
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct ServeModelArgs {
+    /// Port on 127.0.0.1 (0: any free one; the address is printed first).
+    #[arg(long, default_value_t = 8080)]
+    pub port: u16,
+    /// Write every request (path and body) as a JSON line here.
+    #[arg(long, value_name = "FILE")]
+    pub log_requests: Option<PathBuf>,
+    #[command(flatten)]
+    pub upstream: typist::host::serve_model::UpstreamArgs,
+}
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct LoginArgs {
+    #[arg(value_enum)]
+    pub assistant: LoginTarget,
+    /// The profile whose server runs the flow.
+    #[arg(long, default_value = "copilot", value_name = "NAME")]
+    pub profile: String,
+    #[arg(long, value_name = "DIR")]
+    pub editors: Option<PathBuf>,
+    /// How long the sign-in request may take before the network is taken as
+    /// unreachable.
+    #[arg(long, default_value_t = 30, value_name = "SECS")]
+    pub timeout: u64,
+}
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct DoctorArgs {
+    /// Only these profiles (repeatable); all in editors/ by default.
+    #[arg(long = "profile", value_name = "NAME")]
+    pub profiles: Vec<String>,
+    /// Folder of profiles (default: ./editors, then the source tree's).
+    #[arg(long, value_name = "DIR")]
+    pub editors: Option<PathBuf>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Write each server's JSONL transcript (secrets redacted) into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub transcripts: Option<PathBuf>,
+}
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct ScoreArgs {
+    /// Records files (JSON Lines); several are read as one.
+    #[arg(required = true, value_name = "RECORDS")]
+    pub records: Vec<PathBuf>,
+    /// Print the full summary as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Bootstrap resamples (repository level).
+    #[arg(long, default_value_t = 1000, value_name = "B")]
+    pub bootstrap: usize,
+    /// Seed of the bootstrap's RNG (same seed, same figures on every machine).
+    #[arg(long, default_value_t = 0, value_name = "S")]
+    pub seed: u64,
+    /// Which pass to score.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub pass: u32,
+    /// A malformed or truncated line is fatal instead of skipped.
+    #[arg(long)]
+    pub strict: bool,
+    /// Parsing threads (0: every core).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+    /// Also bootstrap 95% bands of the H(S|t) curves.
+    #[arg(long)]
+    pub bands: bool,
+}
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct ProfilesArgs {
+    #[arg(long, value_name = "DIR")]
+    pub editors: Option<PathBuf>,
+}
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct DrillArgs {
+    /// About a minute: over 1,000 faults and 3 kills (what CI runs). Without it: every
+    /// code line, a heavier fault mix and 20 kills.
+    #[arg(long)]
+    pub quick: bool,
+    #[arg(long, value_name = "DIR", default_value = "fixtures/dataset")]
+    pub dataset: PathBuf,
+    /// SIGKILLs of the kill drill (default 3 with --quick, 20 without).
+    #[arg(long, value_name = "N")]
+    pub kills: Option<u32>,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Keep the drill's plan, records and fault log in this folder.
+    #[arg(long, value_name = "DIR")]
+    pub keep: Option<PathBuf>,
+    /// The figures as JSON on stdout instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(clap::ValueEnum, Debug, Clone, Copy)]
+pub enum LoginTarget {
+    /// GitHub Copilot (`@github/copilot-language-server`'s device flow).
+    Copilot,
+}
+
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct SamplingArgs {
+    /// Probability that a code line is a case (the study used 0.01).
+    #[arg(long, value_name = "P")]
+    pub rate: Option<f64>,
+    /// Seed of the sampling draw.
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+    /// `all` replays every code line.
+    #[arg(long, value_name = "all")]
+    pub lines: Option<String>,
+    #[arg(long, value_name = "N")]
+    pub max_per_file: Option<usize>,
+    #[arg(long, value_name = "N")]
+    pub max_per_repo: Option<usize>,
+    /// The dataset folder is one repository.
+    #[arg(long)]
+    pub single_repo: bool,
+}
+
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct RunArgs {
+    /// The run's defaults (default: ./config.toml when present).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Dataset folder: each top-level folder is a repository.
+    #[arg(long, value_name = "DIR")]
+    pub dataset: Option<PathBuf>,
+    /// A recorded plan (needs the dataset it was made from).
+    #[arg(long, value_name = "FILE")]
+    pub plan: Option<PathBuf>,
+    /// Assistant profiles (repeatable).
+    #[arg(long = "assistant", value_name = "NAME")]
+    pub assistants: Vec<String>,
+    #[arg(long, value_name = "DIR")]
+    pub editors: Option<PathBuf>,
+    /// Parallel workers, each with its own server process.
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Replay the plan this many times (2 for repeat-skip analysis).
+    #[arg(long, value_name = "K")]
+    pub passes: Option<u32>,
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Continue the run in --out, skipping recorded cases.
+    #[arg(long)]
+    pub resume: bool,
+    /// With --resume: ask again the cases recorded as error or timeout (the new record
+    /// replaces the old one).
+    #[arg(long)]
+    pub retry_errors: bool,
+    /// Run part of the plan: i/n (0-based); auto (a Slurm array says both); auto/n (the
+    /// index from JOB_COMPLETION_INDEX of a Kubernetes Indexed Job or from Slurm, n given).
+    #[arg(long, value_name = "i/n|auto|auto/n")]
+    pub shard: Option<String>,
+    #[command(flatten)]
+    pub sampling: SamplingArgs,
+    #[arg(long, value_enum)]
+    pub context: Option<typist::replay::typing::ContextMode>,
+    #[arg(long, value_name = "N")]
+    pub suffix_lines: Option<u32>,
+    #[arg(long, value_enum)]
+    pub typing: Option<typist::replay::typing::TypingMode>,
+    #[arg(long, value_enum)]
+    pub granularity: Option<typist::replay::typing::Granularity>,
+    /// Characters of the expected line typed before asking.
+    #[arg(long, value_name = "K")]
+    pub typed_prefix: Option<u32>,
+    #[arg(long, value_enum)]
+    pub trigger: Option<typist::editor::TriggerKind>,
+    #[arg(long, value_name = "MS")]
+    pub settle_ms: Option<u64>,
+    /// Neighbouring files of the same repository opened before the case's file.
+    #[arg(long, value_name = "N")]
+    pub open_tabs: Option<u32>,
+    /// Record no latencies (records then are byte-identical across runs).
+    #[arg(long)]
+    pub no_latency: bool,
+    /// Server restarts a worker may make in a row before the run stops.
+    #[arg(long, default_value_t = 3)]
+    pub max_restarts: u32,
+    /// No progress bar and no score table.
+    #[arg(long)]
+    pub quiet: bool,
+    /// Write every session's LSP transcript (JSONL, secrets redacted) into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub transcripts: Option<PathBuf>,
+}
+
+#[derive(clap::Subcommand)]
+pub enum BenchCommand {
+    /// Replay throughput: the driver against an instant server, and the n-gram
+    /// baseline, each with 1 and 2 jobs.
+    Run {
+        #[arg(long, default_value = "fixtures/dataset", value_name = "DIR")]
+        dataset: PathBuf,
+        #[arg(long, default_value = "target/bench/run", value_name = "DIR")]
+        dir: PathBuf,
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
+    },
+    /// Time `typist score --json` on a generated records file, optionally beside the
+    /// polars + rapidfuzz + numpy reference script.
+    Score(typist::bench::BenchOptions),
+}
+impl SamplingArgs {
+    /// The sampling flags as a layer of the run's settings.
+    pub fn layer(&self) -> typist::config::RunSection {
+        typist::config::RunSection {
+            rate: self.rate,
+            seed: self.seed,
+            lines: self.lines.clone(),
+            max_per_file: self.max_per_file,
+            max_per_repo: self.max_per_repo,
+            single_repo: self.single_repo.then_some(true),
+            ..Default::default()
+        }
+    }
+}
+
+impl RunArgs {
+    /// The flags as the top layer of the run's settings (over `config.toml`).
+    pub fn layer(&self) -> typist::config::Layer {
+        use typist::config::{ConditionsLayer, Layer, RunSection};
+        Layer {
+            run: RunSection {
+                dataset: self.dataset.clone(),
+                plan: self.plan.clone(),
+                assistants: self.assistants.clone(),
+                out: self.out.clone(),
+                jobs: self.jobs,
+                passes: self.passes,
+                editors: self.editors.clone(),
+                ..self.sampling.layer()
+            },
+            conditions: ConditionsLayer {
+                context: self.context,
+                suffix_lines: self.suffix_lines,
+                typing: self.typing,
+                granularity: self.granularity,
+                typed_prefix: self.typed_prefix,
+                trigger: self.trigger,
+                settle_ms: self.settle_ms,
+                open_tabs: self.open_tabs,
+                latency: self.no_latency.then_some(false),
+            },
+        }
+    }
+}

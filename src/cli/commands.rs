@@ -1,0 +1,221 @@
+//! Every command but `run` (in `run.rs`): flags onto the library, output, exit code.
+
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+
+use super::args::{
+    BenchCommand, DoctorArgs, DrillArgs, LoginArgs, LoginTarget, MergeArgs, ProfilesArgs,
+    ReportArgs, SampleArgs, ScoreArgs, ServeModelArgs,
+};
+use super::{EXIT_NO_ANSWERS, runtime, silent_assistants};
+use typist::doctor::{self, Status};
+use typist::editor::profile;
+
+pub fn doctor(a: DoctorArgs) -> Result<ExitCode> {
+    let list = if a.profiles.is_empty() {
+        profile::all_profiles(a.editors.as_deref())?
+    } else {
+        a.profiles
+            .iter()
+            .map(|n| profile::find_profile(n, a.editors.as_deref()))
+            .collect::<Result<Vec<_>>>()?
+    };
+    let rt = runtime()?;
+    // The model services the profiles declare, started once for all of them and
+    // stopped when `_services` is dropped.
+    let (_services, filled) = typist::service::Services::start_each(&list, 1)?;
+    let mut reports = Vec::new();
+    for (p, filled) in list.iter().zip(filled) {
+        if !a.json {
+            eprintln!("checking {} …", p.name);
+        }
+        reports.push(match filled {
+            Ok(f) => rt.block_on(doctor::examine(&f, a.transcripts.as_deref())),
+            Err(e) => doctor::Report::failed(p, format!("{e:#}")),
+        });
+    }
+    if a.json {
+        out!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({"profiles": reports}))?
+        );
+    } else {
+        out!("{}", crate::doctor_table(&reports));
+    }
+    let all_ok = reports.iter().all(|r| r.status == Status::Ok);
+    Ok(if all_ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+pub fn login(a: LoginArgs) -> Result<ExitCode> {
+    let LoginTarget::Copilot = a.assistant;
+    let p = profile::find_profile(&a.profile, a.editors.as_deref())?;
+    let rt = runtime()?;
+    let done = rt.block_on(typist::copilot::login(
+        &p,
+        std::time::Duration::from_secs(a.timeout),
+    ))?;
+    out!("{done}");
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn score(a: ScoreArgs) -> Result<ExitCode> {
+    let t0 = std::time::Instant::now();
+    let table = typist::score::read_records(&a.records, a.strict, a.threads)?;
+    tracing::debug!(
+        rows = table.rows.len(),
+        secs = t0.elapsed().as_secs_f64(),
+        "records read"
+    );
+    if table.skipped > 0 {
+        eprintln!("typist: skipped {} malformed line(s):", table.skipped);
+        for p in &table.problems {
+            eprintln!("  {p}");
+        }
+    }
+    let summary = typist::score::summarize(
+        &table,
+        &typist::score::Options {
+            bootstrap: a.bootstrap,
+            seed: a.seed,
+            pass: a.pass,
+            curve_bands: a.bands,
+        },
+    );
+    tracing::debug!(secs = t0.elapsed().as_secs_f64(), "summarized");
+    if a.json {
+        out!("{}", serde_json::to_string(&summary)?);
+    } else {
+        out!("{}", crate::score_table(&summary));
+    }
+    let silent = silent_assistants(&summary);
+    if !silent.is_empty() {
+        eprintln!("typist score: no answered case from {}", silent.join(", "));
+        return Ok(ExitCode::from(EXIT_NO_ANSWERS));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn bench(c: BenchCommand) -> Result<ExitCode> {
+    let table = match c {
+        BenchCommand::Run { dataset, dir, runs } => typist::bench::run(&dataset, &dir, runs)?,
+        BenchCommand::Score(opts) => typist::bench::score(&opts)?,
+    };
+    out!("{table}");
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn sample(a: SampleArgs) -> Result<ExitCode> {
+    let opts = a.sampling.layer().sample_options();
+    let ds = typist::dataset::walk(
+        &a.dataset,
+        &typist::dataset::WalkOptions {
+            single_repo: a.sampling.single_repo,
+            ..Default::default()
+        },
+    )?;
+    let plan = typist::dataset::sample(&ds, &opts);
+    let source = typist::dataset::PlanSource::new(&a.dataset, a.sampling.single_repo, &a.out);
+    typist::dataset::write_plan(&a.out, &plan, Some(&source))?;
+    let files: usize = ds.repos.iter().map(|r| r.files.len()).sum();
+    out!(
+        "{} cases from {} files in {} repositories ({} skipped) -> {} ({})",
+        plan.len(),
+        files,
+        ds.repos.len(),
+        ds.skipped.len(),
+        a.out.display(),
+        typist::dataset::plan_hash(&plan)
+    );
+    for s in &ds.skipped {
+        eprintln!("  skipped {}: {}", s.path, s.reason);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn report(a: ReportArgs) -> Result<ExitCode> {
+    let r = typist::report::build(
+        &a.records,
+        &typist::report::ReportOptions {
+            bootstrap: a.bootstrap,
+            seed: a.seed,
+            pass: a.pass,
+        },
+    )?;
+    write_scrubbed(&a.out, &r.html)?;
+    if let Some(md) = &a.markdown {
+        write_scrubbed(md, &r.markdown)?;
+    }
+    if let Some(c) = &a.csv {
+        typist::report::pairs::write_csv(c, &r.pairs)?;
+    }
+    out!("report: {}", a.out.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes `text` to `path` with every known secret scrubbed.
+pub fn write_scrubbed(path: &std::path::Path, text: &str) -> Result<()> {
+    std::fs::write(path, typist::secrets::scrub(text).as_bytes())
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
+pub fn merge(a: MergeArgs) -> Result<ExitCode> {
+    let n = typist::replay::merge(&a.shards, &a.out)?;
+    out!("{n} records -> {}", a.out.join("records.jsonl").display());
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn host(args: typist::host::HostArgs) -> Result<ExitCode> {
+    runtime()?.block_on(typist::host::serve_stdio(args));
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn serve_model(a: ServeModelArgs) -> Result<ExitCode> {
+    typist::host::serve_model::serve(a.port, a.log_requests.as_deref(), &a.upstream)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn drill(a: DrillArgs) -> Result<ExitCode> {
+    use typist::drill::DrillOptions;
+    let mut opts = if a.quick {
+        DrillOptions::quick(a.dataset)
+    } else {
+        DrillOptions::long(a.dataset)
+    };
+    opts.seed = a.seed;
+    opts.keep = a.keep;
+    if let Some(k) = a.kills {
+        opts.kills = k;
+    }
+    let report = typist::drill::run(&opts)?;
+    if a.json {
+        out!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        out!("{}", typist::drill::table(&report).trim_end());
+    }
+    Ok(if report.passed() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+pub fn profiles(a: ProfilesArgs) -> Result<ExitCode> {
+    for p in profile::all_profiles(a.editors.as_deref())? {
+        let found = p
+            .resolve_command()
+            .map(|c| c.display().to_string())
+            .unwrap_or_else(|| "not installed".into());
+        out!(
+            "{:<28} {:<12} {}",
+            p.name,
+            format!("{:?}", p.dialect).to_lowercase(),
+            found
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

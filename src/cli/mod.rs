@@ -1,0 +1,47 @@
+//! The command line's second step: each command maps its flags onto the library's
+//! options, calls the library, prints a table or JSON, and says the exit code.
+
+/// Prints a line to stdout; when the reader has gone (`typist score --json | head`),
+/// ends quietly with the shell's SIGPIPE status. (SIGPIPE itself stays ignored: typist
+/// writes to servers' pipes, and a crashed server must be an error, not typist's death.)
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let text = format!($($arg)*);
+        let mut o = std::io::stdout().lock();
+        if let Err(e) = writeln!(o, "{}", typist::secrets::scrub(&text)).and_then(|_| o.flush()) {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                std::process::exit(141);
+            }
+            eprintln!("typist: cannot write to stdout: {e}");
+        }
+    }};
+}
+
+pub mod args;
+pub mod commands;
+pub mod run;
+
+use anyhow::{Context, Result};
+
+/// Exit code when some assistant answered no case (every record an error or a
+/// timeout): the figures say nothing about it.
+pub const EXIT_NO_ANSWERS: u8 = 3;
+/// Stopped by Ctrl-C (128 + SIGINT, as shells report it).
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+pub fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
+/// Assistants with records but no answered case.
+pub fn silent_assistants(s: &typist::score::Summary) -> Vec<&str> {
+    s.assistants
+        .iter()
+        .filter(|(_, a)| a.cases == 0 && a.records > 0 && a.ranking.is_empty())
+        .map(|(n, _)| n.as_str())
+        .collect()
+}

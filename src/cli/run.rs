@@ -1,0 +1,251 @@
+//! `typist run`: settings from `config.toml` under the flags, the plan (read or
+//! sampled), the replay with Ctrl-C handling, then the score and the report beside the
+//! records.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::{Context, Result, bail};
+
+use super::args::RunArgs;
+use super::{EXIT_INTERRUPTED, EXIT_NO_ANSWERS, runtime, silent_assistants};
+use typist::config::{ConfigFile, Layer, RunSection};
+use typist::dataset::{Case, Dataset};
+use typist::editor::{Profile, profile};
+use typist::replay::{RunConditions, RunOptions, RunReport, RunStatus};
+
+pub fn run(a: RunArgs) -> Result<ExitCode> {
+    let (settings, read) = settings(&a)?;
+    let s = &settings.run;
+    let profiles = profiles(s)?;
+    let planned = plan(s, read)?;
+    let shard = a
+        .shard
+        .as_deref()
+        .map(typist::replay::Shard::parse)
+        .transpose()?;
+    let out = s.out.clone().unwrap_or_else(|| PathBuf::from("out"));
+    if a.retry_errors && !a.resume {
+        bail!(
+            "--retry-errors goes with --resume (it asks again the failed cases of a run in --out)"
+        );
+    }
+    let jobs = s.jobs.unwrap_or(1).max(1);
+    // Model services the profiles declare: started once, shared by every worker, stopped
+    // when `services` is dropped (at the end, after Ctrl-C, on an error or a panic).
+    let (services, profiles) = typist::service::Services::start(&profiles, jobs)?;
+    let opts = RunOptions {
+        out: out.clone(),
+        jobs,
+        passes: s.passes.unwrap_or(1).max(1),
+        resume: a.resume,
+        shard,
+        quiet: a.quiet,
+        max_restarts: a.max_restarts,
+        plan_source: planned.source,
+        transcripts: a.transcripts.clone(),
+        retry_errors: a.retry_errors,
+        services: services.describe(),
+    };
+    if !a.quiet {
+        eprintln!(
+            "typist run: {} cases, {} assistant(s), {} job(s), {} pass(es) -> {}",
+            planned.cases.len(),
+            profiles.len(),
+            opts.jobs,
+            opts.passes,
+            out.display()
+        );
+    }
+    let report = replay(
+        planned.ds,
+        &planned.cases,
+        profiles,
+        settings.conditions,
+        &opts,
+    );
+    // The replay is over: the model services stop now, not after the scoring.
+    drop(services);
+    finish(&out, report?, a.quiet)
+}
+
+/// The assistants' profiles.
+fn profiles(s: &RunSection) -> Result<Vec<Profile>> {
+    if s.assistants.is_empty() {
+        bail!(
+            "no assistant: pass --assistant NAME (see `typist profiles`) or list them in config.toml"
+        );
+    }
+    s.assistants
+        .iter()
+        .map(|n| profile::find_profile(n, s.editors.as_deref()))
+        .collect()
+}
+
+/// A plan as read: its cases and what it says of its dataset.
+type ReadPlan = (Vec<Case>, Option<typist::dataset::PlanSource>);
+
+/// The run's settings in one step, in layers: `config.toml`, under the dataset a plan
+/// says it was sampled from, under the flags. Also the plan, when there is one.
+fn settings(a: &RunArgs) -> Result<(ConfigFile, Option<ReadPlan>)> {
+    let file = ConfigFile::load_or_default(a.config.as_deref())?;
+    let flags = a.layer();
+    let Some(path) = flags.run.plan.clone().or(file.run.plan.clone()) else {
+        return Ok((file.apply(flags), None));
+    };
+    let (cases, source) = typist::dataset::read_plan(&path)?;
+    let from_plan = Layer {
+        run: RunSection {
+            dataset: source.as_ref().map(|src| src.resolve(&path)),
+            single_repo: source
+                .as_ref()
+                .is_some_and(|src| src.single_repo)
+                .then_some(true),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    Ok((file.apply(from_plan).apply(flags), Some((cases, source))))
+}
+
+/// The run's cases, their dataset, and where the plan came from (for the manifest).
+struct Planned {
+    ds: Dataset,
+    cases: Vec<Case>,
+    source: String,
+}
+
+/// The plan (checked against its dataset) or a sample of the dataset.
+fn plan(s: &RunSection, read: Option<ReadPlan>) -> Result<Planned> {
+    let dataset = s.dataset.clone().context("no dataset: pass --dataset DIR or set run.dataset in config.toml (a plan made by `typist sample` remembers its own)")?;
+    let single_repo = s.single_repo.unwrap_or(false);
+    let ds = typist::dataset::walk(
+        &dataset,
+        &typist::dataset::WalkOptions {
+            single_repo,
+            ..Default::default()
+        },
+    )?;
+    let Some(((cases, source), path)) = read.zip(s.plan.as_deref()) else {
+        let o = s.sample_options();
+        let how = if o.all_lines {
+            "all lines".to_string()
+        } else {
+            format!("rate {} seed {}", o.rate, o.seed)
+        };
+        return Ok(Planned {
+            cases: typist::dataset::sample(&ds, &o),
+            source: format!("sampled from {} ({how})", dataset.display()),
+            ds,
+        });
+    };
+    let changed = typist::dataset::changed_files(&ds, &cases);
+    if !changed.is_empty() {
+        let made_from = source
+            .as_ref()
+            .map(|s| format!("it was sampled from {}", s.dataset.display()))
+            .unwrap_or_else(|| "it does not say which dataset it was sampled from".into());
+        bail!(
+            "the plan {} does not match the dataset {} ({made_from}): {} file(s) changed or missing:\n  {}",
+            path.display(),
+            dataset.display(),
+            changed.len(),
+            changed.join("\n  ")
+        );
+    }
+    Ok(Planned {
+        ds,
+        cases,
+        source: path.display().to_string(),
+    })
+}
+
+/// Replays `cases` on a runtime of its own; the first Ctrl-C stops after the cases in
+/// flight, a second one at once.
+fn replay(
+    ds: Dataset,
+    cases: &[Case],
+    profiles: Vec<Profile>,
+    cond: RunConditions,
+    opts: &RunOptions,
+) -> Result<RunReport> {
+    let rt = runtime()?;
+    let cancel = Arc::new(AtomicBool::new(false));
+    rt.block_on(async {
+        let flag = cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!("\ntypist: stopping after the cases in flight (finished records are kept; --resume continues; Ctrl-C again stops at once)");
+                flag.store(true, Ordering::SeqCst);
+            }
+            // A second Ctrl-C does not wait for slow servers: every finished record is
+            // already on disk (each is written and flushed whole), and the servers die
+            // with typist (PR_SET_PDEATHSIG).
+            if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!("typist: stopped at once; finished records are kept (--resume continues)");
+                typist::service::stop_all_now();
+                std::process::exit(EXIT_INTERRUPTED.into());
+            }
+        });
+        typist::replay::run(Arc::new(ds), cases, profiles, cond, opts, cancel.clone()).await
+    })
+}
+
+/// The score and the report of what is recorded, kept beside the records; the score
+/// table unless quiet; the exit code of how the run ended.
+fn finish(out: &Path, report: RunReport, quiet: bool) -> Result<ExitCode> {
+    let records = out.join("records.jsonl");
+    let built = typist::report::build(
+        std::slice::from_ref(&records),
+        &typist::report::ReportOptions::default(),
+    )?;
+    let summary = built.summary;
+    std::fs::write(
+        out.join("score.json"),
+        serde_json::to_string(&summary)? + "\n",
+    )?;
+    super::commands::write_scrubbed(&out.join("report.html"), &built.html)?;
+    if !quiet {
+        out!("{}", crate::score_table(&summary));
+    }
+    match report.status {
+        RunStatus::Complete => {
+            if !quiet {
+                eprintln!(
+                    "typist run: complete, {} records ({} new) in {}",
+                    report.records,
+                    report.new_records,
+                    out.display()
+                );
+            }
+            let silent = silent_assistants(&summary);
+            if !silent.is_empty() {
+                eprintln!(
+                    "typist run: no answered case from {} (see the errors above and in records.jsonl)",
+                    silent.join(", ")
+                );
+                return Ok(ExitCode::from(EXIT_NO_ANSWERS));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        RunStatus::Interrupted => {
+            eprintln!(
+                "typist run: interrupted; {} records kept in {} (continue with --resume)",
+                report.records,
+                out.display()
+            );
+            Ok(ExitCode::from(EXIT_INTERRUPTED))
+        }
+        _ => {
+            eprintln!(
+                "typist run: failed: {}; {} records kept in {}",
+                report.message.unwrap_or_default(),
+                report.records,
+                out.display()
+            );
+            Ok(ExitCode::from(1))
+        }
+    }
+}
