@@ -31,6 +31,69 @@ pub struct BenchOptions {
     pub runs: usize,
 }
 
+/// The generated lines' words (a table of data, clearer whole).
+const WORDS: &[&str] = &[
+    "self",
+    "value",
+    "return",
+    "if",
+    "for",
+    "in",
+    "range",
+    "items",
+    "result",
+    "=",
+    "(",
+    ")",
+    "config",
+    "assert",
+    "None",
+    "len",
+    "append",
+    "x",
+    "y",
+    "data",
+    "+",
+    ".",
+    ",",
+    "name",
+    "index",
+    "path",
+    "open",
+    "with",
+    "as",
+    "f",
+    "print",
+    "error",
+    "raise",
+    "ValueError",
+];
+
+/// SplitMix64: the same stream on every machine.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E3779B97F4A7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58476D1CE4E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D049BB133111EB);
+        z ^ (z >> 31)
+    }
+
+    /// A line of 10 to 120 characters of [`WORDS`].
+    fn line(&mut self) -> String {
+        let target = 10 + (self.next() % 111) as usize;
+        let mut s = String::new();
+        while s.len() < target {
+            s.push_str(WORDS[(self.next() % WORDS.len() as u64) as usize]);
+            s.push(' ');
+        }
+        s.truncate(target);
+        s
+    }
+}
+
 /// Writes the benchmark's records file unless one of the same shape exists.
 pub fn generate(path: &Path, records: usize, repos: usize, assistants: usize) -> Result<()> {
     if path.is_file() {
@@ -40,83 +103,12 @@ pub fn generate(path: &Path, records: usize, repos: usize, assistants: usize) ->
     let mut w = BufWriter::new(
         std::fs::File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?,
     );
-    let mut state = 0x1234_5678_9abc_def0u64;
-    let mut next = move || {
-        state = state.wrapping_add(0x9E3779B97F4A7C15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58476D1CE4E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D049BB133111EB);
-        z ^ (z >> 31)
-    };
-    const WORDS: &[&str] = &[
-        "self",
-        "value",
-        "return",
-        "if",
-        "for",
-        "in",
-        "range",
-        "items",
-        "result",
-        "=",
-        "(",
-        ")",
-        "config",
-        "assert",
-        "None",
-        "len",
-        "append",
-        "x",
-        "y",
-        "data",
-        "+",
-        ".",
-        ",",
-        "name",
-        "index",
-        "path",
-        "open",
-        "with",
-        "as",
-        "f",
-        "print",
-        "error",
-        "raise",
-        "ValueError",
-    ];
-    let line = |next: &mut dyn FnMut() -> u64| {
-        let target = 10 + (next() % 111) as usize;
-        let mut s = String::new();
-        while s.len() < target {
-            s.push_str(WORDS[(next() % WORDS.len() as u64) as usize]);
-            s.push(' ');
-        }
-        s.truncate(target);
-        s
-    };
+    let mut rng = SplitMix(0x1234_5678_9abc_def0);
     let cases = records / assistants;
     for c in 0..cases {
-        let repo = c % repos;
-        let expected = line(&mut next);
+        let expected = rng.line();
         for a in 0..assistants {
-            let roll = next() % 100;
-            let (outcome, predicted) = match roll {
-                0..=9 => ("empty", serde_json::Value::Null),
-                10..=11 => ("error", serde_json::Value::Null),
-                12 => ("timeout", serde_json::Value::Null),
-                13..=45 => ("suggestion", expected.clone().into()),
-                46..=75 => {
-                    let cut = (next() as usize) % expected.len().max(1);
-                    ("suggestion", expected[..cut].to_string().into())
-                }
-                _ => ("suggestion", line(&mut next).into()),
-            };
-            let rec = serde_json::json!({
-                "case": format!("c{c}"), "repo": format!("repo{repo:04}"), "file": format!("src/f{}.py", c % 97),
-                "line": c % 500, "language": "python", "assistant": format!("assistant-{a}"), "pass": 1,
-                "outcome": outcome, "expected": expected, "predicted": predicted,
-                "latency_ms": (next() % 20_000) as f64 / 10.0,
-            });
+            let rec = record(&mut rng, c, c % repos, a, &expected);
             serde_json::to_writer(&mut w, &rec)?;
             w.write_all(b"\n")?;
         }
@@ -125,6 +117,35 @@ pub fn generate(path: &Path, records: usize, repos: usize, assistants: usize) ->
     drop(w);
     std::fs::rename(&tmp, path)?;
     Ok(())
+}
+
+/// Assistant `a`'s record of case `c`: 10% empty, 2% error, 1% timeout, 33% the
+/// expected line, 30% a prefix of it, the rest another line.
+fn record(
+    rng: &mut SplitMix,
+    c: usize,
+    repo: usize,
+    a: usize,
+    expected: &str,
+) -> serde_json::Value {
+    let roll = rng.next() % 100;
+    let (outcome, predicted) = match roll {
+        0..=9 => ("empty", serde_json::Value::Null),
+        10..=11 => ("error", serde_json::Value::Null),
+        12 => ("timeout", serde_json::Value::Null),
+        13..=45 => ("suggestion", expected.into()),
+        46..=75 => {
+            let cut = (rng.next() as usize) % expected.len().max(1);
+            ("suggestion", expected[..cut].to_string().into())
+        }
+        _ => ("suggestion", rng.line().into()),
+    };
+    serde_json::json!({
+        "case": format!("c{c}"), "repo": format!("repo{repo:04}"), "file": format!("src/f{}.py", c % 97),
+        "line": c % 500, "language": "python", "assistant": format!("assistant-{a}"), "pass": 1,
+        "outcome": outcome, "expected": expected, "predicted": predicted,
+        "latency_ms": (rng.next() % 20_000) as f64 / 10.0,
+    })
 }
 
 struct Timing {

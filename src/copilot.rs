@@ -234,10 +234,47 @@ pub async fn login(profile: &Profile, wait: Duration) -> Result<String> {
     let store = store().context("no HOME: cannot place typist's config folder")?;
     // Named `typist-PID-…` like the workspaces: swept if typist is killed meanwhile.
     let tmp = crate::editor::session::scratch_dir("login-")?;
-    let home = tmp.path().join("home");
     let config = tmp.path().join("config");
+    let client = start_server(profile, &program, tmp.path(), &config).await?;
+    let signed_in = sign_in(&client, wait).await;
+    // What the server says now, with the network.
+    let check = match &signed_in {
+        Ok(_) => client
+            .request("checkStatus", Some(json!({})), wait)
+            .await
+            .unwrap_or(Value::Null),
+        Err(_) => Value::Null,
+    };
+    let _ = client.shutdown().await;
+    let user = signed_in?;
+    let now = check.get("status").and_then(Value::as_str).unwrap_or("");
+    if !matches!(now, "OK" | "MaybeOK") {
+        bail!("the server does not report a sign-in after the flow (checkStatus: {check})");
+    }
+    let user = check
+        .get("user")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .or(user)
+        .unwrap_or_else(|| "?".into());
+    keep(&config.join("github-copilot"), &store)?;
+    Ok(format!(
+        "signed in to GitHub Copilot as {user}; credentials kept in {} (each Copilot session gets a copy in its sandbox HOME)",
+        store.display()
+    ))
+}
+
+/// Starts the server with `HOME` and the XDG folders inside `dir` (its files go to
+/// `config`), and initializes it.
+async fn start_server(
+    profile: &Profile,
+    program: &Path,
+    dir: &Path,
+    config: &Path,
+) -> Result<Client> {
+    let home = dir.join("home");
     std::fs::create_dir_all(&home)?;
-    std::fs::create_dir_all(&config)?;
+    std::fs::create_dir_all(config)?;
     let h = home.display().to_string();
     let env = vec![
         ("HOME".to_string(), h.clone()),
@@ -246,10 +283,10 @@ pub async fn login(profile: &Profile, wait: Duration) -> Result<String> {
         ("XDG_DATA_HOME".to_string(), format!("{h}/.local/share")),
     ];
     let client = Client::spawn(
-        &program,
+        program,
         &profile.args,
         &env,
-        tmp.path(),
+        dir,
         ClientOptions {
             name: profile.name.clone(),
             settings: profile.settings.clone(),
@@ -275,117 +312,106 @@ pub async fn login(profile: &Profile, wait: Duration) -> Result<String> {
         "workspace/didChangeConfiguration",
         Some(json!({"settings": profile.settings})),
     );
+    Ok(client)
+}
+
+/// `signIn`, and the device flow when the server asks for it; the user it names, if
+/// any.
+async fn sign_in(client: &Client, wait: Duration) -> Result<Option<String>> {
     let answer = match client.request("signIn", Some(json!({})), wait).await {
         Ok(v) => v,
         Err(LspError::Rpc { message, .. }) if is_network_failure(&message) => {
-            let _ = client.shutdown().await;
             return Err(unreachable(&message));
         }
         Err(LspError::Timeout { .. }) => {
-            let _ = client.shutdown().await;
             return Err(unreachable(&format!(
                 "no answer to the sign-in request within {} s",
                 wait.as_secs()
             )));
         }
-        Err(e) => {
-            let _ = client.shutdown().await;
-            bail!("sign-in failed: {e}");
-        }
+        Err(e) => bail!("sign-in failed: {e}"),
     };
     let status = answer.get("status").and_then(Value::as_str).unwrap_or("");
-    let mut user = answer
+    let user = answer
         .get("user")
         .and_then(Value::as_str)
         .map(str::to_string);
-    if status == "PromptUserDeviceFlow" {
-        let code = answer
-            .get("userCode")
-            .and_then(Value::as_str)
-            .unwrap_or("?");
-        let uri = answer
-            .get("verificationUri")
-            .and_then(Value::as_str)
-            .unwrap_or("https://github.com/login/device");
-        let expires = answer
-            .get("expiresIn")
-            .and_then(Value::as_u64)
-            .unwrap_or(900);
-        eprintln!(
-            "To sign in to GitHub Copilot, open {uri} and enter the code {code} (it expires in {} min). Waiting…",
-            expires.div_ceil(60)
-        );
-        let deadline = Duration::from_secs(expires + 30);
-        let confirmed = match answer.get("command") {
-            Some(cmd) => {
-                client
-                    .request(
-                        "workspace/executeCommand",
-                        Some(json!({
-                            "command": cmd.get("command").cloned().unwrap_or(Value::Null),
-                            "arguments": cmd.get("arguments").cloned().unwrap_or(json!([])),
-                        })),
-                        deadline,
-                    )
-                    .await
-            }
-            None => {
-                client
-                    .request("signInConfirm", Some(json!({"userCode": code})), deadline)
-                    .await
-            }
-        };
-        let confirmed = match confirmed {
-            Ok(v) => v,
-            Err(e) => {
-                let _ = client.shutdown().await;
-                let text = e.to_string();
-                if is_network_failure(&text) {
-                    return Err(unreachable(&text));
-                }
-                bail!("sign-in not confirmed: {text}");
-            }
-        };
-        user = confirmed
-            .get("user")
-            .and_then(Value::as_str)
-            .map(str::to_string)
-            .or(user);
-    } else if status != "AlreadySignedIn" && status != "OK" {
-        let _ = client.shutdown().await;
-        bail!("unexpected sign-in answer: {answer}");
+    match status {
+        "PromptUserDeviceFlow" => Ok(device_flow(client, &answer).await?.or(user)),
+        "AlreadySignedIn" | "OK" => Ok(user),
+        _ => bail!("unexpected sign-in answer: {answer}"),
     }
-    // What the server says now, with the network.
-    let check = client
-        .request("checkStatus", Some(json!({})), wait)
-        .await
-        .unwrap_or(Value::Null);
-    let _ = client.shutdown().await;
-    let now = check.get("status").and_then(Value::as_str).unwrap_or("");
-    if !matches!(now, "OK" | "MaybeOK") {
-        bail!("the server does not report a sign-in after the flow (checkStatus: {check})");
-    }
-    let user = check
+}
+
+/// Shows the user the code and waits for their confirmation; the user the server
+/// names, if any.
+async fn device_flow(client: &Client, answer: &Value) -> Result<Option<String>> {
+    let code = answer
+        .get("userCode")
+        .and_then(Value::as_str)
+        .unwrap_or("?");
+    let uri = answer
+        .get("verificationUri")
+        .and_then(Value::as_str)
+        .unwrap_or("https://github.com/login/device");
+    let expires = answer
+        .get("expiresIn")
+        .and_then(Value::as_u64)
+        .unwrap_or(900);
+    eprintln!(
+        "To sign in to GitHub Copilot, open {uri} and enter the code {code} (it expires in {} min). Waiting…",
+        expires.div_ceil(60)
+    );
+    let deadline = Duration::from_secs(expires + 30);
+    let confirmed = match answer.get("command") {
+        Some(cmd) => {
+            client
+                .request(
+                    "workspace/executeCommand",
+                    Some(json!({
+                        "command": cmd.get("command").cloned().unwrap_or(Value::Null),
+                        "arguments": cmd.get("arguments").cloned().unwrap_or(json!([])),
+                    })),
+                    deadline,
+                )
+                .await
+        }
+        None => {
+            client
+                .request("signInConfirm", Some(json!({"userCode": code})), deadline)
+                .await
+        }
+    };
+    let confirmed = match confirmed {
+        Ok(v) => v,
+        Err(e) => {
+            let text = e.to_string();
+            if is_network_failure(&text) {
+                return Err(unreachable(&text));
+            }
+            bail!("sign-in not confirmed: {text}");
+        }
+    };
+    Ok(confirmed
         .get("user")
         .and_then(Value::as_str)
-        .map(str::to_string)
-        .or(user)
-        .unwrap_or_else(|| "?".into());
-    // Replace the store whole: written beside it, then renamed over it.
+        .map(str::to_string))
+}
+
+/// Replaces the store whole with the server's files from `from`: written beside it, then
+/// renamed over it.
+fn keep(from: &Path, store: &Path) -> Result<()> {
     let parent = store.parent().context("store has no parent")?;
     std::fs::create_dir_all(parent)?;
     let staged = parent.join("github-copilot.new");
     let _ = std::fs::remove_dir_all(&staged);
-    let n = copy_files(&config.join("github-copilot"), &staged)?;
+    let n = copy_files(from, &staged)?;
     if n == 0 {
         bail!("the server reported a sign-in but wrote no credentials file");
     }
-    let _ = std::fs::remove_dir_all(&store);
-    std::fs::rename(&staged, &store)?;
-    Ok(format!(
-        "signed in to GitHub Copilot as {user}; credentials kept in {} (each Copilot session gets a copy in its sandbox HOME)",
-        store.display()
-    ))
+    let _ = std::fs::remove_dir_all(store);
+    std::fs::rename(&staged, store)?;
+    Ok(())
 }
 
 #[cfg(test)]

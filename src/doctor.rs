@@ -75,6 +75,64 @@ impl Report {
     }
 }
 
+/// `typist doctor`'s table: one row per report.
+pub fn table(reports: &[Report]) -> String {
+    let mut t = comfy_table::Table::new();
+    t.load_style(comfy_table::presets::ASCII_MARKDOWN);
+    t.set_header([
+        "profile",
+        "status",
+        "server",
+        "version",
+        "inline",
+        "completion",
+        "probe items",
+        "latency ms",
+        "top",
+        "message",
+    ]);
+    for r in reports {
+        let yn = |b: bool| if b { "yes" } else { "no" }.to_string();
+        let (inline, completion) = r
+            .capabilities
+            .as_ref()
+            .map(|c| (yn(c.inline), yn(c.completion)))
+            .unwrap_or_default();
+        let (items, latency, top) = r
+            .probe
+            .as_ref()
+            .map(|p| {
+                (
+                    p.items.to_string(),
+                    format!("{:.1}", p.latency_ms),
+                    p.top.join(", "),
+                )
+            })
+            .unwrap_or_default();
+        let status = serde_json::to_value(r.status)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        let mut message = r.message.replace('\n', " ");
+        if message.chars().count() > 80 {
+            message = message.chars().take(77).collect::<String>() + "...";
+        }
+        t.add_row([
+            r.name.clone(),
+            status,
+            r.server.name.clone().unwrap_or_default(),
+            r.server.version.clone().unwrap_or_default(),
+            inline,
+            completion,
+            items,
+            latency,
+            top,
+            message,
+        ]);
+    }
+    t.to_string()
+}
+
 /// Examines one profile. Never fails: every problem becomes a status and a message.
 pub async fn examine(profile: &Profile, transcript_dir: Option<&Path>) -> Report {
     let mut report = Report {
@@ -98,28 +156,9 @@ pub async fn examine(profile: &Profile, transcript_dir: Option<&Path>) -> Report
     };
     let mut session = match Session::start(profile, &Conditions::default(), opts).await {
         Ok(s) => s,
-        Err(e) => {
-            report.message = e.to_string();
-            // A rustup proxy exists even when its component is not installed.
-            if report.message.contains("Unknown binary") {
-                report.status = Status::Missing;
-                report.message =
-                    format!("{}; {}", first_line(&report.message), profile.install_hint);
-            }
-            return report;
-        }
+        Err(e) => return did_not_start(report, profile, e.to_string()),
     };
-    let info = session.server_info().clone();
-    report.server = ServerDesc {
-        name: info.name,
-        version: info.version,
-    };
-    let caps = session.capabilities().clone();
-    report.capabilities = Some(CapsDesc {
-        inline: caps.inline,
-        completion: caps.completion,
-        sync: caps.sync,
-    });
+    describe_session(&mut report, &session);
     report.auth = session.auth_status().await;
     let not_signed_in = report.auth.as_deref().is_some_and(|s| {
         matches!(
@@ -131,6 +170,51 @@ pub async fn examine(profile: &Profile, transcript_dir: Option<&Path>) -> Report
     let auth_reason = (profile.dialect == crate::editor::DialectKind::Copilot)
         .then(|| crate::copilot::auth_reason(report.auth.as_deref()));
     let outcome = probe(&mut session, profile).await;
+    conclude(
+        &mut report,
+        profile,
+        outcome,
+        not_signed_in,
+        auth_reason.as_deref(),
+    );
+    let _ = tokio::time::timeout(Duration::from_secs(5), session.shutdown()).await;
+    report
+}
+
+/// The report of a server that did not start.
+fn did_not_start(mut report: Report, profile: &Profile, message: String) -> Report {
+    report.message = message;
+    // A rustup proxy exists even when its component is not installed.
+    if report.message.contains("Unknown binary") {
+        report.status = Status::Missing;
+        report.message = format!("{}; {}", first_line(&report.message), profile.install_hint);
+    }
+    report
+}
+
+/// What the server says about itself at `initialize`.
+fn describe_session(report: &mut Report, session: &Session) {
+    let info = session.server_info().clone();
+    report.server = ServerDesc {
+        name: info.name,
+        version: info.version,
+    };
+    let caps = session.capabilities().clone();
+    report.capabilities = Some(CapsDesc {
+        inline: caps.inline,
+        completion: caps.completion,
+        sync: caps.sync,
+    });
+}
+
+/// The status and message, from the probe's outcome and the sign-in.
+fn conclude(
+    report: &mut Report,
+    profile: &Profile,
+    outcome: Result<ProbeDesc, SessionError>,
+    not_signed_in: bool,
+    auth_reason: Option<&str>,
+) {
     match outcome {
         Ok(p) => {
             report.status = if not_signed_in {
@@ -150,20 +234,20 @@ pub async fn examine(profile: &Profile, transcript_dir: Option<&Path>) -> Report
         }
         Err(SessionError::NotSignedIn { message, .. }) => {
             report.status = Status::NeedsAuth;
-            report.message = match &auth_reason {
+            report.message = match auth_reason {
                 Some(r) => format!("{r}; probe: {message}"),
                 None => message,
             };
         }
         Err(e) if not_signed_in => {
             report.status = Status::NeedsAuth;
-            report.message = match &auth_reason {
+            report.message = match auth_reason {
                 Some(r) => format!("{r}; probe: {e}"),
                 None => format!("not signed in; probe: {e}"),
             };
         }
         Err(e) => {
-            report.message = match &auth_reason {
+            report.message = match auth_reason {
                 Some(r) if crate::copilot::is_network_failure(&e.to_string()) => {
                     format!("{r}, but the network is unreachable; probe: {e}")
                 }
@@ -172,11 +256,9 @@ pub async fn examine(profile: &Profile, transcript_dir: Option<&Path>) -> Report
             }
         }
     }
-    if let (Some(r), Status::Ok) = (&auth_reason, report.status) {
+    if let (Some(r), Status::Ok) = (auth_reason, report.status) {
         report.message = format!("{}; {r}", report.message);
     }
-    let _ = tokio::time::timeout(Duration::from_secs(5), session.shutdown()).await;
-    report
 }
 
 async fn probe(session: &mut Session, profile: &Profile) -> Result<ProbeDesc, SessionError> {

@@ -101,63 +101,6 @@ fn dispatch(command: Command) -> Result<ExitCode> {
     }
 }
 
-pub(crate) fn doctor_table(reports: &[typist::doctor::Report]) -> String {
-    let mut t = comfy_table::Table::new();
-    t.load_style(comfy_table::presets::ASCII_MARKDOWN);
-    t.set_header([
-        "profile",
-        "status",
-        "server",
-        "version",
-        "inline",
-        "completion",
-        "probe items",
-        "latency ms",
-        "top",
-        "message",
-    ]);
-    for r in reports {
-        let yn = |b: bool| if b { "yes" } else { "no" }.to_string();
-        let (inline, completion) = r
-            .capabilities
-            .as_ref()
-            .map(|c| (yn(c.inline), yn(c.completion)))
-            .unwrap_or_default();
-        let (items, latency, top) = r
-            .probe
-            .as_ref()
-            .map(|p| {
-                (
-                    p.items.to_string(),
-                    format!("{:.1}", p.latency_ms),
-                    p.top.join(", "),
-                )
-            })
-            .unwrap_or_default();
-        let status = serde_json::to_value(r.status)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default();
-        let mut message = r.message.replace('\n', " ");
-        if message.chars().count() > 80 {
-            message = message.chars().take(77).collect::<String>() + "...";
-        }
-        t.add_row([
-            r.name.clone(),
-            status,
-            r.server.name.clone().unwrap_or_default(),
-            r.server.version.clone().unwrap_or_default(),
-            inline,
-            completion,
-            items,
-            latency,
-            top,
-            message,
-        ]);
-    }
-    t.to_string()
-}
-
 fn pct(x: f64) -> String {
     if x.is_nan() {
         "-".into()

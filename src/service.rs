@@ -132,6 +132,47 @@ fn tail(path: &Path, lines: usize) -> String {
     all[all.len().saturating_sub(lines)..].join("\n")
 }
 
+/// Starts the service's program leading its own process group, its output into `log`,
+/// dying with typist.
+fn spawn(
+    spec: &ServiceSpec,
+    program: &Path,
+    args: &[String],
+    port: u16,
+    log: &Path,
+) -> Result<std::process::Child> {
+    let log_file = std::fs::File::create(log)?;
+    // Built as tokio's Command only to share `die_with_parent` with the language
+    // servers; spawned synchronously through the std Command inside.
+    let mut cmd = tokio::process::Command::new(program);
+    cmd.args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(log_file.try_clone()?)
+        .stderr(log_file)
+        .process_group(0);
+    crate::lsp::process::die_with_parent(&mut cmd);
+    tracing::info!(service = %spec.name, port, "starting {}", program.display());
+    cmd.as_std_mut()
+        .spawn()
+        .with_context(|| format!("service {}: cannot start {}", spec.name, program.display()))
+}
+
+/// The first two lines the program prints with `version_args`.
+fn version(program: &Path, version_args: &[String]) -> Option<String> {
+    let o = std::process::Command::new(program)
+        .args(version_args)
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    // llama-server prints `version: …` then `built with …`.
+    (!lines.is_empty()).then(|| lines.iter().take(2).copied().collect::<Vec<_>>().join("; "))
+}
+
 impl Services {
     /// Starts the services `profiles` need (each name once) and returns the profiles with
     /// their placeholders filled; the first service that cannot start is an error (the
@@ -196,6 +237,8 @@ impl Services {
         Ok((services, out))
     }
 
+    /// Starts one service on a free port and waits until its health URL answers;
+    /// returns the port.
     fn launch(&mut self, spec: &ServiceSpec, vars: &BTreeMap<String, String>) -> Result<u16> {
         let program = crate::editor::profile::resolve_program(&spec.command).with_context(|| {
             format!(
@@ -225,20 +268,7 @@ impl Services {
                 .insert(crate::editor::session::scratch_dir("services-")?),
         };
         let log = logs.path().join(format!("{}.log", spec.name));
-        let log_file = std::fs::File::create(&log)?;
-        // Built as tokio's Command only to share `die_with_parent` with the language
-        // servers; spawned synchronously through the std Command inside.
-        let mut cmd = tokio::process::Command::new(&program);
-        cmd.args(&args)
-            .stdin(std::process::Stdio::null())
-            .stdout(log_file.try_clone()?)
-            .stderr(log_file)
-            .process_group(0);
-        crate::lsp::process::die_with_parent(&mut cmd);
-        tracing::info!(service = %spec.name, port, "starting {}", program.display());
-        let child = cmd.as_std_mut().spawn().with_context(|| {
-            format!("service {}: cannot start {}", spec.name, program.display())
-        })?;
+        let child = spawn(spec, &program, &args, port, &log)?;
         if let Ok(mut r) = RUNNING.lock() {
             r.push(child.id());
         }
@@ -253,22 +283,10 @@ impl Services {
             Some(path) => json!({"path": path.display().to_string(), "sha256": sha256_file(path)?}),
             None => Value::Null,
         };
-        let version = spec.version_args.as_ref().and_then(|va| {
-            let o = std::process::Command::new(&program)
-                .args(va)
-                .output()
-                .ok()?;
-            let text = String::from_utf8_lossy(&o.stdout).to_string()
-                + &String::from_utf8_lossy(&o.stderr);
-            let lines: Vec<&str> = text
-                .lines()
-                .map(str::trim)
-                .filter(|l| !l.is_empty())
-                .collect();
-            // llama-server prints `version: …` then `built with …`.
-            (!lines.is_empty())
-                .then(|| lines.iter().take(2).copied().collect::<Vec<_>>().join("; "))
-        });
+        let version = spec
+            .version_args
+            .as_ref()
+            .and_then(|va| version(&program, va));
         self.running.last_mut().expect("just pushed").describe = json!({
             "name": spec.name,
             "command": program.display().to_string(),
@@ -277,6 +295,13 @@ impl Services {
             "version": version,
             "model": model,
         });
+        self.wait_ready(spec, &health, &log)?;
+        Ok(port)
+    }
+
+    /// Polls the last service's health URL until it answers with success; an error when
+    /// the service exits or misses its start-up deadline.
+    fn wait_ready(&mut self, spec: &ServiceSpec, health: &str, log: &Path) -> Result<()> {
         let deadline = Instant::now() + Duration::from_millis(spec.startup_timeout_ms);
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .timeout_global(Some(Duration::from_secs(2)))
@@ -284,10 +309,10 @@ impl Services {
             .build()
             .into();
         loop {
-            if let Ok(r) = agent.get(&health).call()
+            if let Ok(r) = agent.get(health).call()
                 && r.status().is_success()
             {
-                return Ok(port);
+                return Ok(());
             }
             let r = self.running.last_mut().expect("just pushed");
             if let Ok(Some(status)) = r.child.try_wait() {
@@ -295,7 +320,7 @@ impl Services {
                 bail!(
                     "service {} exited before it was ready ({status}); its last lines:\n{}",
                     spec.name,
-                    tail(&log, 15)
+                    tail(log, 15)
                 );
             }
             if Instant::now() >= deadline {
@@ -303,7 +328,7 @@ impl Services {
                     "service {} was not ready at {health} within {} ms; its last lines:\n{}",
                     spec.name,
                     spec.startup_timeout_ms,
-                    tail(&log, 15)
+                    tail(log, 15)
                 );
             }
             std::thread::sleep(Duration::from_millis(100));

@@ -41,7 +41,7 @@ pub fn doctor(a: DoctorArgs) -> Result<ExitCode> {
             serde_json::to_string_pretty(&serde_json::json!({"profiles": reports}))?
         );
     } else {
-        out!("{}", crate::doctor_table(&reports));
+        out!("{}", doctor::table(&reports));
     }
     let all_ok = reports.iter().all(|r| r.status == Status::Ok);
     Ok(if all_ok {

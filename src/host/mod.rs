@@ -10,8 +10,9 @@ pub mod faults;
 pub mod http;
 pub mod ngram;
 pub mod serve_model;
+mod workspace;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -28,7 +29,8 @@ use crate::editor::document::{
 };
 pub use faults::Faults;
 use faults::Kind;
-use ngram::{Counts, Vocab, predict_line, previous_line, tokenize};
+use ngram::previous_line;
+use workspace::Model;
 
 /// Which model answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
@@ -77,28 +79,10 @@ pub struct HostArgs {
     pub faults: Faults,
 }
 
-const MAX_CRAWL_FILE: u64 = 1 << 20;
-/// Weight of counts from the open documents against the workspace's.
-const OPEN_WEIGHT: i64 = 4;
-
 struct Doc {
     text: String,
     language: Option<Language>,
     path: Option<PathBuf>,
-}
-
-#[derive(Default)]
-struct Model {
-    vocab: Vocab,
-    /// Workspace files by path: language and token ids (read once at `initialize`).
-    crawled: HashMap<PathBuf, (Language, Vec<u32>)>,
-    /// Per language: counts of every crawled file not currently open.
-    workspace: HashMap<Language, Counts>,
-    /// Crawled files that are open: their disk content is not used, the editor's is.
-    shadowed: HashSet<PathBuf>,
-    /// Counts of each open document's text (the lines above the cursor for the one
-    /// asked about), extended as the document grows.
-    open_counts: HashMap<String, ngram::GrowingCounts>,
 }
 
 pub struct Host {
@@ -155,56 +139,6 @@ fn language_of(path: Option<&Path>, language_id: &str) -> Option<Language> {
 }
 
 impl Host {
-    fn crawl(&self, root: &Path) {
-        let Ok(mut m) = self.model.lock() else { return };
-        let walker = ignore::WalkBuilder::new(root)
-            .require_git(false)
-            .follow_links(false)
-            .build();
-        for entry in walker.flatten() {
-            let path = entry.path();
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
-                continue;
-            }
-            let Some(lang) = path
-                .extension()
-                .and_then(|e| e.to_str())
-                .and_then(Language::from_extension)
-            else {
-                continue;
-            };
-            if entry
-                .metadata()
-                .map(|md| md.len() > MAX_CRAWL_FILE)
-                .unwrap_or(true)
-            {
-                continue;
-            }
-            let Ok(text) = std::fs::read_to_string(path) else {
-                continue;
-            };
-            let ids: Vec<u32> = tokenize(&text).iter().map(|t| m.vocab.id(t)).collect();
-            m.workspace.entry(lang).or_default().add(&ids, 1);
-            m.crawled.insert(path.to_path_buf(), (lang, ids));
-        }
-    }
-
-    fn shadow(&self, path: &Path, on: bool) {
-        let Ok(mut m) = self.model.lock() else { return };
-        let m = &mut *m;
-        let Some((lang, ids)) = m.crawled.get(path) else {
-            return;
-        };
-        let already = m.shadowed.contains(path);
-        if on && !already {
-            m.workspace.entry(*lang).or_default().add(ids, -1);
-            m.shadowed.insert(path.to_path_buf());
-        } else if !on && already {
-            m.workspace.entry(*lang).or_default().add(ids, 1);
-            m.shadowed.remove(path);
-        }
-    }
-
     /// The text to insert at `pos` in `uri`, or `None`; an HTTP backend's failure is
     /// an error for the client, never an empty answer.
     async fn predict(&self, uri: &str, pos: EPos) -> Result<Option<String>, String> {
@@ -252,46 +186,7 @@ impl Host {
             }
             (BackendKind::Ngram, NgramContext::Workspace) => {
                 let mut m = self.model.lock().ok()?;
-                let m = &mut *m;
-                let prefix_ids: Vec<u32> = tokenize(prefix).iter().map(|t| m.vocab.id(t)).collect();
-                // What the editor shows: the lines above the cursor, the text below the
-                // cursor's line, and the other open documents of the same language.
-                let line_start = prefix.rfind('\n').map_or(0, |i| i + 1);
-                let mut keys = vec![uri.to_string()];
-                m.open_counts
-                    .entry(uri.to_string())
-                    .or_default()
-                    .update(&mut m.vocab, &doc.text[..line_start]);
-                for (u, d) in docs.iter() {
-                    if u != uri && d.language == doc.language {
-                        m.open_counts
-                            .entry(u.clone())
-                            .or_default()
-                            .update(&mut m.vocab, &d.text);
-                        keys.push(u.clone());
-                    }
-                }
-                let mut below = Counts::default();
-                if let Some(i) = doc.text[at..].find('\n') {
-                    let ids: Vec<u32> = tokenize(&doc.text[at + i..])
-                        .iter()
-                        .map(|t| m.vocab.id(t))
-                        .collect();
-                    below.add(&ids, 1);
-                }
-                let empty = Counts::default();
-                let ws = doc
-                    .language
-                    .and_then(|l| m.workspace.get(&l))
-                    .unwrap_or(&empty);
-                let mut tables: Vec<(&Counts, i64)> = keys
-                    .iter()
-                    .filter_map(|k| m.open_counts.get(k))
-                    .map(|g| (&g.counts, OPEN_WEIGHT))
-                    .collect();
-                tables.push((&below, OPEN_WEIGHT));
-                tables.push((ws, 1));
-                predict_line(&m.vocab, &prefix_ids, &tables)
+                m.predict(uri, doc, &docs, at)
             }
             _ => "pass".to_string(),
         };
@@ -380,7 +275,11 @@ impl LanguageServer for Host {
             *r = Some(root.clone());
         }
         match (root, self.backend, self.ngram_context) {
-            (Some(root), BackendKind::Ngram, NgramContext::Workspace) => self.crawl(&root),
+            (Some(root), BackendKind::Ngram, NgramContext::Workspace) => {
+                if let Ok(mut m) = self.model.lock() {
+                    m.crawl(&root);
+                }
+            }
             (Some(root), BackendKind::Cheat, _) => {
                 if let Ok(mut m) = self.cheat.lock() {
                     m.set_root(root);
@@ -419,8 +318,10 @@ impl LanguageServer for Host {
     async fn did_open(&self, p: DidOpenTextDocumentParams) {
         let uri = p.text_document.uri.as_str().to_string();
         let path = uri_path(&uri);
-        if let Some(path) = &path {
-            self.shadow(path, true);
+        if let Some(path) = &path
+            && let Ok(mut m) = self.model.lock()
+        {
+            m.shadow(path, true);
         }
         let language = language_of(path.as_deref(), &p.text_document.language_id);
         if self.backend == BackendKind::Cheat
@@ -467,8 +368,9 @@ impl LanguageServer for Host {
         if let Some(Doc {
             path: Some(path), ..
         }) = removed
+            && let Ok(mut m) = self.model.lock()
         {
-            self.shadow(&path, false);
+            m.shadow(&path, false);
         }
     }
 

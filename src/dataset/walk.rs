@@ -1,0 +1,255 @@
+//! Walking a dataset: each top-level folder a repository, ignore files respected,
+//! unreadable, binary, non-UTF-8, oversized files and symlinks skipped with a reason, and
+//! BOM, CRLF and lone CR normalized.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+
+use super::{Dataset, Language, Repo, Skipped, SourceFile, sha256_hex};
+
+#[derive(Debug, Clone)]
+pub struct WalkOptions {
+    /// Treat the folder itself as one repository (also when it holds a `.git`).
+    pub single_repo: bool,
+    /// Larger files are skipped.
+    pub max_file_bytes: u64,
+}
+
+impl Default for WalkOptions {
+    fn default() -> Self {
+        WalkOptions {
+            single_repo: false,
+            max_file_bytes: 1 << 20,
+        }
+    }
+}
+
+/// Walks `dir`: each top-level folder is a repository, or `dir` itself when it holds
+/// a `.git` or `single_repo` is set. Files in `.gitignore`d paths are not walked;
+/// binary, non-UTF-8, oversized, unreadable files and symlinks are skipped with a reason.
+pub fn walk(dir: &Path, opts: &WalkOptions) -> Result<Dataset> {
+    let meta =
+        std::fs::metadata(dir).with_context(|| format!("cannot read dataset {}", dir.display()))?;
+    if !meta.is_dir() {
+        bail!("dataset {} is not a folder", dir.display());
+    }
+    let mut skipped = Vec::new();
+    let mut roots: Vec<(String, PathBuf)> = Vec::new();
+    if opts.single_repo || dir.join(".git").exists() {
+        let name = dir
+            .canonicalize()
+            .ok()
+            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .unwrap_or_else(|| "repo".into());
+        roots.push((name, dir.to_path_buf()));
+    } else {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .with_context(|| format!("cannot list dataset {}", dir.display()))?
+            .filter_map(|e| e.ok())
+            .collect();
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.') {
+                continue;
+            }
+            let ft = e.file_type()?;
+            if ft.is_dir() {
+                roots.push((name, e.path()));
+            } else if ft.is_symlink() {
+                skipped.push(Skipped {
+                    path: name,
+                    reason: "symlink (not followed)".into(),
+                });
+            }
+        }
+    }
+    let mut repos = Vec::new();
+    for (name, root) in roots {
+        let files = walk_repo(&name, &root, opts, &mut skipped);
+        if files.is_empty() {
+            skipped.push(Skipped {
+                path: name.clone(),
+                reason: "repository has no source files".into(),
+            });
+        }
+        repos.push(Repo { name, root, files });
+    }
+    Ok(Dataset {
+        root: dir.to_path_buf(),
+        repos,
+        skipped,
+    })
+}
+
+fn walk_repo(
+    name: &str,
+    root: &Path,
+    opts: &WalkOptions,
+    skipped: &mut Vec<Skipped>,
+) -> Vec<SourceFile> {
+    let mut files = Vec::new();
+    let walker = ignore::WalkBuilder::new(root)
+        .hidden(true)
+        .git_ignore(true)
+        .git_exclude(false)
+        .git_global(false)
+        .require_git(false)
+        .follow_links(false)
+        .sort_by_file_name(|a, b| a.cmp(b))
+        .build();
+    for entry in walker {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                skipped.push(Skipped {
+                    path: name.to_string(),
+                    reason: format!("walk error: {e}"),
+                });
+                continue;
+            }
+        };
+        let path = entry.path();
+        let rel = path
+            .strip_prefix(root)
+            .unwrap_or(path)
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/");
+        let shown = format!("{name}/{rel}");
+        let Some(ft) = entry.file_type() else {
+            continue;
+        };
+        if ft.is_symlink() {
+            skipped.push(Skipped {
+                path: shown,
+                reason: "symlink (not followed)".into(),
+            });
+            continue;
+        }
+        if !ft.is_file() {
+            continue;
+        }
+        let Some(language) = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .and_then(Language::from_extension)
+        else {
+            continue;
+        };
+        match read_source(path, opts.max_file_bytes) {
+            Ok((text, hash, notes)) => files.push(SourceFile {
+                repo: name.to_string(),
+                rel,
+                language,
+                hash,
+                text,
+                notes,
+            }),
+            Err(reason) => skipped.push(Skipped {
+                path: shown,
+                reason,
+            }),
+        }
+    }
+    files
+}
+
+fn read_source(
+    path: &Path,
+    max: u64,
+) -> std::result::Result<(String, String, Vec<String>), String> {
+    let meta = std::fs::metadata(path).map_err(|e| format!("unreadable: {e}"))?;
+    if meta.len() > max {
+        return Err(format!("oversized: {} bytes (limit {max})", meta.len()));
+    }
+    let bytes = std::fs::read(path).map_err(|e| format!("unreadable: {e}"))?;
+    if bytes.contains(&0) {
+        return Err("binary (NUL bytes)".into());
+    }
+    let hash = format!("sha256:{}", sha256_hex(&bytes));
+    let mut text = String::from_utf8(bytes).map_err(|e| format!("not UTF-8: {e}"))?;
+    let mut notes = Vec::new();
+    if let Some(rest) = text.strip_prefix('\u{feff}') {
+        text = rest.to_string();
+        notes.push("bom".to_string());
+    }
+    if text.contains("\r\n") {
+        text = text.replace("\r\n", "\n");
+        notes.push("crlf".to_string());
+    }
+    // A lone CR ends a line for LSP as for old Mac files: the server would count lines
+    // differently from typist if it stayed inside one.
+    if text.contains('\r') {
+        text = text.replace('\r', "\n");
+        notes.push("cr".to_string());
+    }
+    Ok((text, hash, notes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(root: &Path, rel: &str, text: &str) {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    #[test]
+    fn repositories_gitignore_and_languages() {
+        let d = tempfile::tempdir().unwrap();
+        write(d.path(), "a/.gitignore", "build/\n*.gen.py\n");
+        write(d.path(), "a/src/m.py", "x = 1\n");
+        write(d.path(), "a/src/skip.gen.py", "y = 2\n");
+        write(d.path(), "a/build/out.py", "z = 3\n");
+        write(d.path(), "a/web/app.tsx", "let a = 1;\n");
+        write(d.path(), "a/README.md", "# not code\n");
+        write(d.path(), "b/lib.rs", "fn f() {}\n");
+        let ds = walk(d.path(), &WalkOptions::default()).unwrap();
+        let names: Vec<(&str, Vec<(&str, Language)>)> = ds
+            .repos
+            .iter()
+            .map(|r| {
+                (
+                    r.name.as_str(),
+                    r.files
+                        .iter()
+                        .map(|f| (f.rel.as_str(), f.language))
+                        .collect(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                (
+                    "a",
+                    vec![
+                        ("src/m.py", Language::Python),
+                        ("web/app.tsx", Language::TypeScript)
+                    ]
+                ),
+                ("b", vec![("lib.rs", Language::Rust)]),
+            ]
+        );
+        // With a .git, or --single-repo, the folder itself is the repository.
+        std::fs::create_dir_all(d.path().join("a/.git")).unwrap();
+        let one = walk(&d.path().join("a"), &WalkOptions::default()).unwrap();
+        assert_eq!(one.repos.len(), 1);
+        assert_eq!(one.repos[0].name, "a");
+        let single = walk(
+            d.path(),
+            &WalkOptions {
+                single_repo: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(single.repos.len(), 1);
+        assert_eq!(single.repos[0].files.len(), 3);
+    }
+}

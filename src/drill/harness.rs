@@ -1,0 +1,236 @@
+//! The drill's folder, its host profiles, and typist run in it as a child process, as a
+//! user would; what the children leave behind (processes, workspaces) is counted.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+
+use super::{DrillOptions, DrillReport};
+
+const HOST_LANGUAGES: &str = "languages = [\"python\", \"javascript\", \"typescript\"]\nextensions = [\"py\", \"js\", \"ts\", \"mjs\", \"cjs\"]\n";
+
+fn write_profile(editors: &Path, name: &str, host_args: &[String], timeout_ms: u64) -> Result<()> {
+    let toml = format!(
+        "name = \"{name}\"\ncommand = \"@typist\"\nargs = {host_args:?}\ndialect = \"inline\"\n{HOST_LANGUAGES}request_timeout_ms = {timeout_ms}\nrestart_after_timeouts = 3\n"
+    );
+    std::fs::write(editors.join(format!("{name}.toml")), toml)
+        .with_context(|| format!("cannot write the drill's profile in {}", editors.display()))
+}
+
+/// The drill's folder and typist run inside it as a child process.
+pub(super) struct Drill {
+    pub(super) exe: PathBuf,
+    /// Every process started for the drill names this folder on its command line.
+    pub(super) dir: PathBuf,
+    /// The children's `TMPDIR`: what is left in it is a leftover workspace.
+    pub(super) tmp: PathBuf,
+    pub(super) opts: DrillOptions,
+    /// The removed temporary folder, when `--keep` is not given.
+    _holder: Option<tempfile::TempDir>,
+}
+
+impl Drill {
+    /// Makes the drill's folder (`opts.keep` or a temporary one) with `tmp/` and
+    /// `editors/` in it.
+    pub(super) fn new(opts: &DrillOptions) -> Result<Drill> {
+        let exe = std::env::current_exe().context("cannot find typist's own executable")?;
+        let mut holder = None;
+        let dir = match &opts.keep {
+            Some(d) => {
+                std::fs::create_dir_all(d)
+                    .with_context(|| format!("cannot create {}", d.display()))?;
+                d.canonicalize()?
+            }
+            None => holder
+                .insert(tempfile::Builder::new().prefix("typist-drill-").tempdir()?)
+                .path()
+                .canonicalize()?,
+        };
+        let tmp = dir.join("tmp");
+        for d in [&tmp, &dir.join("editors")] {
+            std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
+        }
+        Ok(Drill {
+            exe,
+            dir,
+            tmp,
+            opts: opts.clone(),
+            _holder: holder,
+        })
+    }
+
+    /// The two host profiles: `drill-faults` with the fault mix logged to `log`, and
+    /// `drill-plain` without faults.
+    pub(super) fn write_profiles(&self, log: &Path) -> Result<()> {
+        let editors = self.dir.join("editors");
+        let host = |extra: &[String]| -> Vec<String> {
+            let mut a: Vec<String> = ["host", "--backend", "ngram"].map(String::from).to_vec();
+            a.extend_from_slice(extra);
+            a
+        };
+        write_profile(
+            &editors,
+            "drill-faults",
+            &host(&[
+                "--fault-mix".into(),
+                self.opts.fault_mix.to_string(),
+                "--fault-seed".into(),
+                self.opts.seed.to_string(),
+                "--fault-log".into(),
+                log.display().to_string(),
+            ]),
+            300,
+        )?;
+        // No faults; the log flag only marks the drill's servers for the process search.
+        write_profile(
+            &editors,
+            "drill-plain",
+            &host(&[
+                "--fault-log".into(),
+                self.dir.join("plain.jsonl").display().to_string(),
+            ]),
+            5_000,
+        )
+    }
+
+    /// Samples the drill's plan with `typist sample`; returns its path.
+    pub(super) fn sample_plan(&self) -> Result<PathBuf> {
+        let plan = self.dir.join("plan.jsonl");
+        self.finish(
+            &[
+                "sample".into(),
+                "--dataset".into(),
+                self.opts.dataset.display().to_string(),
+                "--rate".into(),
+                self.opts.rate.to_string(),
+                "--seed".into(),
+                self.opts.seed.to_string(),
+                "--out".into(),
+                plan.display().to_string(),
+            ],
+            "sampling the drill's plan",
+        )?;
+        Ok(plan)
+    }
+
+    pub(super) fn typist(&self) -> Command {
+        let mut c = Command::new(&self.exe);
+        c.env("TMPDIR", &self.tmp)
+            .env_remove("RUST_LOG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        c
+    }
+
+    pub(super) fn run_args(&self, plan: &Path, assistant: &str, out: &Path) -> Vec<String> {
+        [
+            "run",
+            "--config",
+            "/dev/null",
+            "--quiet",
+            "--no-latency",
+            "--max-restarts",
+            "1000000",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([
+            "--dataset".into(),
+            self.opts.dataset.display().to_string(),
+            "--plan".into(),
+            plan.display().to_string(),
+            "--editors".into(),
+            self.dir.join("editors").display().to_string(),
+            "--assistant".into(),
+            assistant.into(),
+            "--jobs".into(),
+            self.opts.jobs.to_string(),
+            "--out".into(),
+            out.display().to_string(),
+        ])
+        .collect()
+    }
+
+    /// Runs typist to its end; exit 0 and 3 (an assistant that answered nothing) are runs
+    /// that finished.
+    pub(super) fn finish(&self, args: &[String], what: &str) -> Result<()> {
+        let o = self
+            .typist()
+            .args(args)
+            .output()
+            .with_context(|| format!("cannot start {}", self.exe.display()))?;
+        if !matches!(o.status.code(), Some(0 | 3)) {
+            bail!(
+                "{what}: typist {} ended with {}: {}",
+                args.join(" "),
+                o.status,
+                String::from_utf8_lossy(&o.stderr).trim()
+            );
+        }
+        Ok(())
+    }
+
+    /// Processes still running that were started for this drill (their command line
+    /// names the drill's folder).
+    fn leftovers(&self) -> Vec<(u32, String)> {
+        let marker = self.dir.display().to_string();
+        let me = std::process::id();
+        let mut out = Vec::new();
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return out;
+        };
+        for e in entries.flatten() {
+            let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+                continue;
+            };
+            if pid == me {
+                continue;
+            }
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .map(|s| {
+                    s.rsplit_once(')')
+                        .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+                })
+                .unwrap_or(true);
+            if !zombie && cmd.contains(&marker) {
+                out.push((pid, cmd));
+            }
+        }
+        out
+    }
+
+    /// Waits up to `grace` for the drill's processes to end, then kills and counts the rest.
+    pub(super) fn sweep_leftovers(&self, grace: Duration, report: &mut DrillReport) {
+        let deadline = Instant::now() + grace;
+        let mut left = self.leftovers();
+        while !left.is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+            left = self.leftovers();
+        }
+        for (pid, cmd) in &left {
+            report
+                .examples
+                .push(format!("left running: pid {pid}: {cmd}"));
+            // SAFETY: kill(2) on a process this drill started; no memory is touched.
+            unsafe { libc::kill(*pid as i32, libc::SIGKILL) };
+        }
+        report.leftover_processes += left.len() as u64;
+    }
+
+    pub(super) fn count_workspaces(&self, report: &mut DrillReport) {
+        let n = std::fs::read_dir(&self.tmp)
+            .map(|d| d.flatten().count())
+            .unwrap_or(0);
+        report.leftover_workspaces += n as u64;
+        if n > 0 {
+            report
+                .examples
+                .push(format!("{n} folder(s) left in {}", self.tmp.display()));
+        }
+    }
+}
