@@ -292,13 +292,13 @@ fn time_run(dataset: &Path, assistant: &str, jobs: usize, out: &Path) -> Result<
     if !status.success() {
         bail!("typist run against {assistant} failed ({status})");
     }
-    let m: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json"))?)?;
+    let m = crate::replay::Manifest::read(&out.join("manifest.json"))?;
+    let cpu = m.cpu_seconds;
     Ok(RunTiming {
-        cases: m["records"].as_u64().unwrap_or(0) as usize,
+        cases: m.records.unwrap_or(0),
         wall,
-        typist_cpu: m["cpu_seconds"]["typist"].as_f64().unwrap_or(f64::NAN),
-        server_cpu: m["cpu_seconds"]["servers"].as_f64().unwrap_or(f64::NAN),
+        typist_cpu: cpu.and_then(|c| c.typist).unwrap_or(f64::NAN),
+        server_cpu: cpu.and_then(|c| c.servers).unwrap_or(f64::NAN),
     })
 }
 

@@ -80,14 +80,14 @@ fn check_faults(
 
 /// The run manifest's counts of sessions started and restarted.
 fn read_sessions(out: &Path, report: &mut DrillReport) {
-    let manifest: Value = std::fs::read_to_string(out.join("manifest.json"))
+    let sessions = crate::replay::Manifest::read(&out.join("manifest.json"))
         .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or(Value::Null);
-    let sessions = &manifest["sessions"];
-    report.sessions_started = sessions["started"].as_u64().unwrap_or(0);
-    report.restarted_after_exit = sessions["restarted_after_exit"].as_u64().unwrap_or(0);
-    report.restarted_after_timeouts = sessions["restarted_after_timeouts"].as_u64().unwrap_or(0);
+        .and_then(|m| m.sessions);
+    if let Some(s) = sessions {
+        report.sessions_started = s.started;
+        report.restarted_after_exit = s.restarted_after_exit;
+        report.restarted_after_timeouts = s.restarted_after_timeouts;
+    }
 }
 
 /// The host's log, counted: the last request for each (file, 0-based line) wins (a

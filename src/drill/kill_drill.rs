@@ -54,8 +54,8 @@ fn start_and_kill(
 ) -> Result<()> {
     let mut a = args.to_vec();
     if killed.join("records.jsonl").exists() {
-        let complete = std::fs::read_to_string(killed.join("manifest.json"))
-            .is_ok_and(|m| m.contains("\"status\": \"complete\""));
+        let complete = crate::replay::Manifest::read(&killed.join("manifest.json"))
+            .is_ok_and(|m| m.status == crate::replay::RunStatus::Complete);
         if complete {
             std::fs::remove_dir_all(killed)?;
         } else {
