@@ -36,7 +36,7 @@ enum Command {
     Merge(MergeArgs),
     /// The assistant plugin host: an LSP server on stdio answering inline completion
     /// from a built-in model (used by the typist-* profiles).
-    Host(typist::host::HostArgs),
+    Host(cli::host_args::HostFlags),
     /// Serve a model over HTTP on 127.0.0.1 (OpenAI-compatible and Tabby
     /// /v1/completions, /v1/health, Ollama /api/generate, llama.cpp /infill, TGI
     /// /generate), so that real agents can run offline against a local model: the n-gram

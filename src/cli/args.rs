@@ -54,7 +54,7 @@ pub struct ServeModelArgs {
     #[arg(long, value_name = "FILE")]
     pub log_requests: Option<PathBuf>,
     #[command(flatten)]
-    pub upstream: typist::host::serve_model::UpstreamArgs,
+    pub upstream: super::host_args::UpstreamFlags,
 }
 
 #[derive(clap::Args, Debug, Clone)]
@@ -206,18 +206,18 @@ pub struct RunArgs {
     pub shard: Option<String>,
     #[command(flatten)]
     pub sampling: SamplingArgs,
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = super::choice::choice(super::choice::CONTEXT))]
     pub context: Option<typist::replay::typing::ContextMode>,
     #[arg(long, value_name = "N")]
     pub suffix_lines: Option<u32>,
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = super::choice::choice(super::choice::TYPING))]
     pub typing: Option<typist::replay::typing::TypingMode>,
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = super::choice::choice(super::choice::GRANULARITY))]
     pub granularity: Option<typist::replay::typing::Granularity>,
     /// Characters of the expected line typed before asking.
     #[arg(long, value_name = "K")]
     pub typed_prefix: Option<u32>,
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = super::choice::choice(super::choice::TRIGGER))]
     pub trigger: Option<typist::editor::TriggerKind>,
     #[arg(long, value_name = "MS")]
     pub settle_ms: Option<u64>,

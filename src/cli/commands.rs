@@ -169,13 +169,13 @@ pub fn merge(a: MergeArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn host(args: typist::host::HostArgs) -> Result<ExitCode> {
-    runtime()?.block_on(typist::host::serve_stdio(args));
+pub fn host(flags: super::host_args::HostFlags) -> Result<ExitCode> {
+    runtime()?.block_on(typist::host::serve_stdio(flags.into()));
     Ok(ExitCode::SUCCESS)
 }
 
 pub fn serve_model(a: ServeModelArgs) -> Result<ExitCode> {
-    typist::host::serve_model::serve(a.port, a.log_requests.as_deref(), &a.upstream)?;
+    typist::host::serve_model::serve(a.port, a.log_requests.as_deref(), &a.upstream.into())?;
     Ok(ExitCode::SUCCESS)
 }
 

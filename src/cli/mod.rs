@@ -19,7 +19,9 @@ macro_rules! out {
 }
 
 pub mod args;
+pub mod choice;
 pub mod commands;
+pub mod host_args;
 pub mod run;
 
 use anyhow::{Context, Result};

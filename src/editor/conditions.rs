@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::document::PositionEncoding;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum TriggerKind {
     /// Explicit user gesture (inline: `Invoked = 1`).

@@ -14,36 +14,27 @@ use tower_lsp_server::ls_types::{ConfigurationItem, MessageType};
 use super::Host;
 
 /// Fault and latency shaping, off by default.
-#[derive(Debug, Clone, Default, clap::Args)]
+#[derive(Debug, Clone, Default)]
 pub struct Faults {
     /// Fixed delay before every answer.
-    #[arg(long, default_value_t = 0, value_name = "MS")]
     pub delay_ms: u64,
     /// Extra random delay up to this much (seeded).
-    #[arg(long, default_value_t = 0, value_name = "MS")]
     pub jitter_ms: u64,
     /// Probability of an empty answer (seeded).
-    #[arg(long, default_value_t = 0.0, value_name = "P")]
     pub empty_rate: f64,
     /// Exit (code 3) when the Nth suggestion request arrives.
-    #[arg(long, value_name = "N")]
     pub crash_after: Option<u64>,
     /// Never answer from the Nth suggestion request on.
-    #[arg(long, value_name = "N")]
     pub hang_after: Option<u64>,
     /// Write a garbage frame to stdout before answering the Nth request and every later one.
-    #[arg(long, value_name = "N")]
     pub garbage_after: Option<u64>,
     /// Send this many `window/logMessage` notifications before each answer.
-    #[arg(long, default_value_t = 0, value_name = "N")]
     pub log_flood: u32,
     /// Write this many bytes of lines that are not UTF-8 to stderr before each answer
     /// (a blocking write: a client that stops draining stderr stalls the server).
-    #[arg(long, default_value_t = 0, value_name = "BYTES")]
     pub stderr_junk: u64,
     /// After the client has gone (stdin closed), stay alive this long before exiting,
     /// as servers busy indexing do: only the client's process handling ends it sooner.
-    #[arg(long, default_value_t = 0, value_name = "SECS")]
     pub linger_secs: u64,
     /// Probability that a suggestion request meets one fault of a mix of every kind
     /// (crash on arrival, crash mid-answer, crash after answering, hang, error answer,
@@ -51,19 +42,15 @@ pub struct Faults {
     /// notification flood, stderr flood, server→client request storm), drawn from the
     /// seed, the file's path in the workspace and the line: the same case meets the
     /// same fault on every attempt and in every run. Used by `typist drill`.
-    #[arg(long, default_value_t = 0.0, value_name = "P")]
     pub fault_mix: f64,
     /// Append one JSON line per suggestion request: the file, the line, the fault met
     /// (or none) and what was answered, for `typist drill` to check records against.
-    #[arg(long, value_name = "FILE")]
     pub fault_log: Option<std::path::PathBuf>,
     /// Behave as a careless server with the secret in this environment variable: print
     /// it to stderr at `initialize`, and reject every third suggestion request with an
     /// error quoting it (as APIs quoting a rejected key do). For the secret canary test.
-    #[arg(long, value_name = "VAR")]
     pub leak_env: Option<String>,
     /// Seed of the random faults.
-    #[arg(long, default_value_t = 0)]
     pub fault_seed: u64,
 }
 

@@ -7,7 +7,7 @@
 use serde_json::{Value, json};
 
 /// Fill-in-the-middle prompt formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum FimTemplate {
     /// `<fim_prefix>P<fim_suffix>S<fim_middle>` (StarCoder, SantaCoder)
@@ -65,29 +65,20 @@ pub fn parse_fim(prompt: &str) -> Option<(String, String)> {
 }
 
 /// What the host sends to a model and how.
-#[derive(Debug, Clone, clap::Args, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct HttpOptions {
     /// Base URL of the model server (e.g. http://127.0.0.1:8080).
-    #[arg(long, value_name = "URL")]
     pub endpoint: Option<String>,
-    #[arg(long, default_value = "default", value_name = "NAME")]
     pub model: String,
-    #[arg(long, value_enum, default_value = "starcoder")]
     pub template: Option<FimTemplate>,
-    #[arg(long, default_value_t = 64)]
     pub max_tokens: u32,
-    #[arg(long, default_value_t = 0.0)]
     pub temperature: f64,
     /// Stop sequences (repeatable).
-    #[arg(long = "stop", value_name = "TEXT")]
     pub stop: Vec<String>,
     /// Characters of context sent: 3/4 for the prefix (nearest the cursor), 1/4 suffix.
-    #[arg(long, default_value_t = 8192, value_name = "CHARS")]
     pub context_chars: usize,
     /// Name of the environment variable that holds the API key (sent as a Bearer token).
-    #[arg(long, value_name = "VAR")]
     pub api_key_env: Option<String>,
-    #[arg(long, default_value_t = 30_000, value_name = "MS")]
     pub http_timeout_ms: u64,
     /// Whitespace healing for left-to-right models: the prompt ends at the prefix's last
     /// non-blank character, and the answer counts only if it starts with the whitespace
@@ -95,7 +86,6 @@ pub struct HttpOptions {
     /// indentation splits a token the model would have written, and small models then
     /// answer off the rails. When a line break was taken off, a `\n` stop sequence is
     /// applied by the host after it (the server would stop at once).
-    #[arg(long)]
     pub heal_whitespace: bool,
 }
 

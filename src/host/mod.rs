@@ -33,7 +33,7 @@ use ngram::previous_line;
 use workspace::Model;
 
 /// Which model answers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum BackendKind {
     /// Token n-grams from the workspace and open documents of the same language.
@@ -57,7 +57,7 @@ pub enum BackendKind {
 }
 
 /// What the n-gram model learns from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum NgramContext {
     /// The workspace's files of the same language and the open documents.
     #[default]
@@ -67,15 +67,11 @@ pub enum NgramContext {
 }
 
 /// Everything `typist host` is started with.
-#[derive(Debug, Clone, clap::Args)]
+#[derive(Debug, Clone)]
 pub struct HostArgs {
-    #[arg(long, value_enum, default_value = "ngram")]
     pub backend: BackendKind,
-    #[arg(long, value_enum, default_value = "workspace")]
     pub ngram_context: NgramContext,
-    #[command(flatten)]
     pub http: http::HttpOptions,
-    #[command(flatten)]
     pub faults: Faults,
 }
 

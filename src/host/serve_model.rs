@@ -73,29 +73,22 @@ fn health(model: &str) -> Value {
 }
 
 /// `--upstream`: the model server fronted and how its requests are made.
-#[derive(Debug, Clone, clap::Args)]
+#[derive(Debug, Clone)]
 pub struct UpstreamArgs {
     /// Front this llama.cpp server (or any OpenAI-compatible /v1/completions) instead of
     /// answering from the n-gram baseline.
-    #[arg(long, value_name = "URL")]
     pub upstream: Option<String>,
     /// How a prefix and a suffix become the upstream's prompt (`none`: the prefix alone,
     /// for a left-to-right model).
-    #[arg(long, value_enum, default_value = "none")]
     pub template: FimTemplate,
     /// Tokens asked for when the request does not say.
-    #[arg(long, default_value_t = 64)]
     pub max_tokens: u32,
     /// Sampling temperature when the request does not say.
-    #[arg(long, default_value_t = 0.0)]
     pub temperature: f64,
     /// Stop sequences when the request gives none (repeatable).
-    #[arg(long = "stop", value_name = "TEXT")]
     pub stop: Vec<String>,
     /// The model name sent upstream and reported by /v1/health.
-    #[arg(long, default_value = "upstream")]
     pub model: String,
-    #[arg(long, default_value_t = 120_000, value_name = "MS")]
     pub upstream_timeout_ms: u64,
 }
 

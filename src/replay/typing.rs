@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 /// What of the file is in the editor when a line is predicted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum ContextMode {
     /// Only the code above the line (the study's default), plus `suffix_lines` below.
@@ -16,7 +16,7 @@ pub enum ContextMode {
 }
 
 /// How the text reaches the server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum TypingMode {
     /// The context is set in one change before each case (as the study's script did).
@@ -26,7 +26,7 @@ pub enum TypingMode {
     Type,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum Granularity {
     /// One change per line.
