@@ -3,10 +3,16 @@
 //! metrics for completion lists, the repository-level bootstrap and paired p-values.
 //! Reads records files; knows nothing of LSP or replay.
 
+mod accumulate;
 pub mod bootstrap;
+pub mod curve;
 pub mod distance;
+pub mod pairwise;
+pub mod ranking;
 pub mod records;
+pub mod repeat;
 pub mod summary;
+pub mod sums;
 
 pub use bootstrap::Estimate;
 pub use records::{Outcome, Table, read_records};
