@@ -14,8 +14,8 @@ use std::path::PathBuf;
 use anyhow::Result;
 use serde_json::Value;
 
-use crate::score::{Estimate, Options, Summary, read_records, summarize};
-use pairs::{Pair, read_pairs};
+use crate::score::{Estimate, Options, Summary, read_records_and_pairs, summarize};
+use pairs::Pair;
 
 #[derive(Debug, Clone)]
 pub struct ReportOptions {
@@ -76,7 +76,8 @@ fn num_attr(x: f64) -> String {
 }
 
 pub fn build(records: &[PathBuf], opts: &ReportOptions) -> Result<Report> {
-    let table = read_records(records, false, 0)?;
+    // Read once: the scoring table and the pairs come from one parse.
+    let (table, pairs) = read_records_and_pairs(records, false, 0)?;
     let summary = summarize(
         &table,
         &Options {
@@ -86,7 +87,6 @@ pub fn build(records: &[PathBuf], opts: &ReportOptions) -> Result<Report> {
             curve_bands: true,
         },
     );
-    let pairs = read_pairs(records)?;
     let manifest: Option<Value> = records
         .first()
         .and_then(|p| p.parent())

@@ -7,6 +7,7 @@ mod accumulate;
 pub mod bootstrap;
 pub mod curve;
 pub mod distance;
+pub mod pairs;
 pub mod pairwise;
 pub mod ranking;
 pub mod records;
@@ -16,6 +17,7 @@ pub mod sums;
 pub mod table;
 
 pub use bootstrap::Estimate;
-pub use records::{Outcome, Table, read_records};
+pub use pairs::Pair;
+pub use records::{Outcome, Table, read_records, read_records_and_pairs};
 pub use summary::{Options, Summary, summarize};
 pub use table::score_table;
