@@ -13,8 +13,40 @@ use super::{Outcome, Row};
 use crate::score::distance::distances;
 use crate::score::pairs::{Pair, PairSource};
 
-#[derive(Deserialize)]
-struct Raw<'a> {
+/// The record's fields, declared once for two structs: [`Raw`], which also reads `line`
+/// (leniently) for the pairs, and `RawRow`, scoring's own reading without it. `line`
+/// comes last: serde reports a missing field in declaration order.
+macro_rules! raw_records {
+    ($($(#[$m:meta])* $field:ident: $ty:ty,)*) => {
+        #[derive(Deserialize)]
+        struct Raw<'a> {
+            $($(#[$m])* $field: $ty,)*
+            /// Scoring ignores it; the pairs need a `u32` when it is there.
+            #[serde(default)]
+            line: LineNo,
+        }
+
+        /// A record as scoring has always read it: `line` is no field, so a line that
+        /// [`Raw`] refuses only for its `line` (a repeated key, a number beyond `f64`)
+        /// is still a row. Named `Raw` in serde's messages, which reach the problems.
+        #[derive(Deserialize)]
+        #[serde(rename = "Raw")]
+        struct RawRow<'a> {
+            $($(#[$m])* $field: $ty,)*
+        }
+
+        impl<'a> From<RawRow<'a>> for Raw<'a> {
+            fn from(r: RawRow<'a>) -> Raw<'a> {
+                Raw {
+                    $($field: r.$field,)*
+                    line: LineNo::Absent,
+                }
+            }
+        }
+    };
+}
+
+raw_records! {
     #[serde(borrow)]
     case: Cow<'a, str>,
     #[serde(borrow)]
@@ -22,9 +54,6 @@ struct Raw<'a> {
     /// Outer `None`: absent; `Some(None)`: null (which the pairs refuse).
     #[serde(borrow, default, deserialize_with = "nullable_str")]
     file: Option<Option<Cow<'a, str>>>,
-    /// Scoring ignores it; the pairs need a `u32` when it is there.
-    #[serde(default)]
-    line: LineNo,
     #[serde(borrow, default)]
     language: Option<Cow<'a, str>>,
     #[serde(borrow)]
@@ -100,8 +129,8 @@ fn nullable_str<'de: 'a, 'a, D: Deserializer<'de>>(
 }
 
 /// The record's `line` as the pairs read it: absent (0), a `u32`, or anything else
-/// (the record is then no pair). Never an error, so scoring reads what it did without
-/// the field (except a number beyond `f64`, which JSON parsing itself refuses).
+/// (the record is then no pair). Not an error, except where JSON parsing itself refuses
+/// the value (a number beyond `f64`): `RawRow` then reads the line for scoring.
 #[derive(Default)]
 enum LineNo {
     #[default]
@@ -250,7 +279,7 @@ pub(super) fn parse_chunk(c: Chunk, want_pairs: bool) -> Block {
 }
 
 /// One line as a row; with `pairs`, its pair (if it is one) is added from the same
-/// parse, and a line scoring refuses is read once more as the pairs always read it.
+/// parse. A line `Raw` refuses (malformed, rare) is read once more.
 fn parse_line(
     line: &str,
     names: &mut [NameTable; NAMES],
@@ -258,13 +287,25 @@ fn parse_line(
 ) -> Result<Row, String> {
     let raw: Raw = match serde_json::from_str(line) {
         Ok(raw) => raw,
-        Err(e) => {
+        Err(_) => {
+            // Malformed for `Raw`: read once more the ways scoring and the pairs always
+            // read a line, each with its own errors.
             if let Some(pairs) = pairs {
                 pairs.extend(Pair::parse(line));
             }
-            return Err(e.to_string());
+            let raw: RawRow = serde_json::from_str(line).map_err(|e| e.to_string())?;
+            return row(raw.into(), names, None);
         }
     };
+    row(raw, names, pairs)
+}
+
+/// The row of a parsed record; with `pairs`, its pair too (from the same parse).
+fn row(
+    raw: Raw,
+    names: &mut [NameTable; NAMES],
+    pairs: Option<&mut Vec<Pair>>,
+) -> Result<Row, String> {
     let outcome = Outcome::parse(&raw.outcome);
     let completion = raw.kind.as_deref() == Some("completion");
     let expected = &*raw.expected;
