@@ -90,7 +90,7 @@ pub fn score(a: ScoreArgs) -> Result<ExitCode> {
     if a.json {
         out!("{}", serde_json::to_string(&summary)?);
     } else {
-        out!("{}", crate::score_table(&summary));
+        out!("{}", typist::score::score_table(&summary));
     }
     let silent = silent_assistants(&summary);
     if !silent.is_empty() {

@@ -208,7 +208,7 @@ fn finish(out: &Path, report: RunReport, quiet: bool) -> Result<ExitCode> {
     )?;
     super::commands::write_scrubbed(&out.join("report.html"), &built.html)?;
     if !quiet {
-        out!("{}", crate::score_table(&summary));
+        out!("{}", typist::score::score_table(&summary));
     }
     match report.status {
         RunStatus::Complete => {

@@ -1,13 +1,23 @@
 //! The `score` layer: per-pair distances and `c_help`, the aggregate metrics of the
 //! source study (H(S|t), integral help, exact-match share, empty rates), ranking
-//! metrics for completion lists, the repository-level bootstrap and paired p-values.
-//! Reads records files; knows nothing of LSP or replay.
+//! metrics for completion lists, the repository-level bootstrap and paired p-values,
+//! and the text table of a summary. Reads records files; knows nothing of LSP or replay.
 
+mod accumulate;
 pub mod bootstrap;
+pub mod curve;
 pub mod distance;
+pub mod pairs;
+pub mod pairwise;
+pub mod ranking;
 pub mod records;
+pub mod repeat;
 pub mod summary;
+pub mod sums;
+pub mod table;
 
 pub use bootstrap::Estimate;
-pub use records::{Outcome, Table, read_records};
+pub use pairs::Pair;
+pub use records::{Outcome, Table, read_records, read_records_and_pairs};
 pub use summary::{Options, Summary, summarize};
+pub use table::score_table;

@@ -1,0 +1,461 @@
+//! The HTML report's page: the figures of a summary laid out for the templates in
+//! `templates/` (askama, checked at compile time, every value escaped unless `|safe`).
+//! Numbers are formatted here; markup is written only by the templates and, for the
+//! charts' SVG, by `charts`.
+
+use std::path::PathBuf;
+
+use askama::Template;
+
+use super::charts;
+use super::examples::{Examples, examples};
+use super::run_section::{RunView, run_view};
+use super::{num_attr, p_text, pct};
+use crate::score::summary::{AssistantScore, MIN_UNITS};
+use crate::score::{Estimate, Pair, Summary};
+
+#[derive(Template)]
+#[template(path = "report.html")]
+struct Page<'a> {
+    head: Head,
+    headline: Vec<HeadRow<'a>>,
+    names: Vec<&'a str>,
+    legend: Vec<LegendItem<'a>>,
+    curves: Curves,
+    /// SVG charts.
+    intervals: Vec<String>,
+    rates: Vec<RateRow<'a>>,
+    failures: Vec<FailureRow<'a>>,
+    repeat_skip: Vec<RepeatRow<'a>>,
+    pvalues: Vec<PMatrix<'a>>,
+    breakdowns: Vec<BreakdownTable<'a>>,
+    ranking: Vec<RankRow<'a>>,
+    examples: Examples<'a>,
+    run: Option<RunView>,
+}
+
+struct Head {
+    records: u64,
+    sources: String,
+    pass: u32,
+    bootstrap: usize,
+    units: u64,
+    unit: &'static str,
+    seed: u64,
+    version: &'static str,
+    /// With files as the unit: how many repositories there are.
+    few_repositories: Option<u64>,
+    min_units: usize,
+}
+
+/// A share as `data-value` (the number, empty when undefined) and as text.
+struct Fig {
+    attr: String,
+    pct: String,
+}
+
+impl From<f64> for Fig {
+    fn from(v: f64) -> Fig {
+        Fig {
+            attr: num_attr(v),
+            pct: pct(v),
+        }
+    }
+}
+
+struct HeadRow<'a> {
+    name: &'a str,
+    cases: u64,
+    integral_help: Fig,
+    integral_help_2sd: String,
+    exact_share: Fig,
+    exact_share_2sd: String,
+    help_at_0: Fig,
+    integral_help_nonempty: Fig,
+    empty_rate: Fig,
+    error_rate: Fig,
+    timeout_rate: Fig,
+    p50: String,
+    p95: String,
+}
+
+struct LegendItem<'a> {
+    colour: &'static str,
+    name: &'a str,
+}
+
+struct Curves {
+    /// The assistants, comma-separated, in the curves' order.
+    assistants: String,
+    help: String,
+    help_nonempty: String,
+}
+
+struct RateRow<'a> {
+    name: &'a str,
+    pass: u32,
+    records: u64,
+    empty: String,
+    errors: u64,
+    timeouts: u64,
+}
+
+struct FailureRow<'a> {
+    name: &'a str,
+    errors: u64,
+    timeouts: u64,
+    top_error: &'a str,
+    repeated: u64,
+    differently: String,
+}
+
+struct RepeatRow<'a> {
+    name: &'a str,
+    paired: u64,
+    empty_again: String,
+    became_empty: String,
+}
+
+/// A matrix of p-values: one row per assistant, a cell per other assistant.
+struct PMatrix<'a> {
+    title: &'static str,
+    metric: &'static str,
+    rows: Vec<PRow<'a>>,
+}
+
+struct PRow<'a> {
+    name: &'a str,
+    cells: Vec<PCell<'a>>,
+}
+
+/// The diagonal, a compared pair, or a pair without shared cases (`pair` none).
+struct PCell<'a> {
+    diagonal: bool,
+    pair: Option<PPair<'a>>,
+}
+
+struct PPair<'a> {
+    background: String,
+    colour: &'static str,
+    /// The column's assistant.
+    b: &'a str,
+    /// The p-value as `data-value` ("n/a" without one).
+    value: String,
+    few_units: bool,
+    /// Row − column, in points.
+    diff: String,
+    cases: u64,
+    p: String,
+}
+
+struct BreakdownTable<'a> {
+    title: &'static str,
+    key: &'static str,
+    rows: Vec<BreakdownRow<'a>>,
+}
+
+struct BreakdownRow<'a> {
+    name: &'a str,
+    key: &'a str,
+    cases: u64,
+    integral_help: Fig,
+    exact_share: Fig,
+    help_at_0: Fig,
+    empty_rate: Fig,
+}
+
+struct RankRow<'a> {
+    name: &'a str,
+    prefix: &'a str,
+    sessions: u64,
+    top1: String,
+    top5: String,
+    recall: String,
+    mean_position: String,
+    mrr: String,
+}
+
+/// The report's HTML page.
+pub(super) fn html(
+    s: &Summary,
+    pairs: &[Pair],
+    manifest: Option<&crate::replay::manifest::Manifest>,
+    records: &[PathBuf],
+) -> askama::Result<String> {
+    let names: Vec<&str> = s.assistants.keys().map(String::as_str).collect();
+    let page = Page {
+        head: head(s, records),
+        headline: s.assistants.iter().map(|(n, a)| head_row(n, a)).collect(),
+        legend: (names.iter().enumerate())
+            .map(|(i, n)| LegendItem {
+                colour: charts::colour(i),
+                name: n,
+            })
+            .collect(),
+        curves: curves(s, &names),
+        intervals: intervals(s),
+        rates: rates(s),
+        failures: failures(s),
+        repeat_skip: (s.repeat_skip.iter())
+            .map(|(n, rs)| RepeatRow {
+                name: n,
+                paired: rs.paired_cases,
+                empty_again: pct(rs.empty_again),
+                became_empty: pct(rs.became_empty),
+            })
+            .collect(),
+        pvalues: [
+            ("integral_help", "Integral help"),
+            ("exact_share", "Exact-match share"),
+        ]
+        .into_iter()
+        .map(|(metric, title)| p_matrix(s, &names, metric, title))
+        .collect(),
+        breakdowns: breakdowns(s),
+        ranking: ranking(s),
+        examples: examples(&names, pairs, s.pass),
+        run: manifest.map(|m| run_view(m, s)),
+        names,
+    };
+    page.render()
+}
+
+fn head(s: &Summary, records: &[PathBuf]) -> Head {
+    Head {
+        records: s.records,
+        sources: (records.iter())
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+        pass: s.pass,
+        bootstrap: s.bootstrap,
+        units: s.units,
+        unit: s.unit,
+        seed: s.seed,
+        version: env!("CARGO_PKG_VERSION"),
+        few_repositories: (s.unit == "file").then_some(s.repositories),
+        min_units: MIN_UNITS,
+    }
+}
+
+fn head_row<'a>(name: &'a str, a: &AssistantScore) -> HeadRow<'a> {
+    let (p50, p95) = a
+        .latency_ms
+        .as_ref()
+        .map(|l| (format!("{:.1}", l.p50), format!("{:.1}", l.p95)))
+        .unwrap_or_default();
+    HeadRow {
+        name,
+        cases: a.cases,
+        integral_help: a.integral_help.value.into(),
+        integral_help_2sd: pct(2.0 * a.integral_help.sd),
+        exact_share: a.exact_share.value.into(),
+        exact_share_2sd: pct(2.0 * a.exact_share.sd),
+        help_at_0: a.help_at_0.value.into(),
+        integral_help_nonempty: a.integral_help_nonempty.value.into(),
+        empty_rate: a.empty_rate.into(),
+        error_rate: a.error_rate.into(),
+        timeout_rate: a.timeout_rate.into(),
+        p50,
+        p95,
+    }
+}
+
+/// The H(S|t) charts, with and without empty suggestions.
+fn curves(s: &Summary, names: &[&str]) -> Curves {
+    let chart = |nonempty: bool| {
+        let data: Vec<CurveData> = (s.assistants.values())
+            .map(|a| {
+                let (c, b) = if nonempty {
+                    (&a.curve_nonempty, &a.curve_nonempty_band)
+                } else {
+                    (&a.curve, &a.curve_band)
+                };
+                (
+                    c.iter().map(|p| (p.t, p.help)).collect(),
+                    b.iter().map(|p| (p.t, p.lo, p.hi)).collect(),
+                )
+            })
+            .collect();
+        let curves: Vec<charts::Curve> = (data.iter())
+            .map(|(p, b)| charts::Curve { points: p, band: b })
+            .collect();
+        charts::curves_svg(&curves, "AI code help H(S|t)")
+    };
+    Curves {
+        assistants: names.join(","),
+        help: chart(false),
+        help_nonempty: chart(true),
+    }
+}
+
+/// One assistant's curve points and band points.
+type CurveData = (Vec<(f64, f64)>, Vec<(f64, f64, f64)>);
+
+/// Dot-and-whisker charts of the headline figures.
+fn intervals(s: &Summary) -> Vec<String> {
+    type Figure = fn(&AssistantScore) -> Estimate;
+    let figures: [(&str, Figure); 3] = [
+        ("Integral AI code help", |a| a.integral_help),
+        ("Exact-match share", |a| a.exact_share),
+        ("Help at t = 0", |a| a.help_at_0),
+    ];
+    figures
+        .into_iter()
+        .map(|(title, get)| {
+            let rows: Vec<(String, f64, f64, f64)> = (s.assistants.iter())
+                .map(|(n, a)| {
+                    let e = get(a);
+                    (n.clone(), e.value, e.ci95[0].max(0.0), e.ci95[1])
+                })
+                .collect();
+            charts::intervals_svg(title, &rows)
+        })
+        .collect()
+}
+
+/// Per assistant, a row per pass with several passes, else the scored pass's row.
+fn rates(s: &Summary) -> Vec<RateRow<'_>> {
+    let mut out = Vec::new();
+    for (n, a) in &s.assistants {
+        match s.repeat_skip.get(n) {
+            Some(rs) => out.extend(rs.passes.iter().map(|p| RateRow {
+                name: n,
+                pass: p.pass,
+                records: p.records,
+                empty: pct(p.empty_rate),
+                errors: p.errors,
+                timeouts: p.timeouts,
+            })),
+            None => out.push(RateRow {
+                name: n,
+                pass: s.pass,
+                records: a.records,
+                empty: pct(a.empty_rate),
+                errors: a.errors,
+                timeouts: a.timeouts,
+            }),
+        }
+    }
+    out
+}
+
+fn failures(s: &Summary) -> Vec<FailureRow<'_>> {
+    (s.assistants.iter())
+        .map(|(n, a)| FailureRow {
+            name: n,
+            errors: a.errors,
+            timeouts: a.timeouts,
+            top_error: a.top_error.as_deref().unwrap_or(""),
+            repeated: a.nondeterminism.repeated,
+            differently: a.nondeterminism.share.map_or("n/a".to_string(), pct),
+        })
+        .collect()
+}
+
+/// A light-to-dark blue for 0..1 and a readable text colour on it.
+fn blue(x: f64) -> (String, &'static str) {
+    let lerp = |a: f64, b: f64| (a + (b - a) * x).round() as u8;
+    let (r, g, b) = (lerp(247.0, 8.0), lerp(251.0, 48.0), lerp(255.0, 107.0));
+    (
+        format!("rgb({r},{g},{b})"),
+        if x > 0.55 { "#fff" } else { "#000" },
+    )
+}
+
+fn p_matrix<'a>(
+    s: &'a Summary,
+    names: &[&'a str],
+    metric: &'static str,
+    title: &'static str,
+) -> PMatrix<'a> {
+    let cell = |a: &'a str, b: &'a str| -> PCell<'a> {
+        if a == b {
+            return PCell {
+                diagonal: true,
+                pair: None,
+            };
+        }
+        let found = s
+            .pairwise
+            .iter()
+            .find(|p| p.metric == metric && ((p.a == a && p.b == b) || (p.a == b && p.b == a)));
+        let pair = found.map(|p| {
+            let diff = if p.a == a { p.diff } else { -p.diff };
+            let shade = match p.p_value {
+                Some(v) if v.is_finite() => (1.0 - v.clamp(0.0, 1.0)).powi(2),
+                _ => 0.0,
+            };
+            let (background, colour) = blue(shade);
+            PPair {
+                background,
+                colour,
+                b,
+                value: p.p_value.map_or("n/a".to_string(), num_attr),
+                few_units: p.few_units,
+                diff: pct(diff),
+                cases: p.cases,
+                p: p_text(p.p_value),
+            }
+        });
+        PCell {
+            diagonal: false,
+            pair,
+        }
+    };
+    let rows = (names.iter())
+        .map(|&a| PRow {
+            name: a,
+            cells: names.iter().map(|&b| cell(a, b)).collect(),
+        })
+        .collect();
+    PMatrix {
+        title,
+        metric,
+        rows,
+    }
+}
+
+fn breakdowns(s: &Summary) -> Vec<BreakdownTable<'_>> {
+    [("By language", false), ("By repository", true)]
+        .into_iter()
+        .map(|(title, by_repo)| {
+            let mut rows = Vec::new();
+            for (n, a) in &s.assistants {
+                let parts = if by_repo { &a.by_repo } else { &a.by_language };
+                rows.extend(parts.iter().map(|(k, b)| BreakdownRow {
+                    name: n,
+                    key: k,
+                    cases: b.cases,
+                    integral_help: b.integral_help.into(),
+                    exact_share: b.exact_share.into(),
+                    help_at_0: b.help_at_0.into(),
+                    empty_rate: b.empty_rate.into(),
+                }));
+            }
+            BreakdownTable {
+                title,
+                key: if by_repo { "repository" } else { "language" },
+                rows,
+            }
+        })
+        .collect()
+}
+
+/// Completion-list rankings; empty when no assistant has any.
+fn ranking(s: &Summary) -> Vec<RankRow<'_>> {
+    let mut out = Vec::new();
+    for (n, a) in &s.assistants {
+        out.extend(a.ranking.iter().map(|(k, r)| RankRow {
+            name: n,
+            prefix: k,
+            sessions: r.sessions,
+            top1: pct(r.top1),
+            top5: pct(r.top5),
+            recall: pct(r.recall),
+            mean_position: format!("{:.2}", r.mean_position),
+            mrr: format!("{:.3}", r.mrr),
+        }));
+    }
+    out
+}

@@ -1,0 +1,60 @@
+//! The markdown summary, for a pull-request comment.
+
+use std::fmt::Write as _;
+
+use super::{p_text, pct};
+use crate::score::{Estimate, Summary};
+
+/// A compact summary for a pull-request comment.
+pub fn markdown(s: &Summary) -> String {
+    let mut m = String::new();
+    let _ = writeln!(
+        m,
+        "### typist: {} records, {} repositories (pass {}, {} resamples of {} {}s)\n",
+        s.records, s.repositories, s.pass, s.bootstrap, s.units, s.unit
+    );
+    let _ = writeln!(
+        m,
+        "| assistant | cases | integral help % | exact share % | help at 0 % | empty % | error % | timeout % |"
+    );
+    let _ = writeln!(m, "|---|---:|---:|---:|---:|---:|---:|---:|");
+    for (n, a) in &s.assistants {
+        let pm = |e: &Estimate| format!("{} ± {}", pct(e.value), pct(2.0 * e.sd));
+        let _ = writeln!(
+            m,
+            "| {n} | {} | {} | {} | {} | {} | {} | {} |",
+            a.cases,
+            pm(&a.integral_help),
+            pm(&a.exact_share),
+            pct(a.help_at_0.value),
+            pct(a.empty_rate),
+            pct(a.error_rate),
+            pct(a.timeout_rate)
+        );
+    }
+    let sig: Vec<_> = s
+        .pairwise
+        .iter()
+        .filter(|p| p.metric == "integral_help")
+        .collect();
+    if !sig.is_empty() {
+        let _ = writeln!(m, "\nIntegral help, paired differences:\n");
+        for p in sig {
+            let _ = writeln!(
+                m,
+                "- {} − {}: {} points, p = {} ({} shared cases{})",
+                p.a,
+                p.b,
+                pct(p.diff),
+                p_text(p.p_value),
+                p.cases,
+                if p.few_units {
+                    format!("; only {} {}s resampled", s.units, s.unit)
+                } else {
+                    String::new()
+                }
+            );
+        }
+    }
+    m
+}

@@ -1,0 +1,104 @@
+//! The run's conditions, from the `manifest.json` beside the records (the replay's typed
+//! `Manifest`, the only place the report reads it).
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::replay::manifest::{AssistantEntry, Manifest};
+use crate::score::Summary;
+
+pub(super) struct RunView {
+    pub status: String,
+    pub dataset: String,
+    pub repositories: String,
+    pub files: String,
+    pub skipped: usize,
+    pub cases: String,
+    pub plan_hash: String,
+    pub plan_source: String,
+    pub started: String,
+    pub ended: String,
+    pub typist: String,
+    /// Records per hour, when both ends of the run are known.
+    pub per_hour: Option<String>,
+    pub assistants: Vec<RunAssistant>,
+    /// The editor conditions, pretty JSON.
+    pub conditions: String,
+}
+
+pub(super) struct RunAssistant {
+    pub name: String,
+    pub server: String,
+    pub version: String,
+    pub dialect: String,
+    pub command: String,
+    pub args: String,
+    /// "p50 / p95" in ms, "–" without latencies.
+    pub latency: String,
+}
+
+/// The manifest beside the first records file, if there is one and it reads.
+pub(super) fn read_manifest(records: &[PathBuf]) -> Option<Manifest> {
+    records.first().and_then(|p| Manifest::beside(p))
+}
+
+/// A value as JSON text, a string without its quotes (as the manifest file has it).
+fn txt<T: serde::Serialize>(v: &T) -> String {
+    match serde_json::to_value(v).unwrap_or(Value::Null) {
+        Value::String(s) => s,
+        v => v.to_string(),
+    }
+}
+
+pub(super) fn run_view(m: &Manifest, s: &Summary) -> RunView {
+    let time = |t: Option<&str>| t.and_then(|t| humantime::parse_rfc3339(t).ok());
+    let hours = match (time(Some(&m.started_at)), time(m.ended_at.as_deref())) {
+        (Some(a), Some(b)) => b
+            .duration_since(a)
+            .ok()
+            .map(|d| d.as_secs_f64().max(1.0) / 3600.0),
+        _ => None,
+    };
+    // Written as a `Value`, so the keys come out sorted as in the file.
+    let conditions = serde_json::to_value(&m.conditions).unwrap_or(Value::Null);
+    RunView {
+        status: txt(&m.status),
+        dataset: m.dataset.path.clone(),
+        repositories: m.dataset.repositories.to_string(),
+        files: m.dataset.files.to_string(),
+        skipped: m.dataset.skipped.len(),
+        cases: m.plan.cases.to_string(),
+        plan_hash: m.plan.hash.clone(),
+        plan_source: m.plan.source.clone(),
+        started: m.started_at.clone(),
+        ended: txt(&m.ended_at),
+        typist: m.typist_version.clone(),
+        per_hour: hours.map(|hr| format!("{:.0}", s.records as f64 / hr)),
+        assistants: m.assistants.iter().map(|a| assistant(a, s)).collect(),
+        conditions: serde_json::to_string_pretty(&conditions).unwrap_or_default(),
+    }
+}
+
+fn assistant(a: &AssistantEntry, s: &Summary) -> RunAssistant {
+    let latency = s
+        .assistants
+        .get(&a.name)
+        .and_then(|x| x.latency_ms.as_ref())
+        .map(|l| format!("{:.1} / {:.1}", l.p50, l.p95))
+        .unwrap_or_else(|| "–".into());
+    let server = a.server.as_ref();
+    let p = &a.profile;
+    RunAssistant {
+        server: server.and_then(|s| s.name.clone()).unwrap_or_default(),
+        version: server.and_then(|s| s.version.clone()).unwrap_or_default(),
+        dialect: txt(&p["dialect"]),
+        command: txt(&p["command"]),
+        args: p["args"]
+            .as_array()
+            .map(|v| v.iter().map(txt).collect::<Vec<_>>().join(" "))
+            .unwrap_or_default(),
+        latency,
+        name: a.name.clone(),
+    }
+}

@@ -1,0 +1,315 @@
+//! The first steps of a summary: one record kept per (assistant, pass, case), the
+//! bootstrap's resampling units, and each assistant's sums over the scored pass
+//! ([`Acc`]), accumulated on two threads whose integer sums merge exactly.
+
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashMap;
+
+use super::curve::{Buckets, CURVE_STEPS, bucket};
+use super::ranking::{self, Ranking};
+use super::records::{Outcome, Row, Table};
+use super::sums::{Sums, Terms};
+
+/// Fewer units than this and a p-value says little (four repositories allow at most
+/// 35 distinct resamples): the bootstrap resamples files, and pairs are flagged.
+pub const MIN_UNITS: usize = 10;
+
+/// The records scored: one per (assistant, pass, case).
+pub(crate) struct Kept<'t> {
+    /// Records repeating a (case, assistant, pass) already seen.
+    pub duplicates: u64,
+    /// Whether each row of the table is kept.
+    pub keep: Vec<bool>,
+    /// The kept rows in (assistant, pass, case) order: only repeat-skip needs them, and
+    /// only when there are several passes (empty otherwise).
+    pub sorted: Vec<&'t Row>,
+}
+
+/// One record per (assistant, pass, case), found in one pass over the table through a
+/// slot per triple (no sort); among duplicates the one kept is the smallest by content,
+/// so it does not depend on the input order.
+pub(crate) fn keep_one(table: &Table) -> Kept<'_> {
+    let tie = |r: &Row| (r.outcome, r.ld2, r.ld1, r.rank, r.latency_ms.to_bits());
+    let pass_values: Vec<u32> = {
+        let set: std::collections::BTreeSet<u32> = table.rows.iter().map(|r| r.pass).collect();
+        set.into_iter().collect()
+    };
+    let n_cases = table.cases.len().max(1);
+    let n_passes = pass_values.len().max(1);
+    let pass_index = |p: u32| pass_values.binary_search(&p).unwrap_or(0);
+    let slot = |r: &Row| {
+        (r.assistant as usize * n_passes + pass_index(r.pass)) * n_cases + r.case as usize
+    };
+    let mut slots = vec![u32::MAX; table.assistants.len().max(1) * n_passes * n_cases];
+    let mut duplicates = 0u64;
+    for (i, r) in table.rows.iter().enumerate() {
+        let s = &mut slots[slot(r)];
+        if *s == u32::MAX {
+            *s = i as u32;
+        } else {
+            duplicates += 1;
+            let held = &table.rows[*s as usize];
+            if (tie(r), i as u32) < (tie(held), *s) {
+                *s = i as u32;
+            }
+        }
+    }
+    let sorted: Vec<&Row> = if n_passes > 1 {
+        slots
+            .iter()
+            .filter(|&&s| s != u32::MAX)
+            .map(|&s| &table.rows[s as usize])
+            .collect()
+    } else {
+        Vec::new()
+    };
+    // Accumulation walks the table in storage order (sequential memory); sums are
+    // integers, so the order does not change them.
+    let mut keep = vec![false; table.rows.len()];
+    for &s in slots.iter().filter(|&&s| s != u32::MAX) {
+        keep[s as usize] = true;
+    }
+    Kept {
+        duplicates,
+        keep,
+        sorted,
+    }
+}
+
+/// The bootstrap's resampling units: repositories when there are enough, otherwise files
+/// (cases of one file are not independent; files nest in repositories), in name order.
+pub(crate) struct Units {
+    /// Repository ids in name order.
+    pub repo_order: Vec<u32>,
+    /// Each repository id's place in `repo_order`.
+    pub repo_rank: Vec<usize>,
+    pub by_file: bool,
+    /// (repository, file) → rank, when files are the units.
+    pub file_rank: FxHashMap<(u32, u32), usize>,
+    /// How many units there are.
+    pub count: usize,
+}
+
+impl Units {
+    pub(crate) fn of(table: &Table) -> Units {
+        let mut repo_order: Vec<u32> = (0..table.repos.len() as u32).collect();
+        repo_order.sort_by(|a, b| table.repos[*a as usize].cmp(&table.repos[*b as usize]));
+        let mut repo_rank = vec![0usize; table.repos.len()];
+        for (rank, id) in repo_order.iter().enumerate() {
+            repo_rank[*id as usize] = rank;
+        }
+        let by_file = table.repos.len() < MIN_UNITS;
+        let file_rank: FxHashMap<(u32, u32), usize> = if by_file {
+            let mut files: Vec<(u32, u32)> = table
+                .rows
+                .iter()
+                .map(|r| (r.repo, r.file))
+                .collect::<std::collections::HashSet<_>>()
+                .into_iter()
+                .collect();
+            files.sort_by(|a, b| {
+                (&table.repos[a.0 as usize], &table.files[a.1 as usize])
+                    .cmp(&(&table.repos[b.0 as usize], &table.files[b.1 as usize]))
+            });
+            files.into_iter().enumerate().map(|(i, f)| (f, i)).collect()
+        } else {
+            FxHashMap::default()
+        };
+        let count = if by_file {
+            file_rank.len()
+        } else {
+            table.repos.len()
+        };
+        Units {
+            repo_order,
+            repo_rank,
+            by_file,
+            file_rank,
+            count,
+        }
+    }
+
+    /// The bootstrap row of a record: its file's or its repository's rank.
+    pub(crate) fn unit(&self, r: &Row) -> usize {
+        if self.by_file {
+            self.file_rank[&(r.repo, r.file)]
+        } else {
+            self.repo_rank[r.repo as usize]
+        }
+    }
+}
+
+pub(crate) struct AccCtx<'a> {
+    pub pass: u32,
+    pub bands: bool,
+    pub assistants: usize,
+    pub languages: usize,
+    pub units: &'a Units,
+}
+
+/// One assistant's sums over part of the table.
+pub(crate) struct Acc {
+    pub records: u64,
+    pub errors: u64,
+    pub timeouts: u64,
+    /// Records of lines no longer than the typed prefix (not cases).
+    pub not_cases: u64,
+    /// Error records by message.
+    pub error_msgs: FxHashMap<u32, u64>,
+    pub total: Sums,
+    /// By repository rank.
+    pub per_repo: Vec<Sums>,
+    pub per_lang: Vec<Sums>,
+    /// Per bootstrap unit.
+    pub per_unit: Vec<Sums>,
+    /// Σ w·c_help of suggestions by c_help bucket (empties add nothing, so one set of
+    /// buckets serves both curves).
+    pub buckets: Buckets,
+    /// Per unit, the same buckets (only with curve bands).
+    pub unit_buckets: Vec<Buckets>,
+    pub latencies: Vec<f64>,
+    pub ranking: Ranking,
+}
+
+impl Acc {
+    fn new(ctx: &AccCtx) -> Acc {
+        Acc {
+            records: 0,
+            errors: 0,
+            timeouts: 0,
+            not_cases: 0,
+            error_msgs: FxHashMap::default(),
+            total: Sums::default(),
+            per_repo: vec![Sums::default(); ctx.units.repo_rank.len()],
+            per_lang: vec![Sums::default(); ctx.languages],
+            per_unit: vec![Sums::default(); ctx.units.count],
+            buckets: [0; CURVE_STEPS + 1],
+            unit_buckets: if ctx.bands {
+                vec![[0; CURVE_STEPS + 1]; ctx.units.count]
+            } else {
+                vec![]
+            },
+            latencies: vec![],
+            ranking: BTreeMap::new(),
+        }
+    }
+
+    fn merge(&mut self, o: Acc) {
+        self.records += o.records;
+        self.errors += o.errors;
+        self.timeouts += o.timeouts;
+        self.not_cases += o.not_cases;
+        for (m, n) in o.error_msgs {
+            *self.error_msgs.entry(m).or_default() += n;
+        }
+        self.total.merge(&o.total);
+        for (a, b) in self.per_repo.iter_mut().zip(&o.per_repo) {
+            a.merge(b);
+        }
+        for (a, b) in self.per_unit.iter_mut().zip(&o.per_unit) {
+            a.merge(b);
+        }
+        for (a, b) in self.per_lang.iter_mut().zip(&o.per_lang) {
+            a.merge(b);
+        }
+        for (a, b) in self.buckets.iter_mut().zip(o.buckets) {
+            *a += b;
+        }
+        for (ra, rb) in self.unit_buckets.iter_mut().zip(&o.unit_buckets) {
+            for (a, b) in ra.iter_mut().zip(rb) {
+                *a += b;
+            }
+        }
+        self.latencies.extend(o.latencies);
+        ranking::merge(&mut self.ranking, o.ranking);
+    }
+
+    /// Counts an answered line-level case.
+    fn add_case(&mut self, ctx: &AccCtx, r: &Row, terms: &Terms) {
+        self.total.add_terms(terms);
+        self.per_repo[ctx.units.repo_rank[r.repo as usize]].add_terms(terms);
+        self.per_lang[r.language as usize].add_terms(terms);
+        let unit = ctx.units.unit(r);
+        self.per_unit[unit].add_terms(terms);
+        if r.outcome == Outcome::Suggestion {
+            let w = r.weight();
+            let (b, gain) = (bucket(w, r.ld2), w.saturating_sub(r.ld2) as u64);
+            self.buckets[b] += gain;
+            if let Some(rb) = self.unit_buckets.get_mut(unit) {
+                rb[b] += gain;
+            }
+        }
+    }
+}
+
+/// Each assistant's sums over the kept rows of the scored pass, and the answered inline
+/// cases with their terms (for the pairs). Two threads over the two halves of the table,
+/// then merged: every sum is an integer, so the split does not change any figure.
+pub(crate) fn accumulate_table<'t>(
+    ctx: &AccCtx,
+    table: &'t Table,
+    keep: &[bool],
+) -> (Vec<Acc>, Vec<(&'t Row, Terms)>) {
+    let mid = table.rows.len() / 2;
+    let ((mut accs, mut shared), (right, right_shared)) = std::thread::scope(|scope| {
+        let left = scope.spawn(|| accumulate(ctx, &table.rows[..mid], &keep[..mid]));
+        let right = accumulate(ctx, &table.rows[mid..], &keep[mid..]);
+        (
+            left.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
+            right,
+        )
+    });
+    for (a, b) in accs.iter_mut().zip(right) {
+        a.merge(b);
+    }
+    shared.extend(right_shared);
+    (accs, shared)
+}
+
+/// Sums of the kept rows of `rows` in the scored pass, and the answered inline cases
+/// with their terms (for the pairs).
+fn accumulate<'t>(
+    ctx: &AccCtx,
+    rows: &'t [Row],
+    keep: &[bool],
+) -> (Vec<Acc>, Vec<(&'t Row, Terms)>) {
+    let mut accs: Vec<Acc> = (0..ctx.assistants).map(|_| Acc::new(ctx)).collect();
+    let mut shared = Vec::new();
+    for (r, _) in rows
+        .iter()
+        .zip(keep)
+        .filter(|(r, k)| **k && r.pass == ctx.pass)
+    {
+        let a = &mut accs[r.assistant as usize];
+        if !r.is_case() {
+            a.not_cases += 1;
+            continue;
+        }
+        a.records += 1;
+        if !r.latency_ms.is_nan() {
+            a.latencies.push(r.latency_ms);
+        }
+        match r.outcome {
+            Outcome::Error => {
+                a.errors += 1;
+                *a.error_msgs.entry(r.error).or_default() += 1;
+            }
+            Outcome::Timeout => a.timeouts += 1,
+            _ => {}
+        }
+        if r.completion {
+            if r.outcome.answered() {
+                ranking::count(&mut a.ranking, r);
+            }
+            continue;
+        }
+        if !r.outcome.answered() {
+            continue;
+        }
+        let terms = Terms::of(r);
+        a.add_case(ctx, r, &terms);
+        shared.push((r, terms));
+    }
+    (accs, shared)
+}

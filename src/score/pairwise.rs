@@ -1,0 +1,157 @@
+//! Paired comparisons (methodology §6): for each pair of assistants, the difference of
+//! each headline metric over the cases both answered, its bootstrap spread on the same
+//! resamples, and a two-sided p-value.
+
+use serde::Serialize;
+
+use super::accumulate::{MIN_UNITS, Units};
+use super::bootstrap::{Estimate, p_value};
+use super::records::{Row, Table};
+use super::sums::{COLUMNS, Draws, METRICS, Sums, Terms};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Pairwise {
+    pub a: String,
+    pub b: String,
+    pub metric: String,
+    /// Cases answered by both.
+    pub cases: u64,
+    /// `metric(a) − metric(b)` on the shared cases.
+    pub diff: f64,
+    pub sd: f64,
+    /// Null when the bootstrap spread is zero (one unit, or identical figures in every
+    /// resample): no p-value can be given.
+    pub p_value: Option<f64>,
+    /// Fewer than [`MIN_UNITS`] resampling units: read the p-value with care.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub few_units: bool,
+}
+
+/// The pairs of assistants (a before b in name order) and, per pair and bootstrap unit,
+/// the sums of each side over the cases both answered.
+pub(crate) struct PairSums {
+    pub pairs: Vec<(u32, u32)>,
+    pub sums: Vec<Vec<(Sums, Sums)>>,
+}
+
+/// Per-unit sums over the cases both assistants of each pair answered. One slot per
+/// (case, assistant) finds them without sorting; two threads over the two halves of the
+/// cases, whose integer sums merge exactly.
+pub(crate) fn pair_sums(
+    table: &Table,
+    names: &[u32],
+    shared: &[(&Row, Terms)],
+    units: &Units,
+) -> PairSums {
+    let n_a = names.len();
+    let mut slot_of = vec![u32::MAX; table.cases.len() * n_a];
+    let mut name_rank = vec![0usize; n_a];
+    for (rank, &a) in names.iter().enumerate() {
+        name_rank[a as usize] = rank;
+    }
+    for (i, (r, _)) in shared.iter().enumerate() {
+        slot_of[r.case as usize * n_a + name_rank[r.assistant as usize]] = i as u32;
+    }
+    let pairs: Vec<(u32, u32)> = names
+        .iter()
+        .enumerate()
+        .flat_map(|(i, &a)| names[i + 1..].iter().map(move |&b| (a, b)))
+        .collect();
+    let part = |slots: &[u32]| pair_part(slots, n_a, pairs.len(), shared, units);
+    let cut = (table.cases.len() / 2) * n_a;
+    let (mut sums, right) = std::thread::scope(|scope| {
+        let left = scope.spawn(|| part(&slot_of[..cut]));
+        let right = part(&slot_of[cut..]);
+        (
+            left.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
+            right,
+        )
+    });
+    for (p, r) in sums.iter_mut().zip(right) {
+        for (a, b) in p.iter_mut().zip(r) {
+            a.0.merge(&b.0);
+            a.1.merge(&b.1);
+        }
+    }
+    PairSums { pairs, sums }
+}
+
+/// The pair sums of the cases whose (case, assistant) slots are `slots`.
+fn pair_part(
+    slots: &[u32],
+    n_a: usize,
+    n_pairs: usize,
+    shared: &[(&Row, Terms)],
+    units: &Units,
+) -> Vec<Vec<(Sums, Sums)>> {
+    let mut sums: Vec<Vec<(Sums, Sums)>> =
+        vec![vec![(Sums::default(), Sums::default()); units.count]; n_pairs];
+    let mut present = Vec::with_capacity(n_a);
+    for case_slots in slots.chunks_exact(n_a.max(1)) {
+        present.clear();
+        present.extend(
+            case_slots
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| **s != u32::MAX)
+                .map(|(rank, s)| (rank, &shared[*s as usize])),
+        );
+        for (i, &(ra, (x, tx))) in present.iter().enumerate() {
+            for &(rb, (_, ty)) in &present[i + 1..] {
+                // Pair index of (ra, rb), ra < rb, in the flat upper triangle.
+                let p = ra * n_a - ra * (ra + 1) / 2 + (rb - ra - 1);
+                let slot = &mut sums[p][units.unit(x)];
+                slot.0.add_terms(tx);
+                slot.1.add_terms(ty);
+            }
+        }
+    }
+    sums
+}
+
+/// The paired differences of integral help, exact share and help at 0 of every pair
+/// with shared cases. Pair `p`'s bootstrap columns start at `base + p·2·COLUMNS` (a's
+/// side, then b's).
+pub(crate) fn pairwise(
+    table: &Table,
+    ps: &PairSums,
+    draws: &Draws,
+    base: usize,
+    n_units: usize,
+) -> Vec<Pairwise> {
+    let mut out = Vec::new();
+    for (p, &(a, b)) in ps.pairs.iter().enumerate() {
+        let (sa, sb) = ps.sums[p]
+            .iter()
+            .fold((Sums::default(), Sums::default()), |mut acc, s| {
+                acc.0.merge(&s.0);
+                acc.1.merge(&s.1);
+                acc
+            });
+        if sa.cases == 0 {
+            continue;
+        }
+        let offset = base + p * 2 * COLUMNS;
+        for (m, point) in [
+            (0, sa.integral_help() - sb.integral_help()),
+            (1, sa.exact_share() - sb.exact_share()),
+            (2, sa.help_at_0() - sb.help_at_0()),
+        ] {
+            let ra = draws.metric(offset, m);
+            let rb = draws.metric(offset + COLUMNS, m);
+            let diffs: Vec<f64> = ra.iter().zip(&rb).map(|(x, y)| x - y).collect();
+            let e = Estimate::new(point, &diffs);
+            out.push(Pairwise {
+                a: table.assistants[a as usize].clone(),
+                b: table.assistants[b as usize].clone(),
+                metric: METRICS[m].0.to_string(),
+                cases: sa.cases,
+                diff: point,
+                sd: e.sd,
+                p_value: (e.sd > 0.0).then(|| p_value(point, e.sd)),
+                few_units: n_units < MIN_UNITS,
+            });
+        }
+    }
+    out
+}

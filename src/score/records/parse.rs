@@ -1,0 +1,385 @@
+//! Parsing one chunk of a records file: each line into a [`Row`] (with its distances),
+//! names interned in the block's own tables, malformed lines kept as problems; and, when
+//! asked, each line-level record into a [`Pair`] from the same parse.
+
+use std::borrow::Cow;
+
+use memchr::memchr;
+use serde::Deserialize;
+use serde::de::{self, Deserializer, IgnoredAny, Visitor};
+
+use super::names::NameTable;
+use super::{Outcome, Row};
+use crate::score::distance::distances;
+use crate::score::pairs::{Pair, PairSource};
+
+/// The record's fields, declared once for two structs: [`Raw`], which also reads `line`
+/// (leniently) for the pairs, and `RawRow`, scoring's own reading without it. `line`
+/// comes last: serde reports a missing field in declaration order.
+macro_rules! raw_records {
+    ($($(#[$m:meta])* $field:ident: $ty:ty,)*) => {
+        #[derive(Deserialize)]
+        struct Raw<'a> {
+            $($(#[$m])* $field: $ty,)*
+            /// Scoring ignores it; the pairs need a `u32` when it is there.
+            #[serde(default)]
+            line: LineNo,
+        }
+
+        /// A record as scoring has always read it: `line` is no field, so a line that
+        /// [`Raw`] refuses only for its `line` (a repeated key, a number beyond `f64`)
+        /// is still a row. Named `Raw` in serde's messages, which reach the problems.
+        #[derive(Deserialize)]
+        #[serde(rename = "Raw")]
+        struct RawRow<'a> {
+            $($(#[$m])* $field: $ty,)*
+        }
+
+        impl<'a> From<RawRow<'a>> for Raw<'a> {
+            fn from(r: RawRow<'a>) -> Raw<'a> {
+                Raw {
+                    $($field: r.$field,)*
+                    line: LineNo::Absent,
+                }
+            }
+        }
+    };
+}
+
+raw_records! {
+    #[serde(borrow)]
+    case: Cow<'a, str>,
+    #[serde(borrow)]
+    repo: Cow<'a, str>,
+    /// Outer `None`: absent; `Some(None)`: null (which the pairs refuse).
+    #[serde(borrow, default, deserialize_with = "nullable_str")]
+    file: Option<Option<Cow<'a, str>>>,
+    #[serde(borrow, default)]
+    language: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    assistant: Cow<'a, str>,
+    #[serde(default, deserialize_with = "present")]
+    pass: Option<Option<u32>>,
+    #[serde(borrow)]
+    outcome: Cow<'a, str>,
+    #[serde(borrow)]
+    expected: Cow<'a, str>,
+    #[serde(borrow, default)]
+    predicted: Option<Cow<'a, str>>,
+    #[serde(default)]
+    latency_ms: Option<f64>,
+    #[serde(borrow, default)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(default)]
+    prefix_len: Option<u32>,
+    #[serde(default)]
+    rank: Option<u32>,
+    #[serde(default, deserialize_with = "present")]
+    typed: Option<Option<u32>>,
+    #[serde(borrow, default)]
+    error: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    request_hash: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    response_hash: Option<Cow<'a, str>>,
+}
+
+/// A field that is there, null (`Some(None)`) or not; the same errors as `Option<T>`.
+fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
+    T::deserialize(d).map(Some)
+}
+
+/// `present` for a string borrowed from the line when it has no escapes.
+fn nullable_str<'de: 'a, 'a, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Option<Cow<'a, str>>>, D::Error> {
+    struct Str;
+    impl<'de> Visitor<'de> for Str {
+        type Value = Cow<'de, str>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a string")
+        }
+        fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+            Ok(Cow::Borrowed(v))
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+            Ok(Cow::Owned(v.to_string()))
+        }
+        fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+            Ok(Cow::Owned(v))
+        }
+    }
+    struct Nullable;
+    impl<'de> Visitor<'de> for Nullable {
+        type Value = Option<Cow<'de, str>>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("option")
+        }
+        fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_str(Str).map(Some)
+        }
+    }
+    d.deserialize_option(Nullable).map(Some)
+}
+
+/// The record's `line` as the pairs read it: absent (0), a `u32`, or anything else
+/// (the record is then no pair). Not an error, except where JSON parsing itself refuses
+/// the value (a number beyond `f64`): `RawRow` then reads the line for scoring.
+#[derive(Default)]
+enum LineNo {
+    #[default]
+    Absent,
+    Valid(u32),
+    Invalid,
+}
+
+impl<'de> Deserialize<'de> for LineNo {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<LineNo, D::Error> {
+        struct Any;
+        impl<'de> Visitor<'de> for Any {
+            type Value = LineNo;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<LineNo, E> {
+                Ok(u32::try_from(v).map_or(LineNo::Invalid, LineNo::Valid))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<LineNo, E> {
+                Ok(u32::try_from(v).map_or(LineNo::Invalid, LineNo::Valid))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<LineNo, E> {
+                Ok(LineNo::Invalid)
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<LineNo, E> {
+                Ok(LineNo::Invalid)
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<LineNo, E> {
+                Ok(LineNo::Invalid)
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<LineNo, E> {
+                Ok(LineNo::Invalid)
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut a: A) -> Result<LineNo, A::Error> {
+                while a.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(LineNo::Invalid)
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, mut a: A) -> Result<LineNo, A::Error> {
+                while a.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(LineNo::Invalid)
+            }
+        }
+        d.deserialize_any(Any)
+    }
+}
+
+/// The first 64 bits of a hex digest; 0 when absent or not hex.
+fn hash_prefix(h: Option<&str>) -> u64 {
+    h.and_then(|h| h.get(..16))
+        .and_then(|p| u64::from_str_radix(p, 16).ok())
+        .unwrap_or(0)
+}
+
+/// Names interned per block: case, repo, language, assistant, file, error.
+pub(super) const NAMES: usize = 6;
+
+pub(super) struct Block {
+    pub seq: u64,
+    /// Lines in the chunk (problems' line numbers count from the chunk's start).
+    pub lines: u64,
+    /// case, repo, language, assistant, file, error
+    pub names: [NameTable; NAMES],
+    pub rows: Vec<Row>,
+    pub problems: Vec<(u64, String)>,
+    pub file: usize,
+    /// The chunk's buffer, handed back to the reader for reuse.
+    pub buffer: Vec<u8>,
+    /// The line-level records as pairs, when asked for.
+    pub pairs: Vec<Pair>,
+    /// The chunk is not all valid UTF-8.
+    pub invalid_utf8: bool,
+}
+
+pub(super) struct Chunk {
+    pub seq: u64,
+    pub file: usize,
+    pub data: Vec<u8>,
+    /// The file's last chunk, which may end without a newline.
+    pub last: bool,
+}
+
+pub(super) const CHUNK: usize = 4 << 20;
+
+pub(super) fn parse_chunk(c: Chunk, want_pairs: bool) -> Block {
+    let mut names: [NameTable; NAMES] = Default::default();
+    // Records are ~300 bytes.
+    let mut rows = Vec::with_capacity(c.data.len() / 200);
+    let mut problems = Vec::new();
+    let mut pairs = Vec::new();
+    // Line numbers are local to the chunk here; the main thread adds the chunk's start.
+    let mut line_no = 0u64;
+    let data = &c.data[..];
+    // Validate UTF-8 once for the chunk, so the JSON parser need not per string.
+    let whole_utf8 = std::str::from_utf8(data).is_ok();
+    let mut start = 0;
+    while start < data.len() {
+        let end = memchr(b'\n', &data[start..]).map_or(data.len(), |i| start + i);
+        let line = &data[start..end];
+        let truncated = end == data.len() && c.last && !data.ends_with(b"\n");
+        start = end + 1;
+        let this_line = line_no;
+        line_no += 1;
+        if line.iter().all(|b| b.is_ascii_whitespace()) {
+            continue;
+        }
+        let sink = want_pairs.then_some(&mut pairs);
+        let parsed = if whole_utf8 {
+            // SAFETY: the whole chunk is valid UTF-8 and lines are cut at b'\n', which
+            // is never inside a multi-byte sequence.
+            parse_line(
+                unsafe { std::str::from_utf8_unchecked(line) },
+                &mut names,
+                sink,
+            )
+        } else {
+            std::str::from_utf8(line)
+                .map_err(|e| format!("invalid UTF-8: {e}"))
+                .and_then(|l| parse_line(l, &mut names, sink))
+        };
+        match parsed {
+            Ok(r) => rows.push(r),
+            Err(msg) => {
+                let msg = if truncated {
+                    format!("truncated last line ({msg})")
+                } else {
+                    msg
+                };
+                problems.push((this_line, msg));
+            }
+        }
+    }
+    let mut buffer = c.data;
+    buffer.clear();
+    Block {
+        lines: line_no,
+        seq: c.seq,
+        names,
+        rows,
+        problems,
+        file: c.file,
+        buffer,
+        pairs,
+        invalid_utf8: !whole_utf8,
+    }
+}
+
+/// One line as a row; with `pairs`, its pair (if it is one) is added from the same
+/// parse. A line `Raw` refuses (malformed, rare) is read once more.
+fn parse_line(
+    line: &str,
+    names: &mut [NameTable; NAMES],
+    pairs: Option<&mut Vec<Pair>>,
+) -> Result<Row, String> {
+    let raw: Raw = match serde_json::from_str(line) {
+        Ok(raw) => raw,
+        Err(_) => {
+            // Malformed for `Raw`: read once more the ways scoring and the pairs always
+            // read a line, each with its own errors.
+            if let Some(pairs) = pairs {
+                pairs.extend(Pair::parse(line));
+            }
+            let raw: RawRow = serde_json::from_str(line).map_err(|e| e.to_string())?;
+            return row(raw.into(), names, None);
+        }
+    };
+    row(raw, names, pairs)
+}
+
+/// The row of a parsed record; with `pairs`, its pair too (from the same parse).
+fn row(
+    raw: Raw,
+    names: &mut [NameTable; NAMES],
+    pairs: Option<&mut Vec<Pair>>,
+) -> Result<Row, String> {
+    let outcome = Outcome::parse(&raw.outcome);
+    let completion = raw.kind.as_deref() == Some("completion");
+    let expected = &*raw.expected;
+    let len = expected.chars().count();
+    let dist = match (outcome, raw.predicted.as_deref()) {
+        (Some(Outcome::Suggestion), Some(p)) if !completion => Some(distances(expected, p)),
+        _ => None,
+    };
+    if let Some(pairs) = pairs
+        && !completion
+    {
+        pairs.extend(pair_source(&raw).map(|src| Pair::new(src, dist)));
+    }
+    let outcome = outcome.ok_or_else(|| format!("unknown outcome {:?}", raw.outcome))?;
+    let (d2, d1) = dist.unwrap_or((len, len));
+    let file = match raw.file.as_ref().and_then(|f| f.as_deref()) {
+        Some(f) => f,
+        None => raw.case.rsplit_once(':').map_or(&*raw.case, |(f, _)| f),
+    };
+    let file = names[4].id(file);
+    let error = match (outcome, raw.error.as_deref()) {
+        (Outcome::Error, Some(m)) => names[5].id(m),
+        (Outcome::Error, None) => names[5].id("(no message)"),
+        _ => u32::MAX,
+    };
+    Ok(Row {
+        case: names[0].id(&raw.case),
+        repo: names[1].id(&raw.repo),
+        language: names[2].id(raw.language.as_deref().unwrap_or("unknown")),
+        assistant: names[3].id(&raw.assistant),
+        pass: raw.pass.flatten().unwrap_or(1),
+        outcome,
+        len: len as u32,
+        ld2: d2 as u32,
+        ld1: d1 as u32,
+        latency_ms: raw.latency_ms.unwrap_or(f64::NAN),
+        completion,
+        prefix_len: raw.prefix_len.unwrap_or(u32::MAX),
+        rank: raw.rank.unwrap_or(0),
+        typed: raw.typed.flatten().unwrap_or(0),
+        file,
+        error,
+        request: hash_prefix(raw.request_hash.as_deref()),
+        response: hash_prefix(raw.response_hash.as_deref()),
+    })
+}
+
+/// The record as the pairs read it; none where they refuse it (a null `file`, `pass` or
+/// `typed`, a `line` that is not a `u32`).
+fn pair_source<'r>(raw: &'r Raw) -> Option<PairSource<'r>> {
+    let line = match raw.line {
+        LineNo::Absent => 0,
+        LineNo::Valid(n) => n,
+        LineNo::Invalid => return None,
+    };
+    let or_absent = |v: Option<Option<u32>>, absent: u32| match v {
+        None => Some(absent),
+        Some(v) => v,
+    };
+    Some(PairSource {
+        case: &raw.case,
+        repo: &raw.repo,
+        file: match &raw.file {
+            None => "",
+            Some(f) => f.as_deref()?,
+        },
+        line,
+        language: raw.language.as_deref(),
+        assistant: &raw.assistant,
+        pass: or_absent(raw.pass, 1)?,
+        outcome: &raw.outcome,
+        expected: &raw.expected,
+        predicted: raw.predicted.as_deref(),
+        latency_ms: raw.latency_ms,
+        typed: or_absent(raw.typed, 0)?,
+    })
+}

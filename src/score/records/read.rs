@@ -1,0 +1,287 @@
+//! The reading pipeline: one thread reads files in chunks cut at newlines, parsing
+//! threads turn chunks into blocks, and the calling thread merges blocks into the table
+//! (names interned globally, problems numbered by file and line).
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, mpsc};
+use std::thread::{Scope, ScopedJoinHandle};
+
+use rustc_hash::FxHashMap;
+
+use super::names::NameTable;
+use super::parse::{Block, CHUNK, Chunk, NAMES, parse_chunk};
+use super::{MAX_PROBLEMS, Table};
+use crate::score::pairs::{self, Pair};
+
+/// Reads every file; `threads` parse in parallel (0 = every core).
+pub fn read_records(paths: &[PathBuf], strict: bool, threads: usize) -> anyhow::Result<Table> {
+    read(paths, strict, threads, false).map(|(table, _)| table)
+}
+
+/// [`read_records`], and from the same parse the line-level records as pairs (malformed
+/// lines skipped), sorted by assistant, pass, repository, file, line and case. A file
+/// that is not all UTF-8 gives no pairs: an error.
+pub fn read_records_and_pairs(
+    paths: &[PathBuf],
+    strict: bool,
+    threads: usize,
+) -> anyhow::Result<(Table, Vec<Pair>)> {
+    read(paths, strict, threads, true)
+}
+
+fn read(
+    paths: &[PathBuf],
+    strict: bool,
+    threads: usize,
+    want_pairs: bool,
+) -> anyhow::Result<(Table, Vec<Pair>)> {
+    let threads = if threads == 0 {
+        std::thread::available_parallelism().map_or(2, |n| n.get())
+    } else {
+        threads
+    };
+    let mut merged = Merged::new(paths, want_pairs);
+    std::thread::scope(|scope| -> anyhow::Result<()> {
+        let (blocks, free_tx, reader) = spawn(scope, paths, threads, want_pairs)?;
+        for block in blocks {
+            merged.add(block, &free_tx);
+        }
+        reader
+            .join()
+            .map_err(|_| anyhow::anyhow!("records reader panicked"))?
+    })?;
+    merged.finish(paths, strict)
+}
+
+/// The pipeline's ends: blocks out, emptied buffers back, the reader's result.
+type Pipeline<'scope> = (
+    mpsc::Receiver<Block>,
+    mpsc::Sender<Vec<u8>>,
+    ScopedJoinHandle<'scope, anyhow::Result<()>>,
+);
+
+/// Starts the reader and the parsing threads; blocks arrive in any order on the
+/// receiver, and emptied chunk buffers go back to the reader through the sender (no
+/// 4 MB allocation per chunk).
+fn spawn<'scope>(
+    scope: &'scope Scope<'scope, '_>,
+    paths: &'scope [PathBuf],
+    threads: usize,
+    want_pairs: bool,
+) -> anyhow::Result<Pipeline<'scope>> {
+    let (chunk_tx, chunk_rx) = mpsc::sync_channel::<Chunk>(threads * 2);
+    let chunk_rx = Arc::new(Mutex::new(chunk_rx));
+    let (block_tx, block_rx) = mpsc::sync_channel::<Block>(threads * 2);
+    let (free_tx, free_rx) = mpsc::channel::<Vec<u8>>();
+    let reader = std::thread::Builder::new()
+        .name("typist-read".into())
+        .spawn_scoped(scope, move || -> anyhow::Result<()> {
+            let mut seq = 0;
+            for (fi, path) in paths.iter().enumerate() {
+                read_file(path, fi, &mut seq, &chunk_tx, &free_rx)?;
+            }
+            Ok(())
+        })?;
+    for _ in 0..threads {
+        let rx = chunk_rx.clone();
+        let tx = block_tx.clone();
+        std::thread::Builder::new()
+            .name("typist-parse".into())
+            .spawn_scoped(scope, move || {
+                loop {
+                    let next = rx.lock().ok().and_then(|r| r.recv().ok());
+                    let Some(c) = next else { return };
+                    if tx.send(parse_chunk(c, want_pairs)).is_err() {
+                        return;
+                    }
+                }
+            })?;
+    }
+    Ok((block_rx, free_tx, reader))
+}
+
+/// The blocks merged so far. Names are interned as blocks come (ids do not reach the
+/// output, which is keyed by name); problems and pairs are put in order at the end.
+struct Merged {
+    interners: [NameTable; NAMES],
+    table: Table,
+    /// (seq, file, lines) of every chunk.
+    chunk_lines: Vec<(u64, usize, u64)>,
+    /// Problems as (seq, local line, message).
+    local_problems: Vec<(u64, u64, String)>,
+    /// Pairs by chunk.
+    pairs: Vec<(u64, Vec<Pair>)>,
+    /// Files with a chunk that is not UTF-8.
+    not_utf8: Vec<usize>,
+    want_pairs: bool,
+}
+
+impl Merged {
+    fn new(paths: &[PathBuf], want_pairs: bool) -> Merged {
+        let mut table = Table::default();
+        // Reserve for ~1 row per 128 bytes: capacity that is never written costs no
+        // memory, and the table does not move while it grows.
+        let bytes: u64 = paths
+            .iter()
+            .filter_map(|p| std::fs::metadata(p).ok())
+            .map(|m| m.len())
+            .sum();
+        table.rows.reserve((bytes / 128).min(1 << 28) as usize);
+        Merged {
+            interners: Default::default(),
+            table,
+            chunk_lines: Vec::new(),
+            local_problems: Vec::new(),
+            pairs: Vec::new(),
+            not_utf8: Vec::new(),
+            want_pairs,
+        }
+    }
+
+    fn add(&mut self, block: Block, free_tx: &mpsc::Sender<Vec<u8>>) {
+        self.chunk_lines.push((block.seq, block.file, block.lines));
+        self.local_problems
+            .extend(block.problems.into_iter().map(|(l, m)| (block.seq, l, m)));
+        let _ = free_tx.send(block.buffer);
+        let global: Vec<Vec<u32>> = block
+            .names
+            .iter()
+            .zip(self.interners.iter_mut())
+            .map(|(local, global)| {
+                (0..local.len() as u32)
+                    .map(|i| global.id_hashed(local.get(i), local.hash(i)))
+                    .collect()
+            })
+            .collect();
+        self.table
+            .rows
+            .extend(block.rows.into_iter().map(|mut row| {
+                row.case = global[0][row.case as usize];
+                row.repo = global[1][row.repo as usize];
+                row.language = global[2][row.language as usize];
+                row.assistant = global[3][row.assistant as usize];
+                row.file = global[4][row.file as usize];
+                if row.error != u32::MAX {
+                    row.error = global[5][row.error as usize];
+                }
+                row
+            }));
+        if !block.pairs.is_empty() {
+            self.pairs.push((block.seq, block.pairs));
+        }
+        if block.invalid_utf8 {
+            self.not_utf8.push(block.file);
+        }
+    }
+
+    fn finish(mut self, paths: &[PathBuf], strict: bool) -> anyhow::Result<(Table, Vec<Pair>)> {
+        let problems = self.problems();
+        self.table.skipped = problems.len() as u64;
+        if strict && let Some((f, line, msg)) = problems.first() {
+            let f = format!("{}:{}: {}", paths[*f].display(), line, msg);
+            anyhow::bail!("malformed record at {f}");
+        }
+        self.table.problems = problems
+            .iter()
+            .take(MAX_PROBLEMS)
+            .map(|(f, line, msg)| format!("{}:{}: {}", paths[*f].display(), line, msg))
+            .collect();
+        let [cases, repos, languages, assistants, files, errors] =
+            self.interners.map(NameTable::into_strings);
+        let table = Table {
+            cases,
+            repos,
+            languages,
+            assistants,
+            files,
+            errors,
+            ..self.table
+        };
+        if !self.want_pairs {
+            return Ok((table, Vec::new()));
+        }
+        if let Some(&f) = self.not_utf8.iter().min() {
+            let e = std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "stream did not contain valid UTF-8",
+            );
+            return Err(
+                anyhow::Error::new(e).context(format!("cannot read {}", paths[f].display()))
+            );
+        }
+        self.pairs.sort_unstable_by_key(|(seq, _)| *seq);
+        let mut pairs: Vec<Pair> = self.pairs.into_iter().flat_map(|(_, p)| p).collect();
+        pairs::sort(&mut pairs);
+        Ok((table, pairs))
+    }
+
+    /// Problems as (file, line, message) in order: each chunk's first line number is 1
+    /// + the lines of the file's earlier chunks.
+    fn problems(&mut self) -> Vec<(usize, u64, String)> {
+        self.chunk_lines.sort_unstable();
+        let mut start_of: FxHashMap<u64, (usize, u64)> = FxHashMap::default();
+        let mut next_line: FxHashMap<usize, u64> = FxHashMap::default();
+        for &(seq, file, lines) in &self.chunk_lines {
+            let start = next_line.entry(file).or_insert(1);
+            start_of.insert(seq, (file, *start));
+            *start += lines;
+        }
+        let mut problems: Vec<(usize, u64, String)> = std::mem::take(&mut self.local_problems)
+            .into_iter()
+            .map(|(seq, l, m)| {
+                let (file, start) = start_of.get(&seq).copied().unwrap_or((0, 1));
+                (file, start + l, m)
+            })
+            .collect();
+        problems.sort();
+        problems
+    }
+}
+fn read_file(
+    path: &Path,
+    file: usize,
+    seq: &mut u64,
+    tx: &mpsc::SyncSender<Chunk>,
+    free: &mpsc::Receiver<Vec<u8>>,
+) -> anyhow::Result<()> {
+    use anyhow::Context;
+    let mut f = std::fs::File::open(path)
+        .with_context(|| format!("cannot open records file {}", path.display()))?;
+    let mut carry: Vec<u8> = Vec::new();
+    loop {
+        let mut buf = free.try_recv().unwrap_or_default();
+        buf.extend_from_slice(&carry);
+        carry.clear();
+        buf.reserve(CHUNK);
+        // read_to_end on a bounded reader appends without zeroing the buffer first.
+        let n = (&mut f)
+            .take(CHUNK as u64)
+            .read_to_end(&mut buf)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        let eof = n < CHUNK;
+        if !eof {
+            // Cut at the last newline; the rest starts the next chunk.
+            match memchr::memrchr(b'\n', &buf) {
+                Some(i) => carry.extend_from_slice(&buf[i + 1..]),
+                None => {
+                    // One line longer than a chunk: keep reading it whole.
+                    carry = buf;
+                    continue;
+                }
+            }
+            let keep = buf.len() - carry.len();
+            buf.truncate(keep);
+        }
+        let chunk = Chunk {
+            seq: *seq,
+            file,
+            data: buf,
+            last: eof,
+        };
+        *seq += 1;
+        if tx.send(chunk).is_err() || eof {
+            return Ok(());
+        }
+    }
+}

@@ -1,0 +1,163 @@
+//! Asking again (methodology §8): repeat-skip (does an assistant skip the same lines in
+//! a second pass?) and nondeterminism (identical requests answered differently).
+
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+use super::records::{Outcome, Row, Table};
+use super::sums::{Rates, Sums, share};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PassStat {
+    pub pass: u32,
+    pub records: u64,
+    pub answered: u64,
+    pub empty_rate: f64,
+    pub errors: u64,
+    pub timeouts: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RepeatSkip {
+    pub passes: Vec<PassStat>,
+    /// Cases answered in both pass 1 and pass 2.
+    pub paired_cases: u64,
+    /// Share of pass-1 empties that are empty again in pass 2.
+    pub empty_again: f64,
+    /// Share of pass-1 suggestions that became empty in pass 2.
+    pub became_empty: f64,
+}
+
+/// Determinism evidence (methodology §8): of the requests asked more than once with
+/// an answer each time, how many got different answers.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Nondeterminism {
+    /// Distinct requests answered at least twice.
+    pub repeated: u64,
+    /// Of those, answered differently at least once.
+    pub differing: u64,
+    /// `differing / repeated`; null when no request was repeated.
+    pub share: Option<f64>,
+}
+
+/// Rows must be sorted by (assistant, pass, case) and deduplicated.
+pub(crate) fn repeat_skip(
+    table: &Table,
+    rows: &[&Row],
+    names: &[u32],
+) -> BTreeMap<String, RepeatSkip> {
+    let mut out = BTreeMap::new();
+    for &a in names {
+        // Rows are sorted by assistant first: this assistant's rows are one run.
+        let from = rows.partition_point(|r| r.assistant < a);
+        let to = rows.partition_point(|r| r.assistant <= a);
+        // Sorted by pass within the assistant: one pass means nothing to compare.
+        if from == to || rows[from].pass == rows[to - 1].pass {
+            continue;
+        }
+        let mine: Vec<&Row> = rows[from..to]
+            .iter()
+            .copied()
+            .filter(|r| !r.completion && r.is_case())
+            .collect();
+        let mut passes: Vec<u32> = mine.iter().map(|r| r.pass).collect();
+        passes.dedup();
+        if passes.len() < 2 {
+            continue;
+        }
+        let stats = passes.iter().map(|&p| pass_stat(&mine, p)).collect();
+        out.insert(
+            table.assistants[a as usize].clone(),
+            compare_passes(&mine, passes[0], passes[1], stats),
+        );
+    }
+    out
+}
+
+/// Outcome counts of one pass of one assistant's rows.
+fn pass_stat(mine: &[&Row], p: u32) -> PassStat {
+    let of: Vec<&&Row> = mine.iter().filter(|r| r.pass == p).collect();
+    let count = |o: Outcome| of.iter().filter(|r| r.outcome == o).count() as u64;
+    let answered = count(Outcome::Suggestion) + count(Outcome::Empty);
+    let (errors, timeouts) = (count(Outcome::Error), count(Outcome::Timeout));
+    let rates = Rates::of(
+        of.len() as u64,
+        answered,
+        count(Outcome::Empty),
+        errors,
+        timeouts,
+    );
+    PassStat {
+        pass: p,
+        records: of.len() as u64,
+        answered,
+        empty_rate: rates.empty_rate,
+        errors,
+        timeouts,
+    }
+}
+
+/// The cases answered in both passes: which pass-1 empties are empty again, which
+/// pass-1 suggestions became empty.
+fn compare_passes(mine: &[&Row], p1: u32, p2: u32, passes: Vec<PassStat>) -> RepeatSkip {
+    let first: FxHashMap<u32, Outcome> = mine
+        .iter()
+        .filter(|r| r.pass == p1)
+        .map(|r| (r.case, r.outcome))
+        .collect();
+    let (mut paired, mut e1, mut e_again, mut s1, mut s_became) = (0u64, 0u64, 0u64, 0u64, 0u64);
+    for r in mine.iter().filter(|r| r.pass == p2 && r.outcome.answered()) {
+        let Some(o1) = first.get(&r.case).filter(|o| o.answered()) else {
+            continue;
+        };
+        paired += 1;
+        let empty2 = r.outcome == Outcome::Empty;
+        if *o1 == Outcome::Empty {
+            e1 += 1;
+            e_again += empty2 as u64;
+        } else {
+            s1 += 1;
+            s_became += empty2 as u64;
+        }
+    }
+    RepeatSkip {
+        passes,
+        paired_cases: paired,
+        empty_again: Sums::ratio(e_again as f64, e1),
+        became_empty: Sums::ratio(s_became as f64, s1),
+    }
+}
+
+/// Per assistant: of the requests (by `request_hash`, over every pass) answered more
+/// than once, how many got different answers (by `response_hash`).
+pub(crate) fn nondeterminism(table: &Table, keep: &[bool]) -> FxHashMap<u32, Nondeterminism> {
+    use std::collections::hash_map::Entry;
+    // (assistant, request) -> (first response, asked again, answered differently)
+    let mut seen: FxHashMap<(u32, u64), (u64, bool, bool)> = FxHashMap::default();
+    for (r, _) in table.rows.iter().zip(keep).filter(|(r, k)| {
+        **k && r.request != 0 && !r.completion && r.is_case() && r.outcome.answered()
+    }) {
+        match seen.entry((r.assistant, r.request)) {
+            Entry::Vacant(e) => {
+                e.insert((r.response, false, false));
+            }
+            Entry::Occupied(mut e) => {
+                let v = e.get_mut();
+                v.1 = true;
+                v.2 |= v.0 != r.response;
+            }
+        }
+    }
+    let mut out: FxHashMap<u32, Nondeterminism> = FxHashMap::default();
+    for ((a, _), (_, again, differs)) in seen {
+        let n = out.entry(a).or_default();
+        n.repeated += again as u64;
+        n.differing += differs as u64;
+    }
+    for n in out.values_mut() {
+        n.share = (n.repeated > 0).then(|| share(n.differing, n.repeated));
+    }
+    out
+}

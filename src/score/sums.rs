@@ -1,0 +1,228 @@
+//! Sums over answered cases, from which every help metric is a ratio, and the outcome
+//! rates. Sums are kept in integers or fixed point so the result does not depend on the
+//! order of the records.
+
+use serde::Serialize;
+
+use super::records::{Outcome, Row};
+
+/// Fixed-point scale for sums of non-integer terms: integer addition is associative,
+/// so the total is the same whatever the order of the records.
+pub(crate) const FIX: f64 = (1u64 << 32) as f64;
+
+/// Sums over a set of answered cases, from which every help metric is a ratio. A
+/// case's weight `w = len − k` is the characters the assistant could type for the user
+/// (k: what the user typed before asking; 0 without a typed prefix, which gives the
+/// study's figures exactly).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Sums {
+    pub cases: u64,
+    pub empties: u64,
+    /// Σ w
+    pub len: u64,
+    /// Σ w·c_help = Σ max(0, w − ld2)
+    pub help: u64,
+    /// Σ w·[c_help = 1]
+    pub exact: u64,
+    /// Σ w·c_help³, fixed point
+    pub cube: i128,
+    /// The same with ld1.
+    pub help_ld1: u64,
+    pub cube_ld1: i128,
+    /// Over non-empty suggestions only.
+    pub len_nonempty: u64,
+    pub cube_nonempty: i128,
+}
+
+fn cube_fixed(len: u32, ld: u32) -> i64 {
+    if len == 0 {
+        return 0;
+    }
+    let g = len.saturating_sub(ld) as f64;
+    let l = len as f64;
+    // `as` saturates: a term can never wrap.
+    (g * g * g / (l * l) * FIX).round() as i64
+}
+
+/// One answered case's contribution to [`Sums`], computed once.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Terms {
+    empty: bool,
+    len: u32,
+    gain: u32,
+    gain_ld1: u32,
+    /// Fixed point; a line would need 2^21 characters before this saturates.
+    cube: i64,
+    cube_ld1: i64,
+}
+
+impl Terms {
+    /// With k typed characters and `w = len − k`: `c_help = max(0, w − ld2(true, pred)) / w`.
+    pub fn of(r: &Row) -> Terms {
+        let w = r.weight();
+        if r.outcome == Outcome::Empty {
+            return Terms {
+                empty: true,
+                len: w,
+                ..Default::default()
+            };
+        }
+        Terms {
+            empty: false,
+            len: w,
+            gain: w.saturating_sub(r.ld2),
+            gain_ld1: w.saturating_sub(r.ld1),
+            cube: cube_fixed(w, r.ld2),
+            cube_ld1: cube_fixed(w, r.ld1),
+        }
+    }
+}
+
+/// A share, NaN when there is nothing to share.
+pub fn share(n: u64, of: u64) -> f64 {
+    if of == 0 {
+        f64::NAN
+    } else {
+        n as f64 / of as f64
+    }
+}
+
+/// The outcome rates of a set of records, computed in one place for every table:
+/// `empty_rate` over the answered cases (suggestion + empty), `error_rate` and
+/// `timeout_rate` over all records.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rates {
+    pub empty_rate: f64,
+    pub error_rate: f64,
+    pub timeout_rate: f64,
+}
+
+impl Rates {
+    pub fn of(records: u64, answered: u64, empties: u64, errors: u64, timeouts: u64) -> Rates {
+        Rates {
+            empty_rate: share(empties, answered),
+            error_rate: share(errors, records),
+            timeout_rate: share(timeouts, records),
+        }
+    }
+}
+
+impl Sums {
+    pub fn add_terms(&mut self, t: &Terms) {
+        self.cases += 1;
+        self.len += t.len as u64;
+        if t.empty {
+            self.empties += 1;
+            return;
+        }
+        let (len, gain, cube) = (t.len as u64, t.gain as u64, t.cube as i128);
+        self.help += gain;
+        if t.gain == t.len {
+            self.exact += len;
+        }
+        self.cube += cube;
+        self.help_ld1 += t.gain_ld1 as u64;
+        self.cube_ld1 += t.cube_ld1 as i128;
+        self.len_nonempty += len;
+        self.cube_nonempty += cube;
+    }
+    /// Adds another set's sums (exact: every field is an integer).
+    pub(crate) fn merge(&mut self, s: &Sums) {
+        self.cases += s.cases;
+        self.empties += s.empties;
+        self.len += s.len;
+        self.help += s.help;
+        self.exact += s.exact;
+        self.cube += s.cube;
+        self.help_ld1 += s.help_ld1;
+        self.cube_ld1 += s.cube_ld1;
+        self.len_nonempty += s.len_nonempty;
+        self.cube_nonempty += s.cube_nonempty;
+    }
+    pub(crate) fn ratio(n: f64, d: u64) -> f64 {
+        if d == 0 { f64::NAN } else { n / d as f64 }
+    }
+    pub fn integral_help(&self) -> f64 {
+        Self::ratio(self.cube as f64 / FIX, self.len)
+    }
+    pub fn help_at_0(&self) -> f64 {
+        Self::ratio(self.help as f64, self.len)
+    }
+    pub fn exact_share(&self) -> f64 {
+        Self::ratio(self.exact as f64, self.len)
+    }
+    pub fn integral_help_nonempty(&self) -> f64 {
+        Self::ratio(self.cube_nonempty as f64 / FIX, self.len_nonempty)
+    }
+    /// Point values with plain Levenshtein (ld1).
+    pub fn help_at_0_ld1(&self) -> f64 {
+        Self::ratio(self.help_ld1 as f64, self.len)
+    }
+    pub fn integral_help_ld1(&self) -> f64 {
+        Self::ratio(self.cube_ld1 as f64 / FIX, self.len)
+    }
+    pub fn empty_rate(&self) -> f64 {
+        Rates::of(self.cases, self.cases, self.empties, 0, 0).empty_rate
+    }
+    /// The bootstrap columns: len, help, exact, cube, len_nonempty, cube_nonempty.
+    pub(crate) fn columns(&self) -> [f64; COLUMNS] {
+        [
+            self.len as f64,
+            self.help as f64,
+            self.exact as f64,
+            self.cube as f64 / FIX,
+            self.len_nonempty as f64,
+            self.cube_nonempty as f64 / FIX,
+        ]
+    }
+}
+
+/// Bootstrap columns per set of sums (see [`Sums::columns`]).
+pub(crate) const COLUMNS: usize = 6;
+
+/// A metric as a ratio of two bootstrap columns: (name, numerator, denominator).
+pub(crate) const METRICS: [(&str, usize, usize); 4] = [
+    ("integral_help", 3, 0),
+    ("exact_share", 2, 0),
+    ("help_at_0", 1, 0),
+    ("integral_help_nonempty", 5, 4),
+];
+
+/// Help figures of part of the table (a language, a repository).
+#[derive(Debug, Clone, Serialize)]
+pub struct Breakdown {
+    pub cases: u64,
+    pub empty_rate: f64,
+    pub integral_help: f64,
+    pub exact_share: f64,
+    pub help_at_0: f64,
+}
+
+impl From<&Sums> for Breakdown {
+    fn from(s: &Sums) -> Self {
+        Breakdown {
+            cases: s.cases,
+            empty_rate: s.empty_rate(),
+            integral_help: s.integral_help(),
+            exact_share: s.exact_share(),
+            help_at_0: s.help_at_0(),
+        }
+    }
+}
+
+/// The bootstrap's resampled column sums (one row per resample), and the metrics read
+/// from them.
+pub(crate) struct Draws(pub Vec<Vec<f64>>);
+
+impl Draws {
+    /// Metric `m` of [`METRICS`] in every resample, from the columns starting at `offset`
+    /// (NaN where the denominator is 0).
+    pub(crate) fn metric(&self, offset: usize, m: usize) -> Vec<f64> {
+        let ratio = |n: f64, d: f64| if d == 0.0 { f64::NAN } else { n / d };
+        let (n, d) = (METRICS[m].1, METRICS[m].2);
+        self.0
+            .iter()
+            .map(|s| ratio(s[offset + n], s[offset + d]))
+            .collect()
+    }
+}
