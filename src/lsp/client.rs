@@ -7,7 +7,7 @@
 //! always written before it. Knows nothing of editors, documents or profiles: the only
 //! editor fact it holds is the settings object it answers `workspace/configuration` from.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
@@ -559,23 +559,4 @@ pub fn lookup_section(settings: &Value, section: &str) -> Value {
         }
     }
     cur.clone()
-}
-
-/// Last lines of a server's stderr, kept for error messages.
-#[derive(Debug, Default)]
-pub struct StderrTail {
-    lines: VecDeque<String>,
-}
-
-impl StderrTail {
-    pub const KEEP: usize = 20;
-    pub fn push(&mut self, line: String) {
-        if self.lines.len() == Self::KEEP {
-            self.lines.pop_front();
-        }
-        self.lines.push_back(line);
-    }
-    pub fn joined(&self) -> String {
-        self.lines.iter().cloned().collect::<Vec<_>>().join("\n")
-    }
 }

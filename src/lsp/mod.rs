@@ -6,6 +6,7 @@
 pub mod client;
 pub mod framing;
 pub mod process;
+pub mod stderr;
 pub mod transcript;
 
 use std::time::Duration;
