@@ -15,7 +15,7 @@ use super::conditions::Conditions;
 use super::dialect::{self, Suggestions};
 use super::document::{Document, Position, PositionEncoding, incremental_change};
 use super::profile::{DialectKind, Profile, ReadinessRule};
-use crate::lsp::{Client, ClientOptions, ClientStats, Event, ExitInfo, LspError};
+use crate::lsp::{Client, ClientOptions, ClientStats, Event, ExitInfo, LspError, uri};
 
 /// Temporary workspaces are named `typist-PID-…` after the process that made them, so
 /// that one left by a killed typist can be told from one in use.
@@ -172,22 +172,6 @@ pub struct Session {
     last_request_hash: Option<String>,
 }
 
-fn file_uri(p: &Path) -> String {
-    let mut s = String::from("file://");
-    for c in p.to_string_lossy().chars() {
-        match c {
-            'a'..='z' | 'A'..='Z' | '0'..='9' | '/' | '-' | '_' | '.' | '~' => s.push(c),
-            _ => {
-                let mut buf = [0u8; 4];
-                for b in c.encode_utf8(&mut buf).bytes() {
-                    s.push_str(&format!("%{b:02X}"));
-                }
-            }
-        }
-    }
-    s
-}
-
 impl Session {
     /// Copies the files into a fresh workspace, starts the server there and
     /// initializes it under `conditions`.
@@ -257,7 +241,7 @@ impl Session {
                 std::fs::write(&to, text).map_err(ws_err)?;
             }
         }
-        let root_uri = file_uri(&root);
+        let root_uri = uri::from_path(&root);
         let folders = json!([{"uri": root_uri, "name": "workspace"}]);
         let client = Client::spawn(
             &program,
@@ -360,7 +344,7 @@ impl Session {
             .language_for(Path::new(rel))
             .unwrap_or_else(|| self.profile.languages[0].clone());
         let doc = Document {
-            uri: file_uri(&path),
+            uri: uri::from_path(&path),
             language_id,
             version: 1,
             text: text.to_string(),
@@ -395,7 +379,7 @@ impl Session {
         if !self.state.watches.is_empty() {
             self.client.notify(
                 "workspace/didChangeWatchedFiles",
-                Some(json!({"changes": [{"uri": file_uri(path), "type": kind}]})),
+                Some(json!({"changes": [{"uri": uri::from_path(path), "type": kind}]})),
             );
         }
     }
@@ -512,7 +496,7 @@ impl Session {
         self.last_request_hash = Some(request_hash(
             method,
             &params,
-            &file_uri(&self.root),
+            &uri::from_path(&self.root),
             &doc.text,
         ));
         let start = Instant::now();
@@ -804,14 +788,6 @@ fn read_caps(caps: &Value) -> ServerCaps {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn uris_escape_what_needs_escaping() {
-        assert_eq!(
-            file_uri(Path::new("/tmp/a b/é.py")),
-            "file:///tmp/a%20b/%C3%A9.py"
-        );
-    }
 
     #[test]
     fn capabilities_are_read_from_either_shape() {

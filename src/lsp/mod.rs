@@ -8,6 +8,7 @@ pub mod framing;
 pub mod process;
 pub mod stderr;
 pub mod transcript;
+pub mod uri;
 
 use std::time::Duration;
 
