@@ -252,9 +252,8 @@ pub async fn login(profile: &Profile, wait: Duration) -> Result<String> {
         tmp.path(),
         ClientOptions {
             name: profile.name.clone(),
-            settings: profile.settings.clone(),
             transcript: None,
-            workspace_folders: Value::Null,
+            handlers: crate::editor::answers::editor_handlers(profile.settings.clone(), None),
         },
     )?;
     let init = json!({

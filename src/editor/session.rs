@@ -11,6 +11,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedReceiver;
 
+use super::answers;
 use super::conditions::Conditions;
 use super::dialect::{self, Suggestions};
 use super::document::{Document, Position, PositionEncoding, incremental_change};
@@ -242,7 +243,7 @@ impl Session {
             }
         }
         let root_uri = uri::from_path(&root);
-        let folders = json!([{"uri": root_uri, "name": "workspace"}]);
+        let folders = answers::workspace_folders(&root_uri);
         let client = Client::spawn(
             &program,
             &profile.args,
@@ -250,9 +251,8 @@ impl Session {
             &root,
             ClientOptions {
                 name: profile.name.clone(),
-                settings: profile.settings.clone(),
                 transcript: opts.transcript.clone(),
-                workspace_folders: folders.clone(),
+                handlers: answers::editor_handlers(profile.settings.clone(), folders.clone()),
             },
         )?;
         let events = client

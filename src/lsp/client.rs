@@ -4,8 +4,8 @@
 //!
 //! Wire order equals call order: [`Client::request`] allocates the id and queues the
 //! message *before* it returns its future, so a `didChange` sent before a request is
-//! always written before it. Knows nothing of editors, documents or profiles: the only
-//! editor fact it holds is the settings object it answers `workspace/configuration` from.
+//! always written before it. Knows nothing of editors, documents or profiles: the
+//! answers to server→client requests are the handlers it was given.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -19,6 +19,7 @@ use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::framing::{FrameReader, encode, truncate};
+use super::handlers::{Handlers, RpcError};
 use super::process::{ExitInfo, ServerProcess};
 use super::transcript::Transcript;
 use super::{Event, LspError};
@@ -33,13 +34,11 @@ pub const EXIT_GRACE: Duration = Duration::from_secs(1);
 pub struct ClientOptions {
     /// Server name for logs and error messages.
     pub name: String,
-    /// Answers to `workspace/configuration`, looked up by section (dotted path).
-    pub settings: Value,
     /// Where to write the JSONL transcript of every message, if anywhere.
     pub transcript: Option<PathBuf>,
-    /// The answer to `workspace/workspaceFolders` (the folders the client declared);
-    /// null when there are none.
-    pub workspace_folders: Value,
+    /// The answers to server→client requests (the editor's); a method without one is
+    /// answered "method not found".
+    pub handlers: Handlers,
 }
 
 type Reply = Result<Value, (i64, String, Option<Value>)>;
@@ -55,8 +54,7 @@ enum Pending {
 
 struct Shared {
     name: String,
-    settings: Value,
-    workspace_folders: Value,
+    handlers: Handlers,
     next_id: AtomicI64,
     out: mpsc::UnboundedSender<Vec<u8>>,
     pending: Mutex<Pending>,
@@ -182,8 +180,7 @@ impl Client {
             });
         let shared = Arc::new(Shared {
             name: options.name,
-            settings: options.settings,
-            workspace_folders: options.workspace_folders,
+            handlers: options.handlers,
             next_id: AtomicI64::new(1),
             out: out_tx,
             pending: Mutex::new(Pending::Open(HashMap::new())),
@@ -481,15 +478,12 @@ fn dispatch(shared: &Shared, events: &mpsc::UnboundedSender<Event>, msg: Value) 
         }
         (Some(method), Some(id)) => {
             let params = msg.get("params").cloned().unwrap_or(Value::Null);
-            let reply = if method == "workspace/workspaceFolders" {
-                Ok(shared.workspace_folders.clone())
-            } else {
-                answer_server_request(&shared.settings, &method, &params)
-            };
             let mut out = json!({"jsonrpc": "2.0", "id": id});
-            match reply {
+            match shared.handlers.answer_to(&method, params.clone()) {
                 Ok(v) => out["result"] = v,
-                Err((code, message)) => out["error"] = json!({"code": code, "message": message}),
+                Err(RpcError { code, message }) => {
+                    out["error"] = json!({"code": code, "message": message})
+                }
             }
             shared.send_value(None, None, &out);
             let _ = events.send(Event::Request { method, params });
@@ -503,60 +497,4 @@ fn dispatch(shared: &Shared, events: &mpsc::UnboundedSender<Event>, msg: Value) 
             tracing::warn!(server = %shared.name, "message with neither method nor id");
         }
     }
-}
-
-/// JSON-RPC "method not found".
-pub const METHOD_NOT_FOUND: i64 = -32601;
-
-/// The answer every editor gives to a server→client request.
-pub fn answer_server_request(
-    settings: &Value,
-    method: &str,
-    params: &Value,
-) -> Result<Value, (i64, String)> {
-    match method {
-        "workspace/configuration" => {
-            let items = params
-                .get("items")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default();
-            Ok(Value::Array(
-                items
-                    .iter()
-                    .map(|item| match item.get("section").and_then(Value::as_str) {
-                        Some(s) if !s.is_empty() => lookup_section(settings, s),
-                        _ => settings.clone(),
-                    })
-                    .collect(),
-            ))
-        }
-        "client/registerCapability"
-        | "client/unregisterCapability"
-        | "window/workDoneProgress/create"
-        | "window/showMessageRequest"
-        | "workspace/semanticTokens/refresh"
-        | "workspace/inlayHint/refresh"
-        | "workspace/codeLens/refresh"
-        | "workspace/diagnostic/refresh" => Ok(Value::Null),
-        "window/showDocument" => Ok(json!({"success": false})),
-        "workspace/workspaceFolders" => Ok(Value::Null),
-        "workspace/applyEdit" => Ok(json!({"applied": false})),
-        _ => Err((METHOD_NOT_FOUND, format!("method not found: {method}"))),
-    }
-}
-
-/// `python.analysis` → `settings["python"]["analysis"]`, or a literal dotted key.
-pub fn lookup_section(settings: &Value, section: &str) -> Value {
-    if let Some(v) = settings.get(section) {
-        return v.clone();
-    }
-    let mut cur = settings;
-    for part in section.split('.') {
-        match cur.get(part) {
-            Some(v) => cur = v,
-            None => return Value::Null,
-        }
-    }
-    cur.clone()
 }
