@@ -6,6 +6,7 @@
 //! here.
 
 pub mod client;
+mod connection;
 pub mod framing;
 pub mod handlers;
 pub mod process;
