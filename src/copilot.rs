@@ -289,9 +289,8 @@ async fn start_server(
         dir,
         ClientOptions {
             name: profile.name.clone(),
-            settings: profile.settings.clone(),
             transcript: None,
-            workspace_folders: Value::Null,
+            handlers: crate::editor::answers::editor_handlers(profile.settings.clone(), None),
         },
     )?;
     let init = json!({

@@ -12,6 +12,7 @@ use std::time::Duration;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use tokio::io::{AsyncWriteExt, BufReader};
+use typist::editor::answers::{editor_handlers, workspace_folders};
 use typist::lsp::framing::{FrameReader, FramingError, encode};
 use typist::lsp::{Client, ClientOptions};
 
@@ -187,9 +188,8 @@ proptest! {
                 aw,
                 ClientOptions {
                     name: "fuzz".into(),
-                    settings: json!({"typist": {"x": 1}}),
                     transcript: None,
-                    workspace_folders: json!([{"uri": "file:///ws", "name": "ws"}]),
+                    handlers: editor_handlers(json!({"typist": {"x": 1}}), workspace_folders("file:///ws")),
                 },
             );
             // Drain what the client writes so it never blocks on a full pipe.

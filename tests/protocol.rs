@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::io::{AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
+use typist::editor::answers::{editor_handlers, workspace_folders};
 use typist::lsp::framing::{FrameReader, encode};
 use typist::lsp::{Client, ClientOptions, Event, LspError};
 
@@ -44,9 +45,8 @@ fn pair_with(settings: Value, transcript: Option<std::path::PathBuf>) -> (Client
         aw,
         ClientOptions {
             name: "peer".into(),
-            settings,
             transcript,
-            workspace_folders: json!([{"uri": "file:///ws", "name": "workspace"}]),
+            handlers: editor_handlers(settings, workspace_folders("file:///ws")),
         },
     );
     let peer = Peer {

@@ -1,138 +1,16 @@
 //! Suggestion dialects: how each kind of server is asked for a suggestion and how its
 //! answer is read back into one normal form. Each dialect is a small local type; the
 //! parsers are lenient on purpose (Copilot adds fields, Tabby adds `isIncomplete`, some
-//! servers send snippet objects), so answers are read from `serde_json::Value`.
+//! servers send snippet objects), so answers are read from `serde_json::Value`. The
+//! standard requests go by their `lsp-types` method names; their params are written as
+//! JSON too, because profiles add fields of their own (`request_params`) and Copilot adds
+//! the document version and `formattingOptions`.
 
-use serde::Serialize;
+use lsp_types::request::{Completion as CompletionRequest, InlineCompletionRequest, Request};
 use serde_json::{Value, json};
 
 use super::document::{Document, Position, PositionEncoding};
-
-/// An inline suggestion as the line would stand after accepting it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct InlineSuggestion {
-    /// The cursor's line after accepting: its first line only.
-    pub line: String,
-    /// The whole text from the start of the cursor's line after accepting (may span
-    /// several lines).
-    pub text: String,
-}
-
-/// One completion item as an editor shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct CompletionEntry {
-    pub label: String,
-    /// What accepting it inserts.
-    pub insert: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub kind: Option<u32>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "type", content = "items", rename_all = "kebab-case")]
-pub enum Suggestions {
-    Inline(Vec<InlineSuggestion>),
-    Completion(Vec<CompletionEntry>),
-}
-
-impl Suggestions {
-    pub fn len(&self) -> usize {
-        match self {
-            Suggestions::Inline(v) => v.len(),
-            Suggestions::Completion(v) => v.len(),
-        }
-    }
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-    /// Whether `word` is among the first `n` items: a completion whose insert text or
-    /// label is the word (labels may carry a signature: `printf(const char *, ...)`),
-    /// or an inline line that contains it.
-    pub fn has_in_top(&self, word: &str, n: usize) -> bool {
-        match self {
-            Suggestions::Inline(v) => v.iter().take(n).any(|s| s.line.contains(word)),
-            Suggestions::Completion(v) => v.iter().take(n).any(|c| {
-                c.insert == word
-                    || c.label == word
-                    || c.label
-                        .strip_prefix(word)
-                        .is_some_and(|rest| rest.starts_with('('))
-            }),
-        }
-    }
-
-    /// Short texts of the first `n` items, for people.
-    pub fn top(&self, n: usize) -> Vec<String> {
-        match self {
-            Suggestions::Inline(v) => v.iter().take(n).map(|s| s.line.clone()).collect(),
-            Suggestions::Completion(v) => v.iter().take(n).map(|c| c.label.clone()).collect(),
-        }
-    }
-}
-
-/// Turns snippet syntax into the plain text it inserts: `${1:foo}` → `foo`, `$0` → ``.
-pub fn strip_snippet(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let chars: Vec<char> = s.chars().collect();
-    let mut i = 0;
-    strip_into(&chars, &mut i, &mut out, false);
-    out
-}
-
-fn strip_into(c: &[char], i: &mut usize, out: &mut String, nested: bool) {
-    while *i < c.len() {
-        match c[*i] {
-            '\\' if *i + 1 < c.len() && matches!(c[*i + 1], '$' | '}' | '\\') => {
-                out.push(c[*i + 1]);
-                *i += 2;
-            }
-            '}' if nested => {
-                *i += 1;
-                return;
-            }
-            '$' if *i + 1 < c.len() && c[*i + 1].is_ascii_digit() => {
-                *i += 1;
-                while *i < c.len() && c[*i].is_ascii_digit() {
-                    *i += 1;
-                }
-            }
-            '$' if *i + 1 < c.len() && c[*i + 1] == '{' => {
-                *i += 2;
-                while *i < c.len() && (c[*i].is_ascii_alphanumeric() || c[*i] == '_') {
-                    *i += 1;
-                }
-                match c.get(*i) {
-                    Some(':') => {
-                        *i += 1;
-                        strip_into(c, i, out, true);
-                    }
-                    Some('|') => {
-                        *i += 1;
-                        let mut first = true;
-                        while *i < c.len() && c[*i] != '|' {
-                            if c[*i] == ',' {
-                                first = false;
-                            } else if first {
-                                out.push(c[*i]);
-                            }
-                            *i += 1;
-                        }
-                        *i += 1; // '|'
-                        if c.get(*i) == Some(&'}') {
-                            *i += 1;
-                        }
-                    }
-                    Some('}') => *i += 1,
-                    _ => {}
-                }
-            }
-            ch => {
-                out.push(ch);
-                *i += 1;
-            }
-        }
-    }
-}
+pub use super::suggestions::{CompletionEntry, InlineSuggestion, Suggestions, strip_snippet};
 
 fn text_of(v: &Value) -> Option<String> {
     match v {
@@ -315,11 +193,11 @@ pub fn request_for(
     let td = json!({"uri": doc.uri});
     let (method, mut params) = match dialect {
         Inline => (
-            "textDocument/inlineCompletion",
+            InlineCompletionRequest::METHOD,
             json!({"textDocument": td, "position": cursor.to_json(), "context": {"triggerKind": trigger.inline_code()}}),
         ),
         Copilot => (
-            "textDocument/inlineCompletion",
+            InlineCompletionRequest::METHOD,
             json!({
                 "textDocument": {"uri": doc.uri, "version": doc.version},
                 "position": cursor.to_json(),
@@ -328,7 +206,7 @@ pub fn request_for(
             }),
         ),
         Completion | LspAi => (
-            "textDocument/completion",
+            CompletionRequest::METHOD,
             json!({"textDocument": td, "position": cursor.to_json(), "context": {"triggerKind": trigger.completion_code()}}),
         ),
         LlmLs => (
@@ -441,13 +319,6 @@ mod tests {
             version: 1,
             text: text.into(),
         }
-    }
-
-    #[test]
-    fn snippets_become_plain_text() {
-        assert_eq!(strip_snippet("foo(${1:a}, ${2:b})$0"), "foo(a, b)");
-        assert_eq!(strip_snippet("${1|one,two|} \\$x ${3}"), "one $x ");
-        assert_eq!(strip_snippet("f(${1:g(${2:x})})"), "f(g(x))");
     }
 
     #[test]

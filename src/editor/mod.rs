@@ -2,14 +2,22 @@
 //! Owns profiles, conditions, documents and versions, typing, and the suggestion
 //! dialects. Knows nothing of datasets or scoring; talks to servers only through `lsp`.
 
+pub mod answers;
 pub mod conditions;
 pub mod dialect;
 pub mod document;
+mod error;
+pub mod handshake;
 pub mod profile;
+pub mod request_hash;
+pub mod server_state;
 pub mod session;
+pub mod suggestions;
+pub mod workspace;
 
 pub use conditions::{Conditions, TriggerKind};
-pub use dialect::{CompletionEntry, InlineSuggestion, Suggestions};
 pub use document::{Document, Position, PositionEncoding};
+pub use handshake::{ServerCaps, ServerInfo, SyncKind};
 pub use profile::{DialectKind, Profile, ReadinessRule};
-pub use session::{ServerCaps, ServerInfo, Session, SessionError, SessionOptions, SyncKind};
+pub use session::{Session, SessionError, SessionOptions};
+pub use suggestions::{CompletionEntry, InlineSuggestion, Suggestions};

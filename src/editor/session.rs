@@ -3,7 +3,7 @@
 //! server asks for it, full otherwise), and `suggest` through the profile's dialect.
 //! The user's files are never written to: the server sees only the copy.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -11,121 +11,25 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedReceiver;
 
+use lsp_types::notification::{DidChangeConfiguration, Initialized};
+use lsp_types::request::Initialize;
+use lsp_types::{DidChangeConfigurationParams, InitializedParams};
+
+use super::answers;
 use super::conditions::Conditions;
 use super::dialect::{self, Suggestions};
 use super::document::{Document, Position, PositionEncoding, incremental_change};
+use super::handshake;
 use super::profile::{DialectKind, Profile, ReadinessRule};
-use crate::lsp::{Client, ClientOptions, ClientStats, Event, ExitInfo, LspError};
+use super::server_state::ServerState;
+use super::workspace::{self, Workspace};
+use crate::lsp::{Client, ClientOptions, ClientStats, Event, ExitInfo, uri};
 
-/// Temporary workspaces are named `typist-PID-…` after the process that made them, so
-/// that one left by a killed typist can be told from one in use.
-const WORKSPACE_PREFIX: &str = "typist-";
-
-/// A temporary folder named `typist-PID-{purpose}…`: removed when dropped, and by
-/// [`sweep_stale_workspaces`] if this typist is killed before it can remove it.
-pub fn scratch_dir(purpose: &str) -> std::io::Result<tempfile::TempDir> {
-    tempfile::Builder::new()
-        .prefix(&format!(
-            "{WORKSPACE_PREFIX}{}-{purpose}",
-            std::process::id()
-        ))
-        .tempdir()
-}
-
-/// Removes the temporary workspaces of typist processes that no longer exist (a typist
-/// killed with SIGKILL cannot remove its own); returns how many were removed. Folders of
-/// live processes, and of other users, are left alone.
-pub fn sweep_stale_workspaces() -> usize {
-    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
-        return 0;
-    };
-    let mut removed = 0;
-    for e in entries.flatten() {
-        let name = e.file_name();
-        let Some(pid) = name
-            .to_str()
-            .and_then(|n| n.strip_prefix(WORKSPACE_PREFIX))
-            .and_then(|r| r.split_once('-'))
-            .and_then(|(pid, _)| pid.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if pid == std::process::id() || std::path::Path::new(&format!("/proc/{pid}")).exists() {
-            continue;
-        }
-        if e.file_type().is_ok_and(|t| t.is_dir()) && std::fs::remove_dir_all(e.path()).is_ok() {
-            tracing::debug!(folder = %e.path().display(), "removed the workspace of a typist that is gone");
-            removed += 1;
-        }
-    }
-    removed
-}
-
-/// Copilot's "not authenticated" error code.
-pub const COPILOT_NO_TOKEN: i64 = 1000;
-
-#[derive(Debug, Clone, thiserror::Error)]
-#[non_exhaustive]
-pub enum SessionError {
-    #[error(transparent)]
-    Lsp(#[from] LspError),
-    #[error("{server} is not signed in: {message}")]
-    NotSignedIn { server: String, message: String },
-    #[error("{server} is not installed ({command} not found); {hint}")]
-    Missing {
-        server: String,
-        command: String,
-        hint: String,
-    },
-    #[error("workspace: {0}")]
-    Workspace(String),
-    #[error("{0} is not open in the session")]
-    NotOpen(String),
-}
-
-impl SessionError {
-    pub fn is_timeout(&self) -> bool {
-        matches!(self, SessionError::Lsp(e) if e.is_timeout())
-    }
-    /// The server is gone (crashed or exited): a restart may help.
-    pub fn is_exit(&self) -> bool {
-        matches!(self, SessionError::Lsp(e) if e.is_exit())
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SyncKind {
-    None,
-    Full,
-    Incremental,
-}
-
-/// What the server said about itself in `initialize`.
-#[derive(Debug, Clone, Serialize, Default)]
-pub struct ServerInfo {
-    pub name: Option<String>,
-    pub version: Option<String>,
-}
-
-impl ServerCaps {
-    /// Whether the server declared `key` (`inlineCompletionProvider`, `completionProvider`).
-    pub fn declares(&self, key: &str) -> bool {
-        match key {
-            "inlineCompletionProvider" => self.inline,
-            "completionProvider" => self.completion,
-            _ => false,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct ServerCaps {
-    pub inline: bool,
-    pub completion: bool,
-    pub sync: SyncKind,
-    pub position_encoding: PositionEncoding,
-}
+// Paths the rest of the crate has always used.
+pub use super::error::{COPILOT_NO_TOKEN, SessionError};
+pub use super::handshake::{ServerCaps, ServerInfo, SyncKind};
+pub use super::request_hash::{request_hash, sha256_hex};
+pub use super::workspace::{scratch_dir, sweep_stale_workspaces};
 
 /// A suggestion and how long it took.
 #[derive(Debug, Clone, Serialize)]
@@ -146,16 +50,6 @@ pub struct SessionOptions {
     pub transcript: Option<PathBuf>,
 }
 
-/// What the server has told us through notifications.
-#[derive(Debug, Default)]
-struct ServerState {
-    active_progress: HashSet<String>,
-    progress_seen: bool,
-    quiescent: Option<bool>,
-    /// Ids of the server's `workspace/didChangeWatchedFiles` registrations.
-    watches: HashSet<String>,
-}
-
 pub struct Session {
     client: Client,
     events: UnboundedReceiver<Event>,
@@ -170,22 +64,6 @@ pub struct Session {
     focused: Option<String>,
     /// The canonical hash of the last suggestion request sent (see [`request_hash`]).
     last_request_hash: Option<String>,
-}
-
-fn file_uri(p: &Path) -> String {
-    let mut s = String::from("file://");
-    for c in p.to_string_lossy().chars() {
-        match c {
-            'a'..='z' | 'A'..='Z' | '0'..='9' | '/' | '-' | '_' | '.' | '~' => s.push(c),
-            _ => {
-                let mut buf = [0u8; 4];
-                for b in c.encode_utf8(&mut buf).bytes() {
-                    s.push_str(&format!("%{b:02X}"));
-                }
-            }
-        }
-    }
-    s
 }
 
 impl Session {
@@ -204,61 +82,15 @@ impl Session {
                 hint: profile.install_hint.clone(),
             })?;
         let ws_err = |e: std::io::Error| SessionError::Workspace(e.to_string());
-        let dir = scratch_dir("").map_err(ws_err)?;
-        let root = dir.path().join("workspace");
-        std::fs::create_dir_all(&root).map_err(ws_err)?;
-        let root = root.canonicalize().map_err(ws_err)?;
-        // The profile's own files first (go.mod, compile_flags.txt): a file of the
-        // repository with the same name wins, so the target's hidden copy is never
-        // overwritten.
-        for (name, text) in &profile.workspace_files {
-            std::fs::write(root.join(name), text).map_err(ws_err)?;
-        }
-        if let Some(src) = &opts.source_root {
-            for f in &opts.files {
-                let to = root.join(f);
-                if let Some(parent) = to.parent() {
-                    std::fs::create_dir_all(parent).map_err(ws_err)?;
-                }
-                std::fs::copy(src.join(f), &to).map_err(|e| {
-                    SessionError::Workspace(format!("cannot copy {}: {e}", src.join(f).display()))
-                })?;
-            }
-        }
-        for (rel, text) in &opts.contents {
-            let to = root.join(rel);
-            if let Some(parent) = to.parent() {
-                std::fs::create_dir_all(parent).map_err(ws_err)?;
-            }
-            std::fs::write(&to, text).map_err(ws_err)?;
-        }
-        let mut env: Vec<(String, String)> = profile
-            .env
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        if profile.sandbox_home {
-            let home = dir.path().join("home");
-            std::fs::create_dir_all(&home).map_err(ws_err)?;
-            let h = home.display().to_string();
-            env.push(("HOME".into(), h.clone()));
-            env.push(("XDG_CONFIG_HOME".into(), format!("{h}/.config")));
-            env.push(("XDG_CACHE_HOME".into(), format!("{h}/.cache")));
-            env.push(("XDG_DATA_HOME".into(), format!("{h}/.local/share")));
-            // Copilot: the user's sign-in (typist's own or theirs), copied in.
-            if profile.dialect == DialectKind::Copilot {
-                crate::copilot::seed_home(&home).map_err(ws_err)?;
-            }
-            for (rel, text) in &profile.home_files {
-                let to = home.join(rel);
-                if let Some(parent) = to.parent() {
-                    std::fs::create_dir_all(parent).map_err(ws_err)?;
-                }
-                std::fs::write(&to, text).map_err(ws_err)?;
-            }
-        }
-        let root_uri = file_uri(&root);
-        let folders = json!([{"uri": root_uri, "name": "workspace"}]);
+        let Workspace { dir, root, env } = workspace::prepare(
+            profile,
+            opts.source_root.as_deref(),
+            &opts.files,
+            &opts.contents,
+        )
+        .map_err(ws_err)?;
+        let root_uri = uri::from_path(&root);
+        let folders = answers::workspace_folders(&root_uri);
         let client = Client::spawn(
             &program,
             &profile.args,
@@ -266,48 +98,23 @@ impl Session {
             &root,
             ClientOptions {
                 name: profile.name.clone(),
-                settings: profile.settings.clone(),
                 transcript: opts.transcript.clone(),
-                workspace_folders: folders.clone(),
+                handlers: answers::editor_handlers(profile.settings.clone(), folders.clone()),
             },
         )?;
         let events = client
             .take_events()
             .ok_or_else(|| SessionError::Workspace("event stream already taken".into()))?;
-        let init = json!({
-            "processId": std::process::id(),
-            "clientInfo": {"name": conditions.client_name, "version": conditions.client_version},
-            "rootUri": root_uri,
-            "rootPath": root.display().to_string(),
-            "workspaceFolders": folders,
-            "capabilities": conditions.capabilities(),
-            "initializationOptions": profile.initialization_options,
-            "trace": "off",
-        });
+        let init = handshake::initialize_params(profile, conditions, &root, &root_uri, folders)
+            .map_err(|e| SessionError::Workspace(format!("client capabilities: {e}")))?;
         let answer = client
-            .request(
-                "initialize",
-                Some(init),
-                Duration::from_millis(profile.init_timeout_ms),
-            )
+            .request_as::<Initialize>(init, Duration::from_millis(profile.init_timeout_ms))
             .await?;
-        let caps_v = answer.get("capabilities").cloned().unwrap_or(Value::Null);
-        let info = ServerInfo {
-            name: answer
-                .pointer("/serverInfo/name")
-                .and_then(Value::as_str)
-                .map(str::to_string),
-            version: answer
-                .pointer("/serverInfo/version")
-                .and_then(Value::as_str)
-                .map(str::to_string),
-        };
-        let caps = read_caps(&caps_v);
-        client.notify("initialized", Some(json!({})));
-        client.notify(
-            "workspace/didChangeConfiguration",
-            Some(json!({"settings": profile.settings})),
-        );
+        let (info, caps) = handshake::read_answer(&answer);
+        client.notify_typed::<Initialized>(InitializedParams {});
+        client.notify_typed::<DidChangeConfiguration>(DidChangeConfigurationParams {
+            settings: profile.settings.clone(),
+        });
         Ok(Session {
             client,
             events,
@@ -360,7 +167,7 @@ impl Session {
             .language_for(Path::new(rel))
             .unwrap_or_else(|| self.profile.languages[0].clone());
         let doc = Document {
-            uri: file_uri(&path),
+            uri: uri::from_path(&path),
             language_id,
             version: 1,
             text: text.to_string(),
@@ -395,7 +202,7 @@ impl Session {
         if !self.state.watches.is_empty() {
             self.client.notify(
                 "workspace/didChangeWatchedFiles",
-                Some(json!({"changes": [{"uri": file_uri(path), "type": kind}]})),
+                Some(json!({"changes": [{"uri": uri::from_path(path), "type": kind}]})),
             );
         }
     }
@@ -512,7 +319,7 @@ impl Session {
         self.last_request_hash = Some(request_hash(
             method,
             &params,
-            &file_uri(&self.root),
+            &uri::from_path(&self.root),
             &doc.text,
         ));
         let start = Instant::now();
@@ -623,7 +430,7 @@ impl Session {
                 return;
             }
             match tokio::time::timeout(deadline - now, self.events.recv()).await {
-                Ok(Some(ev)) => self.absorb(ev),
+                Ok(Some(ev)) => self.state.absorb(ev, &self.profile.name),
                 Ok(None) | Err(_) => return,
             }
         }
@@ -632,73 +439,7 @@ impl Session {
     /// Applies every event already received, in order.
     fn pump(&mut self) {
         while let Ok(ev) = self.events.try_recv() {
-            self.absorb(ev);
-        }
-    }
-
-    fn absorb(&mut self, ev: Event) {
-        let (method, params) = match ev {
-            Event::Notification { method, params } => (method, params),
-            Event::Request { method, params } => {
-                self.absorb_request(&method, &params);
-                return;
-            }
-        };
-        let s = &mut self.state;
-        match method.as_str() {
-            "$/progress" => {
-                let token = match params.get("token") {
-                    Some(Value::String(t)) => t.clone(),
-                    Some(other) => other.to_string(),
-                    None => return,
-                };
-                match params.pointer("/value/kind").and_then(Value::as_str) {
-                    Some("begin") => {
-                        s.progress_seen = true;
-                        s.active_progress.insert(token);
-                    }
-                    Some("end") => {
-                        s.active_progress.remove(&token);
-                    }
-                    _ => {}
-                }
-            }
-            "experimental/serverStatus" => {
-                s.quiescent = params.get("quiescent").and_then(Value::as_bool);
-            }
-            "window/logMessage" | "window/showMessage" => {
-                let msg = params.get("message").and_then(Value::as_str).unwrap_or("");
-                tracing::trace!(server = %self.profile.name, "{msg}");
-            }
-            _ => {}
-        }
-    }
-}
-
-impl Session {
-    /// Registrations the editor must honour: file watching.
-    fn absorb_request(&mut self, method: &str, params: &Value) {
-        let regs = match method {
-            "client/registerCapability" => params.get("registrations"),
-            "client/unregisterCapability" => params
-                .get("unregisterations")
-                .or_else(|| params.get("unregistrations")),
-            _ => return,
-        };
-        for r in regs.and_then(Value::as_array).into_iter().flatten() {
-            if r.get("method").and_then(Value::as_str) != Some("workspace/didChangeWatchedFiles") {
-                continue;
-            }
-            let id = r
-                .get("id")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string();
-            if method == "client/registerCapability" {
-                self.state.watches.insert(id);
-            } else {
-                self.state.watches.remove(&id);
-            }
+            self.state.absorb(ev, &self.profile.name);
         }
     }
 
@@ -720,44 +461,6 @@ impl Session {
     }
 }
 
-/// sha256 of the canonical form of a suggestion request: the method, the parameters
-/// with the workspace's location and every document version taken out, and the
-/// document's text. Two requests with the same hash asked the same thing of the same
-/// editor state, whatever the run, worker or temporary folder.
-pub fn request_hash(method: &str, params: &Value, root_uri: &str, text: &str) -> String {
-    fn canon(v: &Value, root_uri: &str) -> Value {
-        match v {
-            Value::String(s) => Value::String(s.replacen(root_uri, "file:///workspace", 1)),
-            Value::Array(a) => Value::Array(a.iter().map(|x| canon(x, root_uri)).collect()),
-            Value::Object(o) => Value::Object(
-                o.iter()
-                    .filter(|(k, _)| k.as_str() != "version")
-                    .map(|(k, x)| (k.clone(), canon(x, root_uri)))
-                    .collect(),
-            ),
-            other => other.clone(),
-        }
-    }
-    let canonical = json!({
-        "method": method,
-        "params": canon(params, root_uri),
-        "text_sha256": sha256_hex(text.as_bytes()),
-    });
-    sha256_hex(canonical.to_string().as_bytes())
-}
-
-/// Lower-case hex sha256.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    use std::fmt::Write;
-    let digest = sha2::Sha256::digest(bytes);
-    let mut s = String::with_capacity(64);
-    for b in digest {
-        let _ = write!(s, "{b:02x}");
-    }
-    s
-}
-
 /// One `didChange` with the document's next version (its text already updated).
 fn send_change(client: &Client, doc: &mut Document, change: Value) {
     doc.version += 1;
@@ -768,63 +471,4 @@ fn send_change(client: &Client, doc: &mut Document, change: Value) {
             "contentChanges": [change],
         })),
     );
-}
-
-fn read_caps(caps: &Value) -> ServerCaps {
-    let truthy = |v: Option<&Value>| match v {
-        None | Some(Value::Null) | Some(Value::Bool(false)) => false,
-        Some(_) => true,
-    };
-    let sync = match caps.get("textDocumentSync") {
-        Some(Value::Number(n)) => n.as_u64(),
-        Some(Value::Object(o)) => o.get("change").and_then(Value::as_u64),
-        _ => None,
-    };
-    let sync = match sync {
-        Some(2) => SyncKind::Incremental,
-        Some(1) => SyncKind::Full,
-        Some(0) => SyncKind::None,
-        // Unspecified: send full text, which every server accepts.
-        _ => SyncKind::Full,
-    };
-    let position_encoding = caps
-        .get("positionEncoding")
-        .and_then(Value::as_str)
-        .and_then(PositionEncoding::from_lsp)
-        // A server that does not answer the negotiation speaks UTF-16, whatever we asked.
-        .unwrap_or(PositionEncoding::Utf16);
-    ServerCaps {
-        inline: truthy(caps.get("inlineCompletionProvider")),
-        completion: truthy(caps.get("completionProvider")),
-        sync,
-        position_encoding,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn uris_escape_what_needs_escaping() {
-        assert_eq!(
-            file_uri(Path::new("/tmp/a b/é.py")),
-            "file:///tmp/a%20b/%C3%A9.py"
-        );
-    }
-
-    #[test]
-    fn capabilities_are_read_from_either_shape() {
-        let c = read_caps(
-            &json!({"textDocumentSync": {"openClose": true, "change": 2}, "inlineCompletionProvider": {}}),
-        );
-        assert!(c.inline && !c.completion);
-        assert_eq!(c.sync, SyncKind::Incremental);
-        let c = read_caps(
-            &json!({"textDocumentSync": 1, "completionProvider": {"triggerCharacters": ["."]}, "positionEncoding": "utf-8"}),
-        );
-        assert!(!c.inline && c.completion);
-        assert_eq!(c.sync, SyncKind::Full);
-        assert_eq!(c.position_encoding, PositionEncoding::Utf8);
-    }
 }

@@ -95,26 +95,6 @@ pub struct Host {
     root: Mutex<Option<PathBuf>>,
 }
 
-fn uri_path(uri: &str) -> Option<PathBuf> {
-    let rest = uri.strip_prefix("file://")?;
-    let bytes = rest.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%'
-            && i + 2 < bytes.len()
-            && let Ok(b) = u8::from_str_radix(std::str::from_utf8(&bytes[i + 1..i + 3]).ok()?, 16)
-        {
-            out.push(b);
-            i += 3;
-            continue;
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    Some(PathBuf::from(String::from_utf8(out).ok()?))
-}
-
 fn language_of(path: Option<&Path>, language_id: &str) -> Option<Language> {
     path.and_then(|p| p.extension())
         .and_then(|e| e.to_str())
@@ -191,7 +171,7 @@ impl Host {
 
     /// The document's path relative to the workspace root (its path when outside it).
     fn rel_path(&self, uri: &str) -> String {
-        let path = uri_path(uri).unwrap_or_default();
+        let path = crate::lsp::uri::to_path(uri).unwrap_or_default();
         let root = self.root.lock().ok().and_then(|r| r.clone());
         let rel = root
             .as_deref()
@@ -261,9 +241,14 @@ impl LanguageServer for Host {
             .workspace_folders
             .as_ref()
             .and_then(|f| f.first())
-            .and_then(|f| uri_path(f.uri.as_str()));
+            .and_then(|f| crate::lsp::uri::to_path(f.uri.as_str()));
         #[allow(deprecated)]
-        let root = root.or_else(|| params.root_uri.as_ref().and_then(|u| uri_path(u.as_str())));
+        let root = root.or_else(|| {
+            params
+                .root_uri
+                .as_ref()
+                .and_then(|u| crate::lsp::uri::to_path(u.as_str()))
+        });
         if let Some(secret) = self.leaked() {
             eprintln!("careless server: starting with key {secret}");
         }
@@ -313,7 +298,7 @@ impl LanguageServer for Host {
 
     async fn did_open(&self, p: DidOpenTextDocumentParams) {
         let uri = p.text_document.uri.as_str().to_string();
-        let path = uri_path(&uri);
+        let path = crate::lsp::uri::to_path(&uri);
         if let Some(path) = &path
             && let Ok(mut m) = self.model.lock()
         {

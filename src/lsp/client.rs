@@ -4,21 +4,23 @@
 //!
 //! Wire order equals call order: [`Client::request`] allocates the id and queues the
 //! message *before* it returns its future, so a `didChange` sent before a request is
-//! always written before it. Knows nothing of editors, documents or profiles: the only
-//! editor fact it holds is the settings object it answers `workspace/configuration` from.
+//! always written before it. Knows nothing of editors, documents or profiles: the
+//! answers to server→client requests are the handlers it was given.
 
-use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use lsp_types::notification::Exit;
+use lsp_types::request::Shutdown;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncBufRead, AsyncWrite};
 use tokio::sync::{mpsc, oneshot, watch};
 
-use super::framing::{FrameReader, encode, truncate};
+use super::connection::{Shared, read_loop, write_loop};
+use super::handlers::Handlers;
 use super::process::{ExitInfo, ServerProcess};
 use super::transcript::Transcript;
 use super::{Event, LspError};
@@ -33,85 +35,11 @@ pub const EXIT_GRACE: Duration = Duration::from_secs(1);
 pub struct ClientOptions {
     /// Server name for logs and error messages.
     pub name: String,
-    /// Answers to `workspace/configuration`, looked up by section (dotted path).
-    pub settings: Value,
     /// Where to write the JSONL transcript of every message, if anywhere.
     pub transcript: Option<PathBuf>,
-    /// The answer to `workspace/workspaceFolders` (the folders the client declared);
-    /// null when there are none.
-    pub workspace_folders: Value,
-}
-
-type Reply = Result<Value, (i64, String, Option<Value>)>;
-
-/// The requests awaiting an answer, or why the stream ended: one state under one lock,
-/// so a request either is registered before the reader closes (and fails at once when
-/// it does) or sees the closed state; it can never wait out its timeout on a dead
-/// stream.
-enum Pending {
-    Open(HashMap<i64, (String, oneshot::Sender<Reply>)>),
-    Closed(LspError),
-}
-
-struct Shared {
-    name: String,
-    settings: Value,
-    workspace_folders: Value,
-    next_id: AtomicI64,
-    out: mpsc::UnboundedSender<Vec<u8>>,
-    pending: Mutex<Pending>,
-    transcript: Option<Transcript>,
-    late_answers: AtomicU64,
-    bad_frames: AtomicU64,
-    junk_lines: AtomicU64,
-}
-
-impl Shared {
-    fn send_value(&self, method: Option<&str>, id: Option<i64>, msg: &Value) {
-        if let Some(t) = &self.transcript {
-            t.record("send", method, id.map(Value::from), msg);
-        }
-        let body = serde_json::to_vec(msg).unwrap_or_default();
-        // A closed channel means the writer is gone; the reader reports why.
-        let _ = self.out.send(encode(&body));
-    }
-
-    fn closed_error(&self) -> Option<LspError> {
-        match &*self.pending.lock().ok()? {
-            Pending::Closed(e) => Some(e.clone()),
-            Pending::Open(_) => None,
-        }
-    }
-
-    /// Registers a request, unless the stream has ended (then: why).
-    fn register(&self, id: i64, method: &str, tx: oneshot::Sender<Reply>) -> Result<(), LspError> {
-        let mut p = self.pending.lock().map_err(|_| LspError::Closed {
-            server: self.name.clone(),
-        })?;
-        match &mut *p {
-            Pending::Open(map) => {
-                map.insert(id, (method.to_string(), tx));
-                Ok(())
-            }
-            Pending::Closed(e) => Err(e.clone()),
-        }
-    }
-
-    fn take_pending(&self, id: i64) -> Option<(String, oneshot::Sender<Reply>)> {
-        match &mut *self.pending.lock().ok()? {
-            Pending::Open(map) => map.remove(&id),
-            Pending::Closed(_) => None,
-        }
-    }
-
-    /// The stream is over: every pending request fails with `why`, and so does every
-    /// later one.
-    fn close(&self, why: LspError) {
-        if let Ok(mut p) = self.pending.lock() {
-            // Dropping the senders fails the waiting requests with the closed error.
-            *p = Pending::Closed(why);
-        }
-    }
+    /// The answers to server→client requests (the editor's); a method without one is
+    /// answered "method not found".
+    pub handlers: Handlers,
 }
 
 /// A JSON-RPC client talking to one language server.
@@ -180,18 +108,12 @@ impl Client {
                     None
                 }
             });
-        let shared = Arc::new(Shared {
-            name: options.name,
-            settings: options.settings,
-            workspace_folders: options.workspace_folders,
-            next_id: AtomicI64::new(1),
-            out: out_tx,
-            pending: Mutex::new(Pending::Open(HashMap::new())),
+        let shared = Arc::new(Shared::new(
+            options.name,
+            options.handlers,
+            out_tx,
             transcript,
-            late_answers: AtomicU64::new(0),
-            bad_frames: AtomicU64::new(0),
-            junk_lines: AtomicU64::new(0),
-        });
+        ));
         tokio::spawn(write_loop(writer, out_rx));
         let client = Client {
             shared: shared.clone(),
@@ -304,6 +226,11 @@ impl Client {
         }
     }
 
+    /// Sends a typed notification through `lsp-types` (unit params are omitted).
+    pub fn notify_typed<N: lsp_types::notification::Notification>(&self, params: N::Params) {
+        self.notify(N::METHOD, wire_params(params));
+    }
+
     /// A typed request through `lsp-types`; the answer is decoded strictly.
     pub fn typed<R: lsp_types::request::Request>(
         &self,
@@ -313,8 +240,7 @@ impl Client {
     where
         R::Result: Send + 'static,
     {
-        let params = serde_json::to_value(params).ok();
-        let fut = self.request(R::METHOD, params, timeout);
+        let fut = self.request_as::<R>(params, timeout);
         let server = self.shared.name.clone();
         async move {
             let v = fut.await?;
@@ -326,15 +252,25 @@ impl Client {
         }
     }
 
+    /// A request with typed params whose answer is left as JSON, for answers that real
+    /// servers shape loosely (capabilities given as `true` where an object is due).
+    pub fn request_as<R: lsp_types::request::Request>(
+        &self,
+        params: R::Params,
+        timeout: Duration,
+    ) -> impl Future<Output = Result<Value, LspError>> + Send + 'static {
+        self.request(R::METHOD, wire_params(params), timeout)
+    }
+
     /// Orderly stop: `shutdown` under a short timer, `exit` (params omitted), a grace
     /// period, then the process group is killed. Returns how the server ended.
     pub async fn shutdown(mut self) -> Option<ExitInfo> {
         if self.shared.closed_error().is_none() {
-            let r = self.request("shutdown", None, SHUTDOWN_TIMEOUT).await;
+            let r = self.typed::<Shutdown>((), SHUTDOWN_TIMEOUT).await;
             if let Err(e) = r {
                 tracing::debug!(server = %self.shared.name, "shutdown: {e}");
             }
-            self.notify("exit", None);
+            self.notify_typed::<Exit>(());
         }
         let process = self.process.take()?;
         let mut rx = self.exit_rx.clone();
@@ -349,6 +285,11 @@ impl Client {
         let _ = tokio::time::timeout(EXIT_GRACE, rx.wait_for(|e| e.is_some())).await;
         self.exit_rx.borrow().clone()
     }
+}
+
+/// Params as they go on the wire: unit params (`shutdown`, `exit`) are omitted.
+fn wire_params<P: serde::Serialize>(params: P) -> Option<Value> {
+    serde_json::to_value(params).ok().filter(|v| !v.is_null())
 }
 
 struct CancelGuard {
@@ -368,214 +309,5 @@ impl Drop for CancelGuard {
                 json!({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": self.id}});
             self.shared.send_value(Some("$/cancelRequest"), None, &msg);
         }
-    }
-}
-
-async fn write_loop<W: AsyncWrite + Unpin>(mut w: W, mut rx: mpsc::UnboundedReceiver<Vec<u8>>) {
-    while let Some(frame) = rx.recv().await {
-        if let Err(e) = w.write_all(&frame).await {
-            tracing::debug!("server stdin closed: {e}");
-            return;
-        }
-        // Batch what is already queued before one flush.
-        while let Ok(more) = rx.try_recv() {
-            if w.write_all(&more).await.is_err() {
-                return;
-            }
-        }
-        if w.flush().await.is_err() {
-            return;
-        }
-    }
-}
-
-async fn read_loop<R: AsyncBufRead + Unpin>(
-    reader: R,
-    shared: Arc<Shared>,
-    events: mpsc::UnboundedSender<Event>,
-    mut exit_rx: watch::Receiver<Option<ExitInfo>>,
-) {
-    let mut frames = FrameReader::new(reader);
-    let why = loop {
-        let frame = match frames.read_frame().await {
-            Ok(Some(f)) => f,
-            Ok(None) => break None,
-            Err(super::framing::FramingError::UnexpectedEof) => {
-                break Some("stream ended in the middle of a frame".to_string());
-            }
-            Err(super::framing::FramingError::Io(e)) => break Some(e.to_string()),
-            Err(e) => {
-                shared.bad_frames.fetch_add(1, Ordering::Relaxed);
-                tracing::warn!(server = %shared.name, "protocol error: {e}");
-                continue;
-            }
-        };
-        shared
-            .junk_lines
-            .store(frames.junk_lines, Ordering::Relaxed);
-        let msg: Value = match serde_json::from_slice(&frame) {
-            Ok(v) => v,
-            Err(e) => {
-                shared.bad_frames.fetch_add(1, Ordering::Relaxed);
-                tracing::warn!(server = %shared.name, body = %truncate(&String::from_utf8_lossy(&frame), 200), "unparsable message: {e}");
-                continue;
-            }
-        };
-        dispatch(&shared, &events, msg);
-    };
-    shared
-        .junk_lines
-        .store(frames.junk_lines, Ordering::Relaxed);
-    // The stream is over: wait briefly for the exit status so the error can carry it.
-    let _ = tokio::time::timeout(Duration::from_secs(1), exit_rx.wait_for(|e| e.is_some())).await;
-    let exit = exit_rx.borrow().clone();
-    let err = LspError::ServerExited {
-        server: shared.name.clone(),
-        status: exit
-            .as_ref()
-            .map(|e| e.status.clone())
-            .unwrap_or_else(|| why.clone().unwrap_or_else(|| "stream closed".into())),
-        stderr: exit.map(|e| e.stderr_tail).unwrap_or_default(),
-    };
-    tracing::debug!(server = %shared.name, "{err}");
-    shared.close(err);
-}
-
-fn dispatch(shared: &Shared, events: &mpsc::UnboundedSender<Event>, msg: Value) {
-    let method = msg
-        .get("method")
-        .and_then(Value::as_str)
-        .map(str::to_string);
-    let id = msg.get("id").cloned().filter(|v| !v.is_null());
-    if let Some(t) = &shared.transcript {
-        t.record("recv", method.as_deref(), id.clone(), &msg);
-    }
-    match (method, id) {
-        (None, Some(id)) => {
-            let Some(n) = id
-                .as_i64()
-                .or_else(|| id.as_str().and_then(|s| s.parse().ok()))
-            else {
-                shared.late_answers.fetch_add(1, Ordering::Relaxed);
-                return;
-            };
-            let entry = shared.take_pending(n);
-            let Some((method, tx)) = entry else {
-                shared.late_answers.fetch_add(1, Ordering::Relaxed);
-                tracing::debug!(server = %shared.name, id = n, "late answer discarded");
-                return;
-            };
-            let reply = match msg.get("error") {
-                Some(e) if !e.is_null() => Err((
-                    e.get("code").and_then(Value::as_i64).unwrap_or(0),
-                    e.get("message")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_string(),
-                    e.get("data").cloned(),
-                )),
-                _ => Ok(msg.get("result").cloned().unwrap_or(Value::Null)),
-            };
-            tracing::trace!(server = %shared.name, id = n, %method, "answer");
-            let _ = tx.send(reply);
-        }
-        (Some(method), Some(id)) => {
-            let params = msg.get("params").cloned().unwrap_or(Value::Null);
-            let reply = if method == "workspace/workspaceFolders" {
-                Ok(shared.workspace_folders.clone())
-            } else {
-                answer_server_request(&shared.settings, &method, &params)
-            };
-            let mut out = json!({"jsonrpc": "2.0", "id": id});
-            match reply {
-                Ok(v) => out["result"] = v,
-                Err((code, message)) => out["error"] = json!({"code": code, "message": message}),
-            }
-            shared.send_value(None, None, &out);
-            let _ = events.send(Event::Request { method, params });
-        }
-        (Some(method), None) => {
-            let params = msg.get("params").cloned().unwrap_or(Value::Null);
-            let _ = events.send(Event::Notification { method, params });
-        }
-        (None, None) => {
-            shared.bad_frames.fetch_add(1, Ordering::Relaxed);
-            tracing::warn!(server = %shared.name, "message with neither method nor id");
-        }
-    }
-}
-
-/// JSON-RPC "method not found".
-pub const METHOD_NOT_FOUND: i64 = -32601;
-
-/// The answer every editor gives to a server→client request.
-pub fn answer_server_request(
-    settings: &Value,
-    method: &str,
-    params: &Value,
-) -> Result<Value, (i64, String)> {
-    match method {
-        "workspace/configuration" => {
-            let items = params
-                .get("items")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default();
-            Ok(Value::Array(
-                items
-                    .iter()
-                    .map(|item| match item.get("section").and_then(Value::as_str) {
-                        Some(s) if !s.is_empty() => lookup_section(settings, s),
-                        _ => settings.clone(),
-                    })
-                    .collect(),
-            ))
-        }
-        "client/registerCapability"
-        | "client/unregisterCapability"
-        | "window/workDoneProgress/create"
-        | "window/showMessageRequest"
-        | "workspace/semanticTokens/refresh"
-        | "workspace/inlayHint/refresh"
-        | "workspace/codeLens/refresh"
-        | "workspace/diagnostic/refresh" => Ok(Value::Null),
-        "window/showDocument" => Ok(json!({"success": false})),
-        "workspace/workspaceFolders" => Ok(Value::Null),
-        "workspace/applyEdit" => Ok(json!({"applied": false})),
-        _ => Err((METHOD_NOT_FOUND, format!("method not found: {method}"))),
-    }
-}
-
-/// `python.analysis` → `settings["python"]["analysis"]`, or a literal dotted key.
-pub fn lookup_section(settings: &Value, section: &str) -> Value {
-    if let Some(v) = settings.get(section) {
-        return v.clone();
-    }
-    let mut cur = settings;
-    for part in section.split('.') {
-        match cur.get(part) {
-            Some(v) => cur = v,
-            None => return Value::Null,
-        }
-    }
-    cur.clone()
-}
-
-/// Last lines of a server's stderr, kept for error messages.
-#[derive(Debug, Default)]
-pub struct StderrTail {
-    lines: VecDeque<String>,
-}
-
-impl StderrTail {
-    pub const KEEP: usize = 20;
-    pub fn push(&mut self, line: String) {
-        if self.lines.len() == Self::KEEP {
-            self.lines.pop_front();
-        }
-        self.lines.push_back(line);
-    }
-    pub fn joined(&self) -> String {
-        self.lines.iter().cloned().collect::<Vec<_>>().join("\n")
     }
 }

@@ -5,6 +5,7 @@
 //! ids or methods. A malformed header or an absurd length is a [`FramingError`], never a
 //! panic; after an error the reader resynchronises on the next header line.
 
+use memchr::memchr;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt};
 
 /// Largest message body accepted. Real servers send a few MB at most (a big
@@ -146,10 +147,6 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
             self.inner.consume(n);
         }
     }
-}
-
-fn memchr(needle: u8, hay: &[u8]) -> Option<usize> {
-    hay.iter().position(|&b| b == needle)
 }
 
 fn parse_header(line: &str) -> Option<(&str, &str)> {

@@ -1,18 +1,25 @@
 //! The `lsp` layer: a language-server client over a child's stdio (or any byte
-//! stream). Owns framing, JSON-RPC ids, deadlines and cancellation, answers to
-//! server→client requests, ordered notifications, the child process and the
-//! transcript tap. Knows nothing of editors, datasets or scoring.
+//! stream). Owns framing, JSON-RPC ids, deadlines and cancellation, the table of
+//! typed handlers server→client requests are answered from (filled by the editor),
+//! ordered notifications, the child process and the transcript tap. Knows nothing of
+//! editors, datasets or scoring: no editor policy (which answer a server gets) lives
+//! here.
 
 pub mod client;
+mod connection;
 pub mod framing;
+pub mod handlers;
 pub mod process;
+pub mod stderr;
 pub mod transcript;
+pub mod uri;
 
 use std::time::Duration;
 
 use serde_json::Value;
 
 pub use client::{Client, ClientOptions, ClientStats};
+pub use handlers::{Handlers, RpcError};
 pub use process::ExitInfo;
 
 /// Something the server sent that is not an answer, in arrival order.

@@ -10,12 +10,12 @@ use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use tokio::io::AsyncBufReadExt;
-use tokio::process::{ChildStdin, ChildStdout, Command};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::sync::watch;
+use tokio::task::JoinHandle;
 
 use super::LspError;
-use super::client::StderrTail;
+use super::stderr::{self, StderrTail};
 
 /// How a server process ended, with the last lines it wrote to stderr.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,54 +74,9 @@ impl ServerProcess {
             .stdout
             .take()
             .ok_or_else(|| spawn_err("no stdout".into()))?;
-        let stderr = child.stderr.take();
-        let tail = Arc::new(Mutex::new(StderrTail::default()));
-        let (exit_tx, exit_rx) = watch::channel(None);
-
-        let drain = {
-            let tail = tail.clone();
-            let name = name.to_string();
-            tokio::spawn(async move {
-                let Some(stderr) = stderr else { return };
-                // Bytes, decoded lossily: a server writing invalid UTF-8 must not stop the
-                // drain (the pipe would fill and the server block).
-                let mut reader = tokio::io::BufReader::new(stderr);
-                let mut buf = Vec::new();
-                loop {
-                    buf.clear();
-                    match reader.read_until(b'\n', &mut buf).await {
-                        Ok(0) | Err(_) => break,
-                        Ok(_) => {}
-                    }
-                    let line = String::from_utf8_lossy(&buf);
-                    let line = line.trim_end_matches(['\n', '\r']);
-                    tracing::debug!(target: "typist::server_stderr", server = %name, "{line}");
-                    if let Ok(mut t) = tail.lock() {
-                        t.push(line.to_string());
-                    }
-                }
-            })
-        };
+        let (tail, drain) = stderr::drain(child.stderr.take(), name);
         let alive = Arc::new(AtomicBool::new(true));
-        let alive_w = alive.clone();
-        tokio::spawn(async move {
-            let status = match child.wait().await {
-                Ok(s) => describe_status(s),
-                Err(e) => format!("wait failed: {e}"),
-            };
-            // Sweep the workers the server left, now, while no other group can have
-            // taken its id; after this the group is never signalled again.
-            if alive_w.swap(false, Ordering::SeqCst) {
-                killpg(pid);
-            }
-            // Give the drain a moment to read the last lines the server wrote.
-            let _ = tokio::time::timeout(std::time::Duration::from_millis(300), drain).await;
-            let stderr_tail = tail.lock().map(|t| t.joined()).unwrap_or_default();
-            let _ = exit_tx.send(Some(ExitInfo {
-                status,
-                stderr_tail,
-            }));
-        });
+        let exit_rx = watch_exit(child, pid, alive.clone(), tail, drain);
         Ok((ServerProcess { pid, alive }, stdin, stdout, exit_rx))
     }
 
@@ -136,6 +91,37 @@ impl ServerProcess {
             killpg(self.pid);
         }
     }
+}
+
+/// Waits for the server on a task of its own: once it is reaped, sweeps its group (once:
+/// `alive` goes false), lets the stderr drain finish, and publishes the exit.
+fn watch_exit(
+    mut child: Child,
+    pid: u32,
+    alive: Arc<AtomicBool>,
+    tail: Arc<Mutex<StderrTail>>,
+    drain: JoinHandle<()>,
+) -> watch::Receiver<Option<ExitInfo>> {
+    let (exit_tx, exit_rx) = watch::channel(None);
+    tokio::spawn(async move {
+        let status = match child.wait().await {
+            Ok(s) => describe_status(s),
+            Err(e) => format!("wait failed: {e}"),
+        };
+        // Sweep the workers the server left, now, while no other group can have
+        // taken its id; after this the group is never signalled again.
+        if alive.swap(false, Ordering::SeqCst) {
+            killpg(pid);
+        }
+        // Give the drain a moment to read the last lines the server wrote.
+        let _ = tokio::time::timeout(std::time::Duration::from_millis(300), drain).await;
+        let stderr_tail = tail.lock().map(|t| t.joined()).unwrap_or_default();
+        let _ = exit_tx.send(Some(ExitInfo {
+            status,
+            stderr_tail,
+        }));
+    });
+    exit_rx
 }
 
 fn killpg(pid: u32) {

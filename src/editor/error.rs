@@ -1,0 +1,35 @@
+//! How a session fails.
+
+use crate::lsp::LspError;
+
+/// Copilot's "not authenticated" error code.
+pub const COPILOT_NO_TOKEN: i64 = 1000;
+
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum SessionError {
+    #[error(transparent)]
+    Lsp(#[from] LspError),
+    #[error("{server} is not signed in: {message}")]
+    NotSignedIn { server: String, message: String },
+    #[error("{server} is not installed ({command} not found); {hint}")]
+    Missing {
+        server: String,
+        command: String,
+        hint: String,
+    },
+    #[error("workspace: {0}")]
+    Workspace(String),
+    #[error("{0} is not open in the session")]
+    NotOpen(String),
+}
+
+impl SessionError {
+    pub fn is_timeout(&self) -> bool {
+        matches!(self, SessionError::Lsp(e) if e.is_timeout())
+    }
+    /// The server is gone (crashed or exited): a restart may help.
+    pub fn is_exit(&self) -> bool {
+        matches!(self, SessionError::Lsp(e) if e.is_exit())
+    }
+}

@@ -1,0 +1,135 @@
+//! The session's temporary workspace: a `typist-PID-…` folder holding the copies of
+//! the files the server sees, and the sandboxed `HOME` some profiles ask for; and the
+//! sweep that removes the folders of typist processes that are gone.
+
+use std::path::{Path, PathBuf};
+
+use super::profile::{DialectKind, Profile};
+
+/// Temporary workspaces are named `typist-PID-…` after the process that made them, so
+/// that one left by a killed typist can be told from one in use.
+const WORKSPACE_PREFIX: &str = "typist-";
+
+/// A temporary folder named `typist-PID-{purpose}…`: removed when dropped, and by
+/// [`sweep_stale_workspaces`] if this typist is killed before it can remove it.
+pub fn scratch_dir(purpose: &str) -> std::io::Result<tempfile::TempDir> {
+    tempfile::Builder::new()
+        .prefix(&format!(
+            "{WORKSPACE_PREFIX}{}-{purpose}",
+            std::process::id()
+        ))
+        .tempdir()
+}
+
+/// Removes the temporary workspaces of typist processes that no longer exist (a typist
+/// killed with SIGKILL cannot remove its own); returns how many were removed. Folders of
+/// live processes, and of other users, are left alone.
+pub fn sweep_stale_workspaces() -> usize {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(WORKSPACE_PREFIX))
+            .and_then(|r| r.split_once('-'))
+            .and_then(|(pid, _)| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists() {
+            continue;
+        }
+        if e.file_type().is_ok_and(|t| t.is_dir()) && std::fs::remove_dir_all(e.path()).is_ok() {
+            tracing::debug!(folder = %e.path().display(), "removed the workspace of a typist that is gone");
+            removed += 1;
+        }
+    }
+    removed
+}
+
+/// A workspace made ready for a server: the folder (removed when dropped), the
+/// canonical root the server runs in, and the environment it gets.
+pub struct Workspace {
+    pub dir: tempfile::TempDir,
+    pub root: PathBuf,
+    pub env: Vec<(String, String)>,
+}
+
+/// Makes a fresh workspace: the profile's own files first (go.mod, compile_flags.txt),
+/// then the copies of `files` from `source_root` (a file of the repository with the same
+/// name wins, so the target's hidden copy is never overwritten), then `contents`; and the
+/// profile's environment, with a sandboxed `HOME` when it asks for one.
+pub fn prepare(
+    profile: &Profile,
+    source_root: Option<&Path>,
+    files: &[PathBuf],
+    contents: &[(String, String)],
+) -> std::io::Result<Workspace> {
+    let dir = scratch_dir("")?;
+    let root = dir.path().join("workspace");
+    std::fs::create_dir_all(&root)?;
+    let root = root.canonicalize()?;
+    for (name, text) in &profile.workspace_files {
+        std::fs::write(root.join(name), text)?;
+    }
+    if let Some(src) = source_root {
+        for f in files {
+            let to = root.join(f);
+            if let Some(parent) = to.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            std::fs::copy(src.join(f), &to).map_err(|e| {
+                std::io::Error::new(
+                    e.kind(),
+                    format!("cannot copy {}: {e}", src.join(f).display()),
+                )
+            })?;
+        }
+    }
+    for (rel, text) in contents {
+        write_creating(&root.join(rel), text)?;
+    }
+    let mut env: Vec<(String, String)> = profile
+        .env
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    if profile.sandbox_home {
+        sandbox_home(profile, &dir.path().join("home"), &mut env)?;
+    }
+    Ok(Workspace { dir, root, env })
+}
+
+/// A `HOME` of the server's own (with the XDG folders under it), seeded with the
+/// profile's files and, for Copilot, the user's sign-in.
+fn sandbox_home(
+    profile: &Profile,
+    home: &Path,
+    env: &mut Vec<(String, String)>,
+) -> std::io::Result<()> {
+    std::fs::create_dir_all(home)?;
+    let h = home.display().to_string();
+    env.push(("HOME".into(), h.clone()));
+    env.push(("XDG_CONFIG_HOME".into(), format!("{h}/.config")));
+    env.push(("XDG_CACHE_HOME".into(), format!("{h}/.cache")));
+    env.push(("XDG_DATA_HOME".into(), format!("{h}/.local/share")));
+    // Copilot: the user's sign-in (typist's own or theirs), copied in.
+    if profile.dialect == DialectKind::Copilot {
+        crate::copilot::seed_home(home)?;
+    }
+    for (rel, text) in &profile.home_files {
+        write_creating(&home.join(rel), text)?;
+    }
+    Ok(())
+}
+
+/// Writes `text` to `path`, creating the folders above it.
+pub fn write_creating(path: &Path, text: &str) -> std::io::Result<()> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::write(path, text)
+}
