@@ -9,6 +9,7 @@
 pub mod classify;
 mod plan;
 mod sample;
+pub mod token;
 mod walk;
 
 use std::path::PathBuf;
@@ -18,6 +19,7 @@ use sha2::{Digest, Sha256};
 
 pub use plan::{PlanSource, changed_files, plan_hash, read_plan, write_plan};
 pub use sample::{Case, SampleOptions, draw, sample};
+pub use token::{Action, TokenCase, TokenContext, TokenKind};
 pub use walk::{WalkOptions, walk};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

@@ -42,6 +42,10 @@ pub struct Case {
     pub language: String,
     pub expected: String,
     pub file_hash: String,
+    /// A token case (`sample --cases tokens`): the identifier to complete, its kind, the
+    /// typed prefix and the actions. Absent for line cases.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<super::token::TokenCase>,
 }
 
 /// The sampling draw of a line, uniform in [0, 1).
@@ -87,6 +91,7 @@ pub fn sample(ds: &Dataset, opts: &SampleOptions) -> Vec<Case> {
                         language: f.language.name().to_string(),
                         expected: line.to_string(),
                         file_hash: f.hash.clone(),
+                        token: None,
                     },
                 ));
             }
