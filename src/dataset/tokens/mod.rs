@@ -1,5 +1,6 @@
 //! Token cases (methodology §6): the identifiers a user would complete, found by a real
-//! parser (tree-sitter, one grammar and one query per language, `queries/*.scm`).
+//! parser (tree-sitter, one grammar and one query per language, `queries/*.scm`), then
+//! sampled into cases with the actions an editor user produces (`sample.rs`).
 //!
 //! A token is an identifier node a query captures with a kind. Never a token: a
 //! definition (`@skip`), anything inside a string, an attribute or a parse error
@@ -7,6 +8,7 @@
 //! Keywords, literals and comments are other node kinds, so no query captures them.
 
 mod grammar;
+mod sample;
 
 use std::collections::{HashMap, HashSet};
 
@@ -14,6 +16,8 @@ use tree_sitter::{Node, Parser, QueryCursor, StreamingIterator};
 
 use super::{SourceFile, TokenKind};
 use grammar::Role;
+
+pub use sample::{TokenOptions, TokenSummary, actions, sample_tokens};
 
 /// An identifier the user would complete.
 #[derive(Debug, Clone, PartialEq, Eq)]
