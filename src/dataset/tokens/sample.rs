@@ -315,6 +315,27 @@ mod tests {
     }
 
     #[test]
+    fn a_plan_keeps_and_hashes_every_token_field() {
+        let (cases, _) = sample_tokens(&dataset(), &opts(0.2), &TokenOptions::default());
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("plan.jsonl");
+        crate::dataset::write_plan(&path, &cases, None).unwrap();
+        assert_eq!(crate::dataset::read_plan(&path).unwrap().0, cases);
+        let hash = crate::dataset::plan_hash(&cases);
+        let changed: [fn(&mut TokenCase); 4] = [
+            |t| t.column += 1,
+            |t| t.kind = TokenKind::Type,
+            |t| t.context = TokenContext::Full,
+            |t| t.actions.push(Action::Open),
+        ];
+        for change in changed {
+            let mut other = cases.clone();
+            change(other[0].token.as_mut().unwrap());
+            assert_ne!(crate::dataset::plan_hash(&other), hash);
+        }
+    }
+
+    #[test]
     fn caps_count_tokens() {
         let ds = dataset();
         let tok = TokenOptions::default();
