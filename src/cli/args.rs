@@ -31,9 +31,28 @@ pub struct SampleArgs {
     pub dataset: PathBuf,
     #[command(flatten)]
     pub sampling: SamplingArgs,
+    /// What a case is: a whole line, or an identifier to complete (found by
+    /// tree-sitter; the rate, seed and caps then count tokens).
+    #[arg(long, value_enum, default_value_t = Cases::Lines)]
+    pub cases: Cases,
+    /// With --cases tokens: characters of the token typed before the list is ranked,
+    /// each its own case [default: 0,1,2,3].
+    #[arg(long, value_delimiter = ',', value_name = "K,...")]
+    pub prefix: Vec<u32>,
+    /// With --cases tokens: what the server's document holds around the token.
+    #[arg(long, value_parser = super::choice::choice(super::choice::TOKEN_CONTEXT))]
+    pub context: Option<typist::dataset::TokenContext>,
     /// Where to write the plan.
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
+}
+
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cases {
+    /// A code line to predict (the study's cases).
+    Lines,
+    /// An identifier to complete from a list (methodology §6).
+    Tokens,
 }
 
 #[derive(clap::Args, Debug, Clone)]
@@ -151,7 +170,8 @@ pub enum LoginTarget {
 
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct SamplingArgs {
-    /// Probability that a code line is a case (the study used 0.01).
+    /// Probability that a code line (with `sample --cases tokens`: a token) is a case
+    /// (the study used 0.01).
     #[arg(long, value_name = "P")]
     pub rate: Option<f64>,
     /// Seed of the sampling draw.

@@ -4,6 +4,7 @@
 
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 
+use typist::dataset::TokenContext;
 use typist::editor::TriggerKind;
 use typist::host::http::FimTemplate;
 use typist::host::{BackendKind, NgramContext};
@@ -42,6 +43,19 @@ pub const CONTEXT: Table<ContextMode> = &[
         ContextMode::Full,
         "full",
         "The whole file with only the target line emptied",
+    ),
+];
+
+pub const TOKEN_CONTEXT: Table<TokenContext> = &[
+    (
+        TokenContext::Prefix,
+        "prefix",
+        "The code above plus the line up to the token",
+    ),
+    (
+        TokenContext::Full,
+        "full",
+        "The whole file with only the token removed (the study's choice)",
     ),
 ];
 
@@ -170,6 +184,7 @@ mod tests {
             }
         }
         check(CONTEXT);
+        check(TOKEN_CONTEXT);
         check(TYPING);
         check(GRANULARITY);
         check(TRIGGER);

@@ -5,10 +5,11 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 
 use super::args::{
-    BenchCommand, DoctorArgs, DrillArgs, LoginArgs, LoginTarget, MergeArgs, ProfilesArgs,
+    BenchCommand, Cases, DoctorArgs, DrillArgs, LoginArgs, LoginTarget, MergeArgs, ProfilesArgs,
     ReportArgs, SampleArgs, ScoreArgs, ServeModelArgs,
 };
 use super::{EXIT_NO_ANSWERS, runtime, silent_assistants};
+use typist::dataset::tokens::{self, TokenOptions};
 use typist::doctor::{self, Status};
 use typist::editor::profile;
 
@@ -111,6 +112,9 @@ pub fn bench(c: BenchCommand) -> Result<ExitCode> {
 
 pub fn sample(a: SampleArgs) -> Result<ExitCode> {
     let opts = a.sampling.layer().sample_options();
+    if a.cases == Cases::Lines && (!a.prefix.is_empty() || a.context.is_some()) {
+        anyhow::bail!("--prefix and --context are options of --cases tokens");
+    }
     let ds = typist::dataset::walk(
         &a.dataset,
         &typist::dataset::WalkOptions {
@@ -118,7 +122,18 @@ pub fn sample(a: SampleArgs) -> Result<ExitCode> {
             ..Default::default()
         },
     )?;
-    let plan = typist::dataset::sample(&ds, &opts);
+    let (plan, tokens) = match a.cases {
+        Cases::Lines => (typist::dataset::sample(&ds, &opts), None),
+        Cases::Tokens => {
+            let mut tok = TokenOptions::default();
+            if !a.prefix.is_empty() {
+                tok.prefixes = a.prefix.clone();
+            }
+            tok.context = a.context.unwrap_or(tok.context);
+            let (plan, summary) = tokens::sample_tokens(&ds, &opts, &tok);
+            (plan, Some(summary))
+        }
+    };
     let source = typist::dataset::PlanSource::new(&a.dataset, a.sampling.single_repo, &a.out);
     typist::dataset::write_plan(&a.out, &plan, Some(&source))?;
     let files: usize = ds.repos.iter().map(|r| r.files.len()).sum();
@@ -131,10 +146,52 @@ pub fn sample(a: SampleArgs) -> Result<ExitCode> {
         a.out.display(),
         typist::dataset::plan_hash(&plan)
     );
+    if let Some(s) = &tokens {
+        out!("{}", token_summary(s));
+    }
     for s in &ds.skipped {
         eprintln!("  skipped {}: {}", s.path, s.reason);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What token sampling found: tokens, cases by kind and by prefix, files without a
+/// grammar.
+fn token_summary(s: &tokens::TokenSummary) -> String {
+    let list = |m: Vec<(String, usize)>| {
+        m.iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let kinds = list(
+        s.cases_by_kind
+            .iter()
+            .map(|(k, n)| (k.as_str().to_string(), *n))
+            .collect(),
+    );
+    let prefixes = list(
+        s.cases_by_prefix
+            .iter()
+            .map(|(p, n)| (p.to_string(), *n))
+            .collect(),
+    );
+    let mut text = format!(
+        "  {} of {} tokens sampled; cases by kind: {}; by typed prefix: {}",
+        s.sampled, s.found, kinds, prefixes
+    );
+    if !s.no_grammar.is_empty() {
+        let langs = list(
+            s.no_grammar
+                .iter()
+                .map(|(l, n)| (l.name().to_string(), *n))
+                .collect(),
+        );
+        text.push_str(&format!(
+            "\n  no token cases from files without a grammar: {langs}"
+        ));
+    }
+    text
 }
 
 pub fn report(a: ReportArgs) -> Result<ExitCode> {

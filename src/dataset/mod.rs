@@ -10,6 +10,7 @@ pub mod classify;
 mod plan;
 mod sample;
 pub mod token;
+pub mod tokens;
 mod walk;
 
 use std::path::PathBuf;
@@ -18,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 pub use plan::{PlanSource, changed_files, plan_hash, read_plan, write_plan};
-pub use sample::{Case, SampleOptions, draw, sample};
+pub use sample::{Case, SampleOptions, draw, draw_token, sample};
 pub use token::{Action, TokenCase, TokenContext, TokenKind};
 pub use walk::{WalkOptions, walk};
 

@@ -50,6 +50,18 @@ pub struct Case {
 
 /// The sampling draw of a line, uniform in [0, 1).
 pub fn draw(seed: u64, repo: &str, file: &str, line: u32) -> f64 {
+    unit(hasher(seed, repo, file, line))
+}
+
+/// The sampling draw of a token (`sample --cases tokens`), uniform in [0, 1): the
+/// line's hash with the token's 0-based column (in characters) added.
+pub fn draw_token(seed: u64, repo: &str, file: &str, line: u32, column: u32) -> f64 {
+    let mut h = hasher(seed, repo, file, line);
+    h.update(column.to_le_bytes());
+    unit(h)
+}
+
+fn hasher(seed: u64, repo: &str, file: &str, line: u32) -> Sha256 {
     let mut h = Sha256::new();
     h.update(seed.to_le_bytes());
     h.update(repo.as_bytes());
@@ -57,6 +69,11 @@ pub fn draw(seed: u64, repo: &str, file: &str, line: u32) -> f64 {
     h.update(file.as_bytes());
     h.update([0]);
     h.update(line.to_le_bytes());
+    h
+}
+
+/// The first 53 bits of a hash as a number in [0, 1).
+fn unit(h: Sha256) -> f64 {
     let d = h.finalize();
     let mut b = [0u8; 8];
     b.copy_from_slice(&d[..8]);
@@ -203,5 +220,18 @@ mod tests {
             "0.089297374164059"
         );
         assert_ne!(draw(7, "repo", "a/b.py", 42), draw(8, "repo", "a/b.py", 42));
+        // A token's draw is its own, per column, and pinned as well.
+        assert_ne!(
+            draw_token(7, "repo", "a/b.py", 42, 0),
+            draw(7, "repo", "a/b.py", 42)
+        );
+        assert_ne!(
+            draw_token(7, "repo", "a/b.py", 42, 3),
+            draw_token(7, "repo", "a/b.py", 42, 4)
+        );
+        assert_eq!(
+            format!("{:.15}", draw_token(7, "repo", "a/b.py", 42, 3)),
+            "0.630893347498163"
+        );
     }
 }
