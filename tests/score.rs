@@ -679,6 +679,7 @@ fn bootstrap_interval_covers_the_truth_about_95_percent_of_the_time() {
                     latency_ms: f64::NAN,
                     completion: false,
                     prefix_len: u32::MAX,
+                    token_kind: 0,
                     rank: 0,
                     typed: 0,
                     file: 0,
