@@ -108,7 +108,9 @@ async fn main() -> anyhow::Result<()> {
         if !only.is_empty() && !only.iter().any(|o| o == name) {
             continue;
         }
-        let p = profile::find_profile(name, None)?;
+        let mut p = profile::find_profile(name, None)?;
+        // A loaded machine makes first answers slow; a fixture waits for them.
+        p.request_timeout_ms = p.request_timeout_ms.max(60_000);
         if p.resolve_command().is_none() {
             eprintln!("{name}: not installed ({}), skipped", p.install_hint);
             continue;
