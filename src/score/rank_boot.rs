@@ -28,7 +28,7 @@ const ONE: f64 = (1u64 << 32) as f64;
 const METRICS: [&str; 3] = ["top1", "top5", "mrr"];
 
 fn columns(r: &Row) -> [f64; C] {
-    let hit = |n: u32| (r.rank >= 1 && r.rank <= n) as u32 as f64;
+    let hit = |n: u32| f64::from(u8::from((1..=n).contains(&r.rank)));
     let rr = if r.rank >= 1 {
         ((1u64 << 32) / r.rank as u64) as f64
     } else {
