@@ -28,6 +28,9 @@ fn ranked(name: &str) -> Ranked {
 
 /// (fixture, expected rank, items after filtering, first inserted text)
 const PINNED: &[(&str, Option<u32>, usize, &str)] = &[
+    ("basedpyright--local-name-p3", Some(2), 11, "help"),
+    ("basedpyright--os-member-p0", Some(206), 416, "abort"),
+    ("basedpyright--os-member-p2", Some(11), 33, "_path"),
     ("clangd--arrow-member-p0", Some(2), 2, "x"),
     ("clangd--printf-p3", Some(1), 1, "printf"),
     ("jedi-language-server--local-name-p3", Some(2), 2, "help"),
@@ -39,6 +42,24 @@ const PINNED: &[(&str, Option<u32>, usize, &str)] = &[
     ("python-lsp-server--local-name-p3", Some(2), 2, "help"),
     ("python-lsp-server--os-member-p0", Some(230), 454, "abc"),
     ("python-lsp-server--os-member-p2", Some(2), 6, "pardir"),
+    (
+        "typescript-language-server--local-name-p2",
+        Some(1),
+        87,
+        "helperFunction",
+    ),
+    (
+        "typescript-language-server--string-member-p0",
+        Some(18),
+        21,
+        ".charAt",
+    ),
+    (
+        "typescript-language-server--string-member-p1",
+        Some(5),
+        6,
+        "toLocaleLowerCase",
+    ),
 ];
 
 #[test]
