@@ -168,7 +168,12 @@ pub(crate) fn rank_boot(
                 .iter()
                 .map(|s| metric(s, at, m) - metric(s, at + C, m))
                 .collect();
-            let e = Estimate::new(point, &diffs);
+            let mut e = Estimate::new(point, &diffs);
+            // Identical resamples (one unit) can leave a rounding residue in the sd:
+            // no spread, so no p-value.
+            if e.sd < 1e-12 {
+                e.sd = 0.0;
+            }
             out.push(Pairwise {
                 a: table.assistants[names[ra] as usize].clone(),
                 b: table.assistants[names[rb] as usize].clone(),
