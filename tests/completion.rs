@@ -358,3 +358,58 @@ fn a_cheating_server_finds_no_token_that_only_appears_later() {
     }
     assert_eq!(found, 12);
 }
+
+/// A token plan is refused for an inline assistant, and a plan mixing line and token
+/// cases is refused, each with a message saying why, before anything is written.
+#[test]
+fn token_plans_refuse_inline_assistants_and_mixed_plans() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ds = tmp.path().join("ds");
+    std::fs::create_dir_all(ds.join("demo")).unwrap();
+    std::fs::write(ds.join("demo/app.py"), CHEAT_PY).unwrap();
+    let token = case(
+        "demo",
+        "app.py",
+        CHEAT_PY,
+        2,
+        7,
+        TokenKind::Name,
+        1,
+        TokenContext::Prefix,
+    );
+    let mut line = token.clone();
+    line.case = "demo/app.py:2".into();
+    line.expected = "beta = alpha + 1".into();
+    line.token = None;
+    for (plan, assistant, want) in [
+        (
+            vec![token.clone()],
+            "typist-ngram",
+            "needs a completion-list server",
+        ),
+        (
+            vec![token, line],
+            "pyright",
+            "mixes 1 line case(s) and 1 token case(s)",
+        ),
+    ] {
+        let plan_path = tmp.path().join("plan.jsonl");
+        typist::dataset::write_plan(&plan_path, &plan, None).unwrap();
+        let out = tmp.path().join("out");
+        let o = typist()
+            .arg("run")
+            .arg("--dataset")
+            .arg(&ds)
+            .arg("--plan")
+            .arg(&plan_path)
+            .args(["--assistant", assistant, "--quiet"])
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(!o.status.success());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(want), "{assistant}: {err}");
+        assert!(!out.join("records.jsonl").exists());
+    }
+}
