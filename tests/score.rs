@@ -570,6 +570,71 @@ fn completion_ranking_by_prefix_length() {
     assert_eq!(rk["all"]["sessions"], 5);
 }
 
+/// Completion records of two servers over the same sessions in four files: the
+/// breakdown by token kind, ±2sd intervals of top-1/top-5/MRR, paired differences over
+/// the shared sessions (an error is no shared session), and the text table.
+#[test]
+fn completion_ranking_by_kind_with_intervals_and_pairs() {
+    let mut lines = vec![];
+    for i in 0..16u32 {
+        for (asst, rank) in [
+            ("a", Some(1 + i % 3)),
+            ("b", if i % 2 == 0 { Some(4) } else { None }),
+        ] {
+            let mut r = rec(
+                &format!("c{i}"),
+                &format!("r{}", i % 4),
+                asst,
+                "suggestion",
+                "path",
+                Some("x"),
+            );
+            r["file"] = json!(format!("f{}.py", i % 4));
+            r["kind"] = json!("completion");
+            r["token_kind"] = json!(if i % 4 == 0 { "member" } else { "call" });
+            r["prefix_len"] = json!(i % 2);
+            r["rank"] = json!(rank);
+            if asst == "b" && i == 15 {
+                r["outcome"] = json!("error");
+                r["error"] = json!("boom");
+            }
+            lines.push(r);
+        }
+    }
+    let v = score(&lines, 200);
+    let a = &v["assistants"]["a"];
+    assert_eq!(a["ranking_by_kind"]["member"]["sessions"], 4);
+    assert_eq!(a["ranking_by_kind"]["call"]["sessions"], 12);
+    // a's ranks cycle 1, 2, 3: top-1 is 6/16, top-5 all of them.
+    assert_eq!(a["ranking"]["all"]["top1"], 6.0 / 16.0);
+    let ci = &a["ranking_ci"]["all"];
+    assert_eq!(ci["top1"]["value"], 6.0 / 16.0);
+    assert_eq!(ci["top5"]["sd"], 0.0);
+    assert!(ci["top1"]["sd"].as_f64().unwrap() > 0.0, "{ci}");
+    assert!(a["ranking_by_kind_ci"]["member"]["mrr"]["value"].is_f64());
+    let b = &v["assistants"]["b"];
+    assert_eq!(
+        b["ranking"]["all"]["sessions"], 15,
+        "the error is no session"
+    );
+    let pairs = v["ranking_pairwise"].as_array().unwrap();
+    let metrics: Vec<&str> = pairs
+        .iter()
+        .map(|p| p["metric"].as_str().unwrap())
+        .collect();
+    assert_eq!(metrics, ["top1", "top5", "mrr"]);
+    for p in pairs {
+        assert_eq!(
+            (&p["a"], &p["b"], &p["cases"]),
+            (&json!("a"), &json!("b"), &json!(15))
+        );
+    }
+    // On the 15 shared sessions a finds all (top-5 1.0), b finds 8 at rank 4.
+    assert_eq!(pairs[1]["diff"], 1.0 - 8.0 / 15.0);
+    // No line-level pairs: only completion records.
+    assert_eq!(v["pairwise"], json!([]));
+}
+
 #[test]
 fn repeat_skip_as_in_the_study() {
     let mut lines = vec![];
@@ -679,6 +744,7 @@ fn bootstrap_interval_covers_the_truth_about_95_percent_of_the_time() {
                     latency_ms: f64::NAN,
                     completion: false,
                     prefix_len: u32::MAX,
+                    token_kind: 0,
                     rank: 0,
                     typed: 0,
                     file: 0,

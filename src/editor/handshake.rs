@@ -45,6 +45,10 @@ pub struct ServerCaps {
     pub completion: bool,
     pub sync: SyncKind,
     pub position_encoding: PositionEncoding,
+    /// `completionProvider.triggerCharacters`: what a completion session may send as
+    /// `TriggerCharacter`.
+    #[serde(skip)]
+    pub trigger_characters: Vec<String>,
 }
 
 /// The `initialize` params: the client, the workspace (root and folders), the
@@ -119,6 +123,16 @@ fn read_caps(caps: &Value) -> ServerCaps {
         completion: truthy(caps.get("completionProvider")),
         sync,
         position_encoding,
+        trigger_characters: caps
+            .pointer("/completionProvider/triggerCharacters")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default(),
     }
 }
 

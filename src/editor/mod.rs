@@ -9,6 +9,7 @@ pub mod document;
 mod error;
 pub mod handshake;
 pub mod profile;
+pub mod ranking;
 pub mod request_hash;
 pub mod server_state;
 pub mod session;

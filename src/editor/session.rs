@@ -25,6 +25,9 @@ use super::server_state::ServerState;
 use super::workspace::{self, Workspace};
 use crate::lsp::{Client, ClientOptions, ClientStats, Event, ExitInfo, uri};
 
+mod completion;
+pub use completion::Trigger;
+
 // Paths the rest of the crate has always used.
 pub use super::error::{COPILOT_NO_TOKEN, SessionError};
 pub use super::handshake::{ServerCaps, ServerInfo, SyncKind};

@@ -65,6 +65,48 @@ impl Memory {
     }
 }
 
+fn is_ident(c: char) -> bool {
+    c.is_alphanumeric() || c == '_' || c == '$'
+}
+
+impl Memory {
+    /// A completion list made of everything it has read (issue 11's adversary): first
+    /// the identifier standing at the cursor in any version of `path` whose line starts
+    /// with what the line holds before the cursor (`before`), then every identifier of
+    /// every version of every file, each once, in name order.
+    pub fn completion_items(
+        &self,
+        path: &Path,
+        line: usize,
+        before: &str,
+    ) -> Vec<(String, String)> {
+        let word_start = before
+            .char_indices()
+            .rev()
+            .take_while(|(_, c)| is_ident(*c))
+            .last()
+            .map_or(before.len(), |(i, _)| i);
+        let word = &before[word_start..];
+        let mut out = Vec::new();
+        if let Some(rest) = self.peek(path, line, before) {
+            let end = rest.find(|c: char| !is_ident(c)).unwrap_or(rest.len());
+            if word.len() + end > 0 {
+                out.push((format!("{word}{}", &rest[..end]), "0".to_string()));
+            }
+        }
+        let mut all = BTreeSet::new();
+        for text in self.seen.values().flatten() {
+            for w in text.split(|c: char| !is_ident(c)) {
+                if w.chars().next().is_some_and(|c| !c.is_ascii_digit()) {
+                    all.insert(w);
+                }
+            }
+        }
+        out.extend(all.into_iter().map(|w| (w.to_string(), format!("1{w}"))));
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -79,6 +121,25 @@ mod tests {
         assert_eq!(m.peek(p, 1, "pri").as_deref(), Some("nt(os.sep)"));
         assert_eq!(m.peek(p, 1, "x"), None);
         assert_eq!(m.peek(Path::new("/w/b.py"), 0, ""), None);
+    }
+
+    #[test]
+    fn lists_the_token_at_the_cursor_from_any_version_first() {
+        let mut m = Memory::default();
+        let p = Path::new("/w/a.py");
+        m.remember(p, "import os\nos.".into());
+        let items = m.completion_items(p, 1, "os.");
+        assert_eq!(
+            items,
+            [
+                ("import".into(), "1import".into()),
+                ("os".into(), "1os".into())
+            ]
+        );
+        m.remember(p, "import os\nos.path.join\n".into());
+        let items = m.completion_items(p, 1, "os.pa");
+        assert_eq!(items[0], ("path".to_string(), "0".to_string()));
+        assert!(items.contains(&("join".to_string(), "1join".to_string())));
     }
 
     #[test]

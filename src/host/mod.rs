@@ -169,6 +169,33 @@ impl Host {
         (!text.is_empty()).then_some(text)
     }
 
+    /// The cheat's completion list (`cheat::Memory::completion_items`), after reading
+    /// the workspace and the document again.
+    fn cheat_list(&self, uri: &str, pos: EPos) -> Vec<CompletionItem> {
+        let Ok(docs) = self.docs.lock() else {
+            return vec![];
+        };
+        let (Some(doc), Ok(mut m)) = (docs.get(uri), self.cheat.lock()) else {
+            return vec![];
+        };
+        let Some(path) = doc.path.as_deref() else {
+            return vec![];
+        };
+        m.read_workspace();
+        m.remember(path, doc.text.clone());
+        let at = EditorDoc::offset_of(&doc.text, pos, PositionEncoding::Utf16);
+        let line_start = doc.text[..at].rfind('\n').map_or(0, |i| i + 1);
+        m.completion_items(path, pos.line as usize, &doc.text[line_start..at])
+            .into_iter()
+            .map(|(label, sort)| CompletionItem {
+                label,
+                sort_text: Some(sort),
+                kind: Some(CompletionItemKind::TEXT),
+                ..Default::default()
+            })
+            .collect()
+    }
+
     /// The document's path relative to the workspace root (its path when outside it).
     fn rel_path(&self, uri: &str) -> String {
         let path = crate::lsp::uri::to_path(uri).unwrap_or_default();
@@ -365,6 +392,11 @@ impl LanguageServer for Host {
             line: tdp.position.line,
             character: tdp.position.character,
         };
+        if self.backend == BackendKind::Cheat {
+            return Ok(Some(CompletionResponse::Array(
+                self.cheat_list(tdp.text_document.uri.as_str(), pos),
+            )));
+        }
         let predicted = self
             .predict(tdp.text_document.uri.as_str(), pos)
             .await

@@ -1,6 +1,7 @@
-//! What a run refuses before asking any case: a plan that does not match its dataset,
-//! assistants that cannot give line suggestions or do not declare the capability their
-//! dialect needs, and the cases an assistant is not asked.
+//! What a run refuses before asking any case: a plan that does not match its dataset or
+//! mixes line and token cases, assistants that cannot answer the plan's kind of case
+//! (line suggestions, completion lists) or do not declare the capability their dialect
+//! needs, and the cases an assistant is not asked.
 
 use std::time::Duration;
 
@@ -23,10 +24,28 @@ pub fn check_plan(ds: &Dataset, plan: &[Case]) -> Result<()> {
     Ok(())
 }
 
-/// Refuses assistants that cannot give line suggestions.
-pub fn check_assistants(profiles: &[Profile]) -> Result<()> {
+/// Refuses a plan mixing line and token cases, assistants that cannot give line
+/// suggestions for a plan of lines, and assistants that give no completion lists for a
+/// plan of tokens.
+pub fn check_assistants(profiles: &[Profile], plan: &[Case]) -> Result<()> {
+    let tokens = plan.iter().filter(|c| c.token.is_some()).count();
+    if tokens > 0 && tokens < plan.len() {
+        bail!(
+            "the plan mixes {} line case(s) and {tokens} token case(s); run them as two plans",
+            plan.len() - tokens
+        );
+    }
     for p in profiles {
-        if p.dialect == DialectKind::Completion {
+        if tokens > 0 {
+            if p.dialect != DialectKind::Completion {
+                bail!(
+                    "{} gives inline suggestions (dialect {:?}); a plan of token cases needs a \
+                     completion-list server (dialect \"completion\")",
+                    p.name,
+                    p.dialect
+                );
+            }
+        } else if p.dialect == DialectKind::Completion {
             bail!(
                 "{} answers completion lists only (dialect \"completion\"); a line-level run needs an \
                  inline-completion assistant (dialects inline, copilot, lsp-ai, llm-ls)",
@@ -41,7 +60,10 @@ pub fn check_assistants(profiles: &[Profile]) -> Result<()> {
 /// the typed prefix leaves nothing to suggest, and a case in a language the profile does
 /// not list is never sent as another language.
 pub fn skip_reason(case: &Case, profile: &Profile, cond: &RunConditions) -> Option<&'static str> {
-    if cond.typed_prefix > 0 && case.expected.chars().count() <= cond.typed_prefix as usize {
+    if case.token.is_none()
+        && cond.typed_prefix > 0
+        && case.expected.chars().count() <= cond.typed_prefix as usize
+    {
         return Some("line not longer than the typed prefix");
     }
     if !profile.languages.iter().any(|l| l == &case.language) {

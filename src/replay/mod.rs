@@ -205,7 +205,7 @@ async fn refuse(
             "removed {swept} temporary workspace(s) left by typist processes that are gone"
         );
     }
-    check_assistants(profiles)?;
+    check_assistants(profiles, plan)?;
     if cond.typing == TypingMode::Type && cond.context == ContextMode::Full {
         bail!(
             "typing = \"type\" feeds the file from the top, so it cannot have context = \"full\""

@@ -5,8 +5,12 @@
 use super::RunConditions;
 use super::records::Record;
 use super::typing;
+use serde_json::Value;
+
 use crate::dataset::Case;
-use crate::editor::{SessionError, Suggestions};
+use crate::dataset::token::TokenCase;
+use crate::editor::session::Timed;
+use crate::editor::{SessionError, Suggestions, ranking};
 
 /// What came of asking a server once.
 pub(super) enum Ask {
@@ -25,7 +29,16 @@ pub(super) fn record(
     cursor: usize,
     outcome: Ask,
 ) -> Record {
-    let mut r = Record {
+    let mut r = base(case, assistant, pass);
+    r.typed = typing::typed_prefix(&case.expected, cond.typed_prefix as usize)
+        .chars()
+        .count() as u32;
+    line_outcome(r, cond, text, cursor, outcome)
+}
+
+/// The fields every record of `case` has, before its outcome.
+fn base(case: &Case, assistant: &str, pass: u32) -> Record {
+    Record {
         case: case.case.clone(),
         repo: case.repo.clone(),
         file: case.file.clone(),
@@ -34,9 +47,7 @@ pub(super) fn record(
         assistant: assistant.to_string(),
         pass,
         outcome: String::new(),
-        typed: typing::typed_prefix(&case.expected, cond.typed_prefix as usize)
-            .chars()
-            .count() as u32,
+        typed: 0,
         expected: case.expected.clone(),
         predicted: None,
         latency_ms: None,
@@ -45,8 +56,23 @@ pub(super) fn record(
         items: None,
         request_hash: None,
         response_hash: None,
+        kind: None,
+        token_kind: None,
+        prefix_len: None,
+        rank: None,
+        listed: None,
+        top: None,
         extra: Default::default(),
-    };
+    }
+}
+
+fn line_outcome(
+    mut r: Record,
+    cond: &RunConditions,
+    text: &str,
+    cursor: usize,
+    outcome: Ask,
+) -> Record {
     // The cursor's line as it stands before accepting anything.
     let line_start = text[..cursor].rfind('\n').map_or(0, |i| i + 1);
     let line_end = text[cursor..].find('\n').map_or(text.len(), |i| cursor + i);
@@ -80,13 +106,75 @@ pub(super) fn record(
                 }
             }
         }
-        Ask::Failed(e) if e.is_timeout() => {
-            r.outcome = "timeout".into();
-            r.error = Some(crate::secrets::scrub(&e.to_string()).into_owned());
+        Ask::Failed(e) => failed(&mut r, &e),
+    }
+    r
+}
+
+/// `timeout` or `error`, never `empty`, with the scrubbed message.
+fn failed(r: &mut Record, e: &SessionError) {
+    r.outcome = if e.is_timeout() { "timeout" } else { "error" }.into();
+    r.error = Some(crate::secrets::scrub(&e.to_string()).into_owned());
+}
+
+/// What came of a completion session (a token case's actions).
+pub(super) enum TokenAsk {
+    /// The last list the server gave, and what the user had typed of the token then.
+    Got {
+        answer: Timed<Value>,
+        typed: String,
+    },
+    Failed(SessionError),
+    /// The case cannot be replayed (its actions or its place do not fit the file).
+    Invalid(String),
+}
+
+/// The completion record of token case `case`: the last list ranked as an editor shows
+/// it after the typed prefix (`editor::ranking`).
+pub(super) fn completion_record(
+    case: &Case,
+    token: &TokenCase,
+    assistant: &str,
+    pass: u32,
+    latency: bool,
+    outcome: TokenAsk,
+) -> Record {
+    let mut r = base(case, assistant, pass);
+    r.typed = token.prefix_len;
+    r.kind = Some("completion".into());
+    r.token_kind = Some(token.kind.as_str().into());
+    r.prefix_len = Some(token.prefix_len);
+    match outcome {
+        TokenAsk::Got { answer, typed } => {
+            let ranked = ranking::rank(&answer.value, &typed, &case.expected);
+            if latency {
+                r.latency_ms = Some((answer.latency_ms * 1000.0).round() / 1000.0);
+            }
+            r.outcome = if ranked.items > 0 {
+                "suggestion"
+            } else {
+                "empty"
+            }
+            .into();
+            r.predicted = ranked.top.first().cloned();
+            r.items = Some(ranked.items);
+            r.listed = Some(ranked.listed);
+            r.rank = Some(ranked.rank);
+            // The list as shown (not the raw answer: servers put temporary paths in
+            // items' `data`), so equal lists hash equal across runs.
+            let shown: Vec<[String; 3]> = ranking::shown(&answer.value, &typed)
+                .into_iter()
+                .map(|it| [it.label, it.sort, it.insert])
+                .collect();
+            r.response_hash = Some(crate::editor::session::sha256_hex(
+                serde_json::to_string(&shown).unwrap_or_default().as_bytes(),
+            ));
+            r.top = Some(ranked.top);
         }
-        Ask::Failed(e) => {
+        TokenAsk::Failed(e) => failed(&mut r, &e),
+        TokenAsk::Invalid(why) => {
             r.outcome = "error".into();
-            r.error = Some(crate::secrets::scrub(&e.to_string()).into_owned());
+            r.error = Some(why);
         }
     }
     r

@@ -43,6 +43,30 @@ pub struct Record {
     /// sha256 of the normalized answer (outcomes `suggestion` and `empty`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_hash: Option<String>,
+    /// `"completion"` for a completion-list record (a token case); absent for lines.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// Completion records: what the token is (`member`, `call`, `name`, `import`, `type`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_kind: Option<String>,
+    /// Completion records: characters of the token typed before the list was ranked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix_len: Option<u32>,
+    /// Completion records: the expected token's 1-based place in the list as an editor
+    /// shows it, `null` when absent from it (`Some(None)`).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
+    pub rank: Option<Option<u32>>,
+    /// Completion records: items in the server's answer before filtering (`items` is
+    /// the list after filtering by the typed prefix).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub listed: Option<usize>,
+    /// Completion records: the inserted texts of the first 20 items shown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top: Option<Vec<String>>,
     /// Fields this version does not know (written by another kind of run or a later
     /// version): kept as they are by resume, merge and the final sort.
     #[serde(flatten)]
@@ -50,19 +74,31 @@ pub struct Record {
 }
 
 impl Record {
-    pub fn key(&self) -> (String, u32, String, String, u32) {
+    /// The sort order of a records file: the case id last, for the several token
+    /// cases of a line (a line case is alone on its line).
+    pub fn key(&self) -> (String, u32, String, String, u32, String) {
         (
             self.assistant.clone(),
             self.pass,
             self.repo.clone(),
             self.file.clone(),
             self.line,
+            self.case.clone(),
         )
     }
     /// Identity for resuming: (assistant, pass, case).
     pub fn done_key(&self) -> (String, u32, String) {
         (self.assistant.clone(), self.pass, self.case.clone())
     }
+}
+
+/// A field that is there (`Some`, possibly null) or not (`None`, by `default`).
+fn present<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    T::deserialize(d).map(Some)
 }
 
 /// Reads a records file written by a run, tolerating a cut last line (a killed run):

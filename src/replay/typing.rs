@@ -4,6 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::dataset::token::TokenContext;
+
 /// What of the file is in the editor when a line is predicted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
@@ -73,6 +75,50 @@ pub fn paste_document(
     (text, cursor)
 }
 
+/// The byte offset of character `column` (Unicode scalar values) in `line`, if the
+/// line has that many characters.
+pub fn byte_of_column(line: &str, column: usize) -> Option<usize> {
+    line.char_indices()
+        .map(|(i, _)| i)
+        .chain(std::iter::once(line.len()))
+        .nth(column)
+}
+
+/// The document of a token case before any of the token is typed, and the cursor's
+/// byte offset in it (where the token starts). `Prefix`: the lines above and the
+/// token's line up to the token; `Full`: the whole file with only the token's
+/// characters removed. `None` when line `n` (1-based) does not hold `token` at
+/// character `column`: the plan does not match the file.
+pub fn token_document(
+    lines: &[&str],
+    n: usize,
+    column: usize,
+    token: &str,
+    context: TokenContext,
+) -> Option<(String, usize)> {
+    let idx = n.checked_sub(1)?;
+    let line = *lines.get(idx)?;
+    let at = byte_of_column(line, column)?;
+    if !line[at..].starts_with(token) || token.is_empty() {
+        return None;
+    }
+    let mut text = String::new();
+    for l in &lines[..idx] {
+        text.push_str(l);
+        text.push('\n');
+    }
+    text.push_str(&line[..at]);
+    let cursor = text.len();
+    if context == TokenContext::Full {
+        text.push_str(&line[at + token.len()..]);
+        for l in &lines[idx + 1..] {
+            text.push('\n');
+            text.push_str(l);
+        }
+    }
+    Some((text, cursor))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -110,5 +156,21 @@ mod tests {
     fn typed_prefixes_count_characters() {
         assert_eq!(typed_prefix("héllo", 2), "hé");
         assert_eq!(typed_prefix("ab", 5), "ab");
+    }
+    #[test]
+    fn token_documents_hold_no_later_code_and_never_the_token() {
+        let lines = ["import os", "x = os.path.join(\"é\", os.sep)", "print(x)"];
+        let (t, c) = token_document(&lines, 2, 7, "path", TokenContext::Prefix).unwrap();
+        assert_eq!(t, "import os\nx = os.");
+        assert_eq!(c, t.len());
+        let (t, c) = token_document(&lines, 2, 7, "path", TokenContext::Full).unwrap();
+        assert_eq!(t, "import os\nx = os..join(\"é\", os.sep)\nprint(x)");
+        assert_eq!(&t[..c], "import os\nx = os.");
+        // Columns count characters: `sep` is after a two-byte é.
+        let (t, _) = token_document(&lines, 2, 25, "sep", TokenContext::Prefix).unwrap();
+        assert_eq!(t, "import os\nx = os.path.join(\"é\", os.");
+        assert!(token_document(&lines, 2, 8, "path", TokenContext::Prefix).is_none());
+        assert!(token_document(&lines, 4, 0, "x", TokenContext::Prefix).is_none());
+        assert!(token_document(&lines, 3, 99, "x", TokenContext::Prefix).is_none());
     }
 }

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use super::RunConditions;
 use super::checks::skip_reason;
 use super::shard::Shard;
-use crate::dataset::Case;
+use crate::dataset::{Case, SourceFile};
 use crate::editor::Profile;
 
 /// One file of the plan for one assistant and pass: the unit of scheduling.
@@ -17,6 +17,16 @@ pub(super) struct Unit {
     pub repo: String,
     pub file: String,
     pub cases: Vec<Case>,
+}
+
+/// The n files of the same repository nearest to `rel` in path order (the open tabs).
+pub(super) fn neighbours<'a>(files: &'a [SourceFile], rel: &str, n: usize) -> Vec<&'a SourceFile> {
+    let Some(at) = files.iter().position(|f| f.rel == rel) else {
+        return vec![];
+    };
+    let mut idx: Vec<usize> = (0..files.len()).filter(|&i| i != at).collect();
+    idx.sort_by_key(|&i| (i.abs_diff(at), i));
+    idx.into_iter().take(n).map(|i| &files[i]).collect()
 }
 
 /// The queue of a run and what it leaves out.

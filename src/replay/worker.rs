@@ -18,9 +18,11 @@ use super::manifest::{ServerEntry, Sessions};
 use super::outcome::{self, Ask};
 use super::records::Record;
 use super::typing::{self, Granularity, TypingMode};
-use super::units::Unit;
-use crate::dataset::{Case, Dataset, SourceFile};
+use super::units::{Unit, neighbours};
+use crate::dataset::{Case, Dataset};
 use crate::editor::{Document, Profile, Session, SessionError, SessionOptions};
+
+mod tokens;
 
 /// What the workers of a run share.
 pub(super) struct Shared {
@@ -120,16 +122,6 @@ pub(super) async fn run_workers(
     failure
 }
 
-/// The n files of the same repository nearest to `rel` in path order.
-fn neighbours<'a>(files: &'a [SourceFile], rel: &str, n: usize) -> Vec<&'a SourceFile> {
-    let Some(at) = files.iter().position(|f| f.rel == rel) else {
-        return vec![];
-    };
-    let mut idx: Vec<usize> = (0..files.len()).filter(|&i| i != at).collect();
-    idx.sort_by_key(|&i| (i.abs_diff(at), i));
-    idx.into_iter().take(n).map(|i| &files[i]).collect()
-}
-
 struct Worker {
     id: usize,
     shared: Arc<Shared>,
@@ -154,6 +146,8 @@ struct Live {
     warmed: bool,
     /// 0-based lines of the target file this server has been shown in full.
     shown: Vec<std::ops::Range<usize>>,
+    /// Token cases: where the server's view of the target file ends.
+    seen: tokens::Seen,
 }
 
 impl Live {
@@ -268,6 +262,7 @@ impl Worker {
             session,
             warmed: false,
             shown: Vec::new(),
+            seen: (0, 0),
         });
         Ok(())
     }
@@ -278,6 +273,9 @@ impl Worker {
             .file(&unit.repo, &unit.file)
             .context("file vanished from the dataset")?;
         let lines = file.lines();
+        if unit.cases.iter().any(|c| c.token.is_some()) {
+            return self.replay_tokens(unit, &lines).await;
+        }
         let cond = self.shared.cond.clone();
         match cond.typing {
             TypingMode::Paste => self.replay_paste(unit, &lines, &cond).await,
@@ -425,9 +423,7 @@ impl Worker {
                     self.restarts - 1
                 );
             }
-            self.shared
-                .restarts_after_exit
-                .fetch_add(1, Ordering::SeqCst);
+            self.count_restart_after_exit();
             self.start_session(unit, text).await?;
             outcome = self.ask(unit, text, cursor).await;
         }
@@ -438,9 +434,7 @@ impl Worker {
             if limit > 0 && self.timeouts_in_row >= limit {
                 let name = self.profile(unit.assistant).name.clone();
                 tracing::warn!(worker = self.id, server = %name, case = %case.case, "{} timeouts in a row: restarting the server and asking once more", self.timeouts_in_row);
-                self.shared
-                    .restarts_after_timeouts
-                    .fetch_add(1, Ordering::SeqCst);
+                self.count_restart_after_timeouts();
                 self.start_session(unit, text).await?;
                 outcome = self.ask(unit, text, cursor).await;
                 if timed_out(&outcome) {
@@ -457,13 +451,6 @@ impl Worker {
             .as_ref()
             .and_then(|l| l.session.last_request_hash())
             .map(str::to_string);
-        let n = self.shared.recorded.fetch_add(1, Ordering::SeqCst) + 1;
-        if self.shared.panic_at == Some(n) {
-            panic!(
-                "drill: worker {} panics at record {n} (TYPIST_DRILL_PANIC_AT)",
-                self.id
-            );
-        }
         let name = &self.profile(unit.assistant).name;
         let mut record = outcome::record(
             case,
@@ -475,10 +462,33 @@ impl Worker {
             outcome,
         );
         record.request_hash = request_hash;
+        self.send(record).await
+    }
+
+    /// Sends a finished record to the sink.
+    async fn send(&mut self, record: Record) -> Result<()> {
+        let n = self.shared.recorded.fetch_add(1, Ordering::SeqCst) + 1;
+        if self.shared.panic_at == Some(n) {
+            panic!(
+                "drill: worker {} panics at record {n} (TYPIST_DRILL_PANIC_AT)",
+                self.id
+            );
+        }
         self.tx
             .send(record)
             .await
-            .map_err(|_| anyhow::anyhow!("record writer stopped"))?;
-        Ok(())
+            .map_err(|_| anyhow::anyhow!("record writer stopped"))
+    }
+
+    fn count_restart_after_exit(&self) {
+        self.shared
+            .restarts_after_exit
+            .fetch_add(1, Ordering::SeqCst);
+    }
+
+    fn count_restart_after_timeouts(&self) {
+        self.shared
+            .restarts_after_timeouts
+            .fetch_add(1, Ordering::SeqCst);
     }
 }

@@ -30,6 +30,7 @@ struct Page<'a> {
     pvalues: Vec<PMatrix<'a>>,
     breakdowns: Vec<BreakdownTable<'a>>,
     ranking: Vec<RankRow<'a>>,
+    ranking_pairs: Vec<RankPair<'a>>,
     examples: Examples<'a>,
     run: Option<RunView>,
 }
@@ -166,13 +167,23 @@ struct BreakdownRow<'a> {
 
 struct RankRow<'a> {
     name: &'a str,
-    prefix: &'a str,
+    /// "prefix 0".."prefix 4+", "all", "kind member", …
+    group: String,
     sessions: u64,
     top1: String,
     top5: String,
     recall: String,
     mean_position: String,
     mrr: String,
+}
+
+struct RankPair<'a> {
+    a: &'a str,
+    b: &'a str,
+    metric: &'a str,
+    cases: u64,
+    diff: String,
+    p: String,
 }
 
 /// The report's HTML page.
@@ -213,6 +224,7 @@ pub(super) fn html(
         .collect(),
         breakdowns: breakdowns(s),
         ranking: ranking(s),
+        ranking_pairs: ranking_pairs(s),
         examples: examples(&names, pairs, s.pass),
         run: manifest.map(|m| run_view(m, s)),
         names,
@@ -442,20 +454,57 @@ fn breakdowns(s: &Summary) -> Vec<BreakdownTable<'_>> {
         .collect()
 }
 
-/// Completion-list rankings; empty when no assistant has any.
+/// Completion-list rankings by typed prefix, then by token kind, with ±2sd intervals;
+/// empty when no assistant has any.
 fn ranking(s: &Summary) -> Vec<RankRow<'_>> {
     let mut out = Vec::new();
     for (n, a) in &s.assistants {
-        out.extend(a.ranking.iter().map(|(k, r)| RankRow {
-            name: n,
-            prefix: k,
-            sessions: r.sessions,
-            top1: pct(r.top1),
-            top5: pct(r.top5),
-            recall: pct(r.recall),
-            mean_position: format!("{:.2}", r.mean_position),
-            mrr: format!("{:.3}", r.mrr),
-        }));
+        let by_prefix = a.ranking.iter().map(|(k, r)| {
+            let group = if k == "all" {
+                "all".to_string()
+            } else {
+                format!("prefix {k}")
+            };
+            (group, r, a.ranking_ci.get(k))
+        });
+        let by_kind = a
+            .ranking_by_kind
+            .iter()
+            .map(|(k, r)| (format!("kind {k}"), r, a.ranking_by_kind_ci.get(k)));
+        for (group, r, ci) in by_prefix.chain(by_kind) {
+            let pm = |v: f64, sd: Option<f64>| match sd {
+                Some(sd) => format!("{} ± {}", pct(v), pct(2.0 * sd)),
+                None => pct(v),
+            };
+            out.push(RankRow {
+                name: n,
+                group,
+                sessions: r.sessions,
+                top1: pm(r.top1, ci.map(|c| c.top1.sd)),
+                top5: pm(r.top5, ci.map(|c| c.top5.sd)),
+                recall: pct(r.recall),
+                mean_position: format!("{:.2}", r.mean_position),
+                mrr: match ci {
+                    Some(c) => format!("{:.3} ± {:.3}", r.mrr, 2.0 * c.mrr.sd),
+                    None => format!("{:.3}", r.mrr),
+                },
+            });
+        }
     }
     out
+}
+
+/// Paired differences of completion-list rankings.
+fn ranking_pairs(s: &Summary) -> Vec<RankPair<'_>> {
+    s.ranking_pairwise
+        .iter()
+        .map(|p| RankPair {
+            a: &p.a,
+            b: &p.b,
+            metric: &p.metric,
+            cases: p.cases,
+            diff: pct(p.diff),
+            p: super::p_text(p.p_value),
+        })
+        .collect()
 }

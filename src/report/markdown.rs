@@ -56,5 +56,57 @@ pub fn markdown(s: &Summary) -> String {
             );
         }
     }
+    ranking(s, &mut m);
     m
+}
+
+/// Completion lists: top-1, top-5 and MRR by typed prefix and token kind (±2sd).
+fn ranking(s: &Summary, m: &mut String) {
+    if s.assistants.values().all(|a| a.ranking.is_empty()) {
+        return;
+    }
+    let _ = writeln!(m, "\nCompletion lists:\n");
+    let _ = writeln!(
+        m,
+        "| assistant | sessions of | sessions | top-1 % | top-5 % | MRR |"
+    );
+    let _ = writeln!(m, "|---|---|---:|---:|---:|---:|");
+    for (n, a) in &s.assistants {
+        let rows = a
+            .ranking
+            .iter()
+            .map(|(k, r)| (format!("prefix {k}"), r, a.ranking_ci.get(k)))
+            .chain(
+                a.ranking_by_kind
+                    .iter()
+                    .map(|(k, r)| (format!("kind {k}"), r, a.ranking_by_kind_ci.get(k))),
+            );
+        for (g, r, ci) in rows {
+            let sd = |f: fn(&crate::score::summary::RankCi) -> f64| ci.map_or(0.0, f);
+            let _ = writeln!(
+                m,
+                "| {n} | {} | {} | {} ± {} | {} ± {} | {:.3} ± {:.3} |",
+                g.replace("prefix all", "all"),
+                r.sessions,
+                pct(r.top1),
+                pct(2.0 * sd(|c| c.top1.sd)),
+                pct(r.top5),
+                pct(2.0 * sd(|c| c.top5.sd)),
+                r.mrr,
+                2.0 * sd(|c| c.mrr.sd)
+            );
+        }
+    }
+    for p in &s.ranking_pairwise {
+        let _ = writeln!(
+            m,
+            "- {} − {} ({}): {} points, p = {} ({} shared sessions)",
+            p.a,
+            p.b,
+            p.metric,
+            pct(p.diff),
+            p_text(p.p_value),
+            p.cases
+        );
+    }
 }

@@ -170,6 +170,8 @@ pub(crate) struct Acc {
     pub unit_buckets: Vec<Buckets>,
     pub latencies: Vec<f64>,
     pub ranking: Ranking,
+    /// Completion records by token kind.
+    pub ranking_kind: Ranking,
 }
 
 impl Acc {
@@ -192,6 +194,7 @@ impl Acc {
             },
             latencies: vec![],
             ranking: BTreeMap::new(),
+            ranking_kind: BTreeMap::new(),
         }
     }
 
@@ -223,6 +226,7 @@ impl Acc {
         }
         self.latencies.extend(o.latencies);
         ranking::merge(&mut self.ranking, o.ranking);
+        ranking::merge(&mut self.ranking_kind, o.ranking_kind);
     }
 
     /// Counts an answered line-level case.
@@ -301,6 +305,7 @@ fn accumulate<'t>(
         if r.completion {
             if r.outcome.answered() {
                 ranking::count(&mut a.ranking, r);
+                ranking::count_kind(&mut a.ranking_kind, r);
             }
             continue;
         }

@@ -9,6 +9,7 @@ pub mod curve;
 pub mod distance;
 pub mod pairs;
 pub mod pairwise;
+mod rank_boot;
 pub mod ranking;
 pub mod records;
 pub mod repeat;

@@ -62,11 +62,22 @@ pub(crate) fn count(ranking: &mut Ranking, r: &Row) {
         p => Some(p.to_string()),
     };
     for k in key.into_iter().chain(Some("all".to_string())) {
-        let e = ranking.entry(k).or_default();
-        e.n += 1;
-        if r.rank >= 1 {
-            *e.ranks.entry(r.rank).or_default() += 1;
-        }
+        add(ranking.entry(k).or_default(), r);
+    }
+}
+
+fn add(e: &mut RankAcc, r: &Row) {
+    e.n += 1;
+    if r.rank >= 1 {
+        *e.ranks.entry(r.rank).or_default() += 1;
+    }
+}
+
+/// Counts an answered completion record under its token kind, if it names one.
+pub(crate) fn count_kind(by_kind: &mut Ranking, r: &Row) {
+    if r.token_kind != 0 {
+        let k = super::records::TOKEN_KINDS[r.token_kind as usize];
+        add(by_kind.entry(k.to_string()).or_default(), r);
     }
 }
 

@@ -20,6 +20,7 @@ use super::sums::{COLUMNS, Draws};
 pub use super::accumulate::MIN_UNITS;
 pub use super::curve::{BAND_STEP, CURVE_STEPS};
 pub use super::pairwise::Pairwise;
+pub use super::rank_boot::RankCi;
 pub use super::ranking::RankStats;
 pub use super::repeat::{Nondeterminism, PassStat, RepeatSkip};
 pub use super::sums::{Breakdown, Rates, Sums, Terms, share};
@@ -92,6 +93,15 @@ pub struct AssistantScore {
     /// Completion-list records: by typed prefix length ("0".."3", "4+") and "all";
     /// empty when the assistant has none.
     pub ranking: BTreeMap<String, RankStats>,
+    /// Completion-list records by token kind (`member`, `call`, …).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub ranking_by_kind: BTreeMap<String, RankStats>,
+    /// Bootstrap intervals of top-1, top-5 and MRR, keyed as `ranking`.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub ranking_ci: BTreeMap<String, RankCi>,
+    /// The same, keyed as `ranking_by_kind`.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub ranking_by_kind_ci: BTreeMap<String, RankCi>,
 }
 
 /// The reason a record of a line no longer than the typed prefix is not a case (the
@@ -115,6 +125,10 @@ pub struct Summary {
     pub seed: u64,
     pub assistants: BTreeMap<String, AssistantScore>,
     pub pairwise: Vec<Pairwise>,
+    /// Paired differences of completion-list rankings (`top1`, `top5`, `mrr`) over the
+    /// sessions both assistants answered.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ranking_pairwise: Vec<Pairwise>,
     pub repeat_skip: BTreeMap<String, RepeatSkip>,
 }
 
@@ -139,10 +153,16 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
     } else {
         BTreeMap::new()
     };
+    let (mut rank_cis, ranking_pairwise) =
+        super::rank_boot::rank_boot(table, &kept.keep, &units, &names, opts);
     let mut assistants = BTreeMap::new();
     for (i, &a) in names.iter().enumerate() {
         let acc = &mut accs[a as usize];
         let mut score = assistant_score(table, &units, acc, &draws, i * COLUMNS);
+        if let Some((ci, kind_ci)) = rank_cis.remove(&a) {
+            score.ranking_ci = ci;
+            score.ranking_by_kind_ci = kind_ci;
+        }
         score.nondeterminism = nondet.get(&a).cloned().unwrap_or_default();
         if let Some((band, band_nonempty)) = bands.get(&a) {
             score.curve_band = band.clone();
@@ -164,6 +184,7 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
         seed: opts.seed,
         assistants,
         pairwise: pairwise(table, &ps, &draws, names.len() * COLUMNS, units.count),
+        ranking_pairwise,
         repeat_skip: repeat_skip(table, &kept.sorted, &names),
     }
 }
@@ -243,6 +264,13 @@ fn assistant_score(
             .iter()
             .map(|(k, r)| (k.clone(), r.stats()))
             .collect(),
+        ranking_by_kind: acc
+            .ranking_kind
+            .iter()
+            .map(|(k, r)| (k.clone(), r.stats()))
+            .collect(),
+        ranking_ci: BTreeMap::new(),
+        ranking_by_kind_ci: BTreeMap::new(),
     }
 }
 

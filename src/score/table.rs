@@ -16,8 +16,9 @@ fn pct(x: f64) -> String {
 /// The summary as text: a line on the data, the headline table, notes per assistant,
 /// and the pairwise table when there are pairs.
 pub fn score_table(s: &Summary) -> String {
+    let lines = s.assistants.values().any(|a| !lists_only(a));
     let mut out = format!(
-        "{} records, {} repositories, pass {}, {} resamples of {} {}s (seed {}){}\n\n{}",
+        "{} records, {} repositories, pass {}, {} resamples of {} {}s (seed {}){}{}",
         s.records,
         s.repositories,
         s.pass,
@@ -30,13 +31,82 @@ pub fn score_table(s: &Summary) -> String {
         } else {
             ""
         },
-        headline(s)
+        if lines {
+            format!("\n\n{}", headline(s))
+        } else {
+            String::new()
+        }
     );
     notes(s, &mut out);
     if !s.pairwise.is_empty() {
-        pairwise(s, &mut out);
+        pairwise(s, &s.pairwise, &mut out);
+    }
+    if s.assistants.values().any(|a| !a.ranking.is_empty()) {
+        out.push_str(&format!(
+            "\n\ncompletion lists (top-n over sessions answered)\n{}",
+            ranking(s)
+        ));
+        if !s.ranking_pairwise.is_empty() {
+            pairwise(s, &s.ranking_pairwise, &mut out);
+        }
     }
     out
+}
+
+/// Completion-only assistants have no line cases: they are left out of the headline.
+fn lists_only(a: &super::summary::AssistantScore) -> bool {
+    a.cases == 0 && !a.ranking.is_empty()
+}
+
+/// Completion lists: by typed prefix, then by token kind, with ±2sd intervals.
+fn ranking(s: &Summary) -> comfy_table::Table {
+    let mut t = comfy_table::Table::new();
+    t.load_style(comfy_table::presets::ASCII_MARKDOWN);
+    t.set_header([
+        "assistant",
+        "sessions of",
+        "sessions",
+        "top-1 % (±2sd)",
+        "top-5 % (±2sd)",
+        "recall %",
+        "mean position",
+        "MRR (±2sd)",
+    ]);
+    for (name, a) in &s.assistants {
+        let groups = a
+            .ranking
+            .iter()
+            .map(|(k, r)| (format!("prefix {k}"), r, a.ranking_ci.get(k)))
+            .chain(
+                a.ranking_by_kind
+                    .iter()
+                    .map(|(k, r)| (format!("kind {k}"), r, a.ranking_by_kind_ci.get(k))),
+            );
+        for (group, r, ci) in groups {
+            let pm = |v: f64, e: Option<&Estimate>| match e {
+                Some(e) => format!("{} ± {}", pct(v), pct(2.0 * e.sd)),
+                None => pct(v),
+            };
+            t.add_row([
+                name.clone(),
+                group.replace("prefix all", "all"),
+                r.sessions.to_string(),
+                pm(r.top1, ci.map(|c| &c.top1)),
+                pm(r.top5, ci.map(|c| &c.top5)),
+                pct(r.recall),
+                if r.mean_position.is_nan() {
+                    "-".into()
+                } else {
+                    format!("{:.2}", r.mean_position)
+                },
+                match ci {
+                    Some(c) => format!("{:.3} ± {:.3}", r.mrr, 2.0 * c.mrr.sd),
+                    None => format!("{:.3}", r.mrr),
+                },
+            ]);
+        }
+    }
+    t
 }
 
 fn headline(s: &Summary) -> comfy_table::Table {
@@ -55,7 +125,7 @@ fn headline(s: &Summary) -> comfy_table::Table {
         "p50 ms",
         "p95 ms",
     ]);
-    for (name, a) in &s.assistants {
+    for (name, a) in s.assistants.iter().filter(|(_, a)| !lists_only(a)) {
         let pm = |e: &Estimate| format!("{} ± {}", pct(e.value), pct(2.0 * e.sd));
         let (p50, p95) = a
             .latency_ms
@@ -93,7 +163,7 @@ fn notes(s: &Summary, out: &mut String) {
                     .unwrap_or_default()
             ));
         }
-        if a.cases == 0 {
+        if a.cases == 0 && !lists_only(a) {
             out.push_str(&format!("\n{name}: answered no case"));
         }
         if let Some(share) = a.nondeterminism.share
@@ -112,7 +182,7 @@ fn notes(s: &Summary, out: &mut String) {
     }
 }
 
-fn pairwise(s: &Summary, out: &mut String) {
+fn pairwise(s: &Summary, rows: &[super::summary::Pairwise], out: &mut String) {
     let mut p = comfy_table::Table::new();
     p.load_style(comfy_table::presets::ASCII_MARKDOWN);
     p.set_header([
@@ -124,7 +194,7 @@ fn pairwise(s: &Summary, out: &mut String) {
         "sd %",
         "p-value",
     ]);
-    for r in &s.pairwise {
+    for r in rows {
         p.add_row([
             r.a.clone(),
             r.b.clone(),
@@ -139,13 +209,13 @@ fn pairwise(s: &Summary, out: &mut String) {
         ]);
     }
     out.push_str(&format!("\n\n{p}"));
-    if s.pairwise.iter().any(|r| r.few_units) {
+    if rows.iter().any(|r| r.few_units) {
         out.push_str(&format!(
             "\n* {} {}s resampled (fewer than 10): read with care",
             s.units, s.unit
         ));
     }
-    if s.pairwise.iter().any(|r| r.p_value.is_none()) {
+    if rows.iter().any(|r| r.p_value.is_none()) {
         out.push_str("\nn/a: no spread in the resamples, so no p-value");
     }
 }

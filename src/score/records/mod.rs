@@ -58,6 +58,8 @@ pub struct Row {
     pub prefix_len: u32,
     /// Completion records: 1-based rank of the expected item, 0 when absent.
     pub rank: u32,
+    /// Completion records: the token's kind, an index into [`TOKEN_KINDS`] (0: none).
+    pub token_kind: u8,
     /// Characters of the expected line the user typed before asking (k): the case's
     /// weight is `len − typed`, and a line no longer than k is not a case.
     pub typed: u32,
@@ -82,6 +84,21 @@ impl Row {
     /// lines no longer than the typed prefix are not cases).
     pub fn is_case(&self) -> bool {
         self.completion || self.len > self.typed
+    }
+}
+
+/// The token kinds a completion record may name (`token_kind`), by [`Row::token_kind`]:
+/// 0 when absent, the last for a kind this version does not know.
+pub const TOKEN_KINDS: [&str; 7] = ["", "member", "call", "name", "import", "type", "other"];
+
+/// The [`Row::token_kind`] of a record's `token_kind`.
+pub fn token_kind_code(kind: Option<&str>) -> u8 {
+    match kind {
+        None => 0,
+        Some(k) => TOKEN_KINDS[1..]
+            .iter()
+            .position(|n| *n == k)
+            .map_or(TOKEN_KINDS.len() - 1, |i| i + 1) as u8,
     }
 }
 

@@ -74,6 +74,8 @@ raw_records! {
     prefix_len: Option<u32>,
     #[serde(default)]
     rank: Option<u32>,
+    #[serde(borrow, default)]
+    token_kind: Option<Cow<'a, str>>,
     #[serde(default, deserialize_with = "present")]
     typed: Option<Option<u32>>,
     #[serde(borrow, default)]
@@ -345,6 +347,7 @@ fn row(
         completion,
         prefix_len: raw.prefix_len.unwrap_or(u32::MAX),
         rank: raw.rank.unwrap_or(0),
+        token_kind: super::token_kind_code(raw.token_kind.as_deref()),
         typed: raw.typed.flatten().unwrap_or(0),
         file,
         error,

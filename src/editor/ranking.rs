@@ -1,0 +1,261 @@
+//! Ranking a completion list as an editor shows it (methodology §6, issue 11). Pure
+//! functions over the server's JSON answer, so the rule can be checked on recorded
+//! answers of real servers (`fixtures/completion/`).
+//!
+//! The rule, modelled on VS Code's default suggest widget:
+//! - **Filter**: an item is kept when the typed prefix matches its `filterText` (else
+//!   its label, with clangd's leading space or bullet dropped) fuzzily: the prefix's
+//!   characters appear in order in the word, compared case-insensitively, and the first
+//!   one matches at the start of the word or at a word boundary (after `_`, `-`, `.`,
+//!   `$`, `:`, a space, or a lower-case letter followed by an upper-case one, as in
+//!   `camelCase`). An empty prefix keeps every item. (VS Code's `fuzzyScore` also
+//!   scores the match and lets a strong score reorder items; typist keeps the server's
+//!   order, as the study did.)
+//! - **Order**: by `sortText` (else the label), compared case-insensitively as VS Code
+//!   does (its `sortTextLow`), stable for ties (the server's order).
+//! - **Inserted text**: `textEdit.newText` (or an `insertReplaceEdit`'s), else
+//!   `insertText`, else the label; snippets (`insertTextFormat` 2) reduced to their text
+//!   (`${1:x}` → `x`, `$1` and `$0` removed, `\$` unescaped).
+//! - **Match**: the expected token is found at the first item whose inserted text's
+//!   leading identifier (letters, digits, `_`, `$`, after any leading punctuation such as
+//!   `.` or `?.`) equals the token exactly; `path(`, `path()` and `path=` all insert
+//!   `path`.
+
+use serde_json::Value;
+
+use super::suggestions::strip_snippet;
+
+/// How many inserted texts a record keeps.
+pub const TOP: usize = 20;
+
+/// A completion list ranked for one expected token.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Ranked {
+    /// 1-based position of the expected token in the filtered, sorted list.
+    pub rank: Option<u32>,
+    /// Items left after filtering by the typed prefix.
+    pub items: usize,
+    /// Items as the server returned them.
+    pub listed: usize,
+    /// The inserted texts of the first [`TOP`] items after filtering and sorting.
+    pub top: Vec<String>,
+    /// The server said the list is incomplete (ask again as the prefix grows).
+    pub incomplete: bool,
+}
+
+/// One item as the editor reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Item {
+    pub label: String,
+    pub filter: String,
+    pub sort: String,
+    pub insert: String,
+}
+
+/// The items of an answer: `null`, an array, or a `CompletionList`.
+pub fn items_of(answer: &Value) -> &[Value] {
+    match answer {
+        Value::Array(a) => a.as_slice(),
+        Value::Object(o) => o
+            .get("items")
+            .and_then(Value::as_array)
+            .map_or(&[][..], |a| a.as_slice()),
+        _ => &[],
+    }
+}
+
+/// `isIncomplete` of a `CompletionList` (an array or null is complete).
+pub fn is_incomplete(answer: &Value) -> bool {
+    answer
+        .get("isIncomplete")
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+}
+
+fn clean(s: &str) -> &str {
+    // clangd prefixes labels with a space or a bullet (•) for items needing an include.
+    s.trim_start_matches([' ', '•']).trim_end()
+}
+
+/// Reads one item; `None` when it has no label.
+pub fn read_item(item: &Value) -> Option<Item> {
+    let label = clean(item.get("label")?.as_str()?).to_string();
+    let str_at = |k: &str| item.get(k).and_then(Value::as_str);
+    let filter = str_at("filterText").map_or_else(|| label.clone(), |s| clean(s).to_string());
+    let sort = str_at("sortText").map_or_else(|| label.clone(), str::to_string);
+    let edit = item.get("textEdit").and_then(|e| e.get("newText"));
+    let raw = edit
+        .and_then(Value::as_str)
+        .or_else(|| str_at("insertText"))
+        .unwrap_or(&label);
+    let insert = if item.get("insertTextFormat").and_then(Value::as_u64) == Some(2) {
+        strip_snippet(raw)
+    } else {
+        raw.to_string()
+    };
+    Some(Item {
+        label,
+        filter,
+        sort,
+        insert: clean(&insert).to_string(),
+    })
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_alphanumeric() || c == '_' || c == '$'
+}
+
+/// The identifier an inserted text puts in place of the token: its leading run of
+/// identifier characters after any leading punctuation (`.x`, `?.x`, `->x`).
+pub fn leading_identifier(insert: &str) -> &str {
+    let s = insert.trim_start_matches(|c: char| !is_ident(c) && c != '(' && c != '"');
+    let end = s.find(|c: char| !is_ident(c)).unwrap_or(s.len());
+    &s[..end]
+}
+
+/// Whether character `i` of `word` starts a word: the first character, one after a
+/// separator, or an upper-case letter after a lower-case one.
+fn at_boundary(word: &[char], i: usize) -> bool {
+    if i == 0 {
+        return true;
+    }
+    let (prev, c) = (word[i - 1], word[i]);
+    matches!(prev, '_' | '-' | '.' | '$' | ':' | ' ' | '/')
+        || (prev.is_lowercase() && c.is_uppercase())
+        || (!prev.is_alphanumeric() && c.is_alphanumeric())
+}
+
+fn same(a: char, b: char) -> bool {
+    a == b || a.to_lowercase().eq(b.to_lowercase())
+}
+
+/// The fuzzy filter (see the module's documentation): `pattern`'s characters in order
+/// in `word`, case-insensitively, the first at the start or at a word boundary.
+pub fn fuzzy_match(pattern: &str, word: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let Some(&first) = p.first() else {
+        return true;
+    };
+    let w: Vec<char> = word.chars().collect();
+    (0..w.len())
+        .filter(|&i| same(first, w[i]) && at_boundary(&w, i))
+        .any(|i| is_subsequence(&p[1..], &w[i + 1..]))
+}
+
+fn is_subsequence(p: &[char], w: &[char]) -> bool {
+    let mut it = w.iter();
+    p.iter().all(|&c| it.any(|&x| same(c, x)))
+}
+
+/// The items an editor shows after typing `typed`: filtered, then sorted (stable).
+pub fn shown(answer: &Value, typed: &str) -> Vec<Item> {
+    let mut items: Vec<Item> = items_of(answer)
+        .iter()
+        .filter_map(read_item)
+        .filter(|it| fuzzy_match(typed, &it.filter))
+        .collect();
+    items.sort_by_cached_key(|it| it.sort.to_lowercase());
+    items
+}
+
+/// Ranks `answer` after the user typed `typed` (the token's first characters) for the
+/// expected token `expected`.
+pub fn rank(answer: &Value, typed: &str, expected: &str) -> Ranked {
+    let items = shown(answer, typed);
+    let rank = items
+        .iter()
+        .position(|it| leading_identifier(&it.insert) == expected)
+        .map(|i| i as u32 + 1);
+    Ranked {
+        rank,
+        items: items.len(),
+        listed: items_of(answer).len(),
+        top: items.iter().take(TOP).map(|it| it.insert.clone()).collect(),
+        incomplete: is_incomplete(answer),
+    }
+}
+
+/// What a readiness rule compares between two answers: every item as read, in the
+/// server's order, and whether the list is complete.
+pub fn signature(answer: &Value) -> (Vec<Item>, bool) {
+    (
+        items_of(answer).iter().filter_map(read_item).collect(),
+        is_incomplete(answer),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_fuzzy_rule_is_a_subsequence_anchored_at_a_word_start() {
+        assert!(fuzzy_match("", "anything"));
+        assert!(fuzzy_match("pa", "path"));
+        assert!(fuzzy_match("PA", "path"));
+        assert!(fuzzy_match("pth", "path"));
+        assert!(fuzzy_match("gc", "getcwd"));
+        assert!(fuzzy_match("up", "toUpperCase"));
+        assert!(fuzzy_match("ab", "foo_abc"));
+        assert!(fuzzy_match("é", "Élan"));
+        assert!(!fuzzy_match("at", "path"), "first char inside a word");
+        assert!(!fuzzy_match("pz", "path"));
+        assert!(!fuzzy_match("pathx", "path"));
+        assert!(!fuzzy_match("pe", "upper"), "lower-case after lower-case");
+    }
+
+    #[test]
+    fn leading_identifiers_drop_calls_keywords_and_member_dots() {
+        assert_eq!(leading_identifier("path"), "path");
+        assert_eq!(leading_identifier("print()"), "print");
+        assert_eq!(leading_identifier("sep="), "sep");
+        assert_eq!(leading_identifier("?.length"), "length");
+        assert_eq!(leading_identifier(".length"), "length");
+        assert_eq!(leading_identifier("$foo.bar"), "$foo");
+        assert_eq!(leading_identifier("[\"a-b\"]"), "");
+    }
+
+    #[test]
+    fn items_are_filtered_sorted_and_matched_by_what_they_insert() {
+        let answer = json!({"isIncomplete": true, "items": [
+            {"label": "pathsep", "sortText": "09"},
+            {"label": "path", "sortText": "05", "textEdit": {"newText": "path", "range": {}}},
+            {"label": " pardir", "sortText": "07"},
+            {"label": "getcwd", "sortText": "01"},
+            {"label": "PAbc", "filterText": "pabc"},
+            {"label": "spam", "sortText": "00"},
+            {"label": "print(…)", "sortText": "08", "insertText": "print(${1:x})$0", "insertTextFormat": 2},
+        ]});
+        let r = rank(&answer, "pa", "pardir");
+        assert_eq!(r.rank, Some(2));
+        assert_eq!(r.items, 4);
+        assert_eq!(r.listed, 7);
+        assert_eq!(r.top, ["path", "pardir", "pathsep", "PAbc"]);
+        assert!(r.incomplete);
+        assert_eq!(rank(&answer, "p", "print").rank, Some(3));
+        assert_eq!(rank(&answer, "p", "print").top[2], "print(x)");
+        assert_eq!(rank(&answer, "", "spam").rank, Some(1));
+        assert_eq!(
+            rank(&answer, "x", "spam"),
+            Ranked {
+                incomplete: true,
+                listed: 7,
+                ..Default::default()
+            }
+        );
+    }
+
+    #[test]
+    fn ties_keep_the_servers_order_and_insert_replace_edits_count() {
+        let answer = json!([
+            {"label": "b", "sortText": "1", "textEdit": {"newText": "beta", "insert": {}, "replace": {}}},
+            {"label": "a", "sortText": "1"},
+        ]);
+        let r = rank(&answer, "", "beta");
+        assert_eq!(r.top, ["beta", "a"]);
+        assert_eq!(r.rank, Some(1));
+        assert!(!r.incomplete);
+        assert_eq!(rank(&Value::Null, "", "x").listed, 0);
+    }
+}

@@ -1,0 +1,142 @@
+//! Completion-list sessions (issue 11): `textDocument/completion` with the trigger an
+//! editor sends, the raw answer kept for ranking (`editor::ranking`), and the profile's
+//! readiness rule applied to the first request of a session.
+
+use std::time::{Duration, Instant};
+
+use lsp_types::request::{Completion, Request};
+use serde_json::{Value, json};
+
+use super::{Session, SessionError, Timed, request_hash};
+use crate::editor::document::Position;
+use crate::editor::profile::ReadinessRule;
+use crate::editor::ranking;
+use crate::lsp::uri;
+
+/// How a completion request is triggered (`CompletionTriggerKind`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Trigger {
+    /// 1: typing an identifier or an explicit invocation.
+    Invoked,
+    /// 2: a trigger character the server declared.
+    Character(String),
+    /// 3: the prefix grew while the last list was incomplete.
+    Incomplete,
+}
+
+impl Trigger {
+    /// `Character(c)` when the server declares `c` a trigger character, else `Invoked`.
+    pub fn for_character(c: Option<&str>, declared: &[String]) -> Trigger {
+        match c {
+            Some(c) if declared.iter().any(|d| d == c) => Trigger::Character(c.to_string()),
+            _ => Trigger::Invoked,
+        }
+    }
+
+    fn context(&self) -> Value {
+        match self {
+            Trigger::Invoked => json!({"triggerKind": 1}),
+            Trigger::Character(c) => json!({"triggerKind": 2, "triggerCharacter": c}),
+            Trigger::Incomplete => json!({"triggerKind": 3}),
+        }
+    }
+}
+
+impl Session {
+    /// The server's declared completion trigger characters.
+    pub fn trigger_characters(&self) -> &[String] {
+        &self.caps.trigger_characters
+    }
+
+    /// One `textDocument/completion` at `cursor` in `rel`: the raw answer and its latency.
+    pub async fn complete(
+        &mut self,
+        rel: &str,
+        cursor: Position,
+        trigger: &Trigger,
+    ) -> Result<Timed<Value>, SessionError> {
+        self.pump();
+        let doc = self
+            .docs
+            .get(rel)
+            .ok_or_else(|| SessionError::NotOpen(rel.to_string()))?;
+        let mut params = json!({
+            "textDocument": {"uri": doc.uri},
+            "position": cursor.to_json(),
+            "context": trigger.context(),
+        });
+        if let (Some(p), Some(e)) = (
+            params.as_object_mut(),
+            self.profile.request_params.as_object(),
+        ) {
+            for (k, v) in e {
+                p.insert(k.clone(), v.clone());
+            }
+        }
+        self.last_request_hash = Some(request_hash(
+            Completion::METHOD,
+            &params,
+            &uri::from_path(&self.root),
+            &doc.text,
+        ));
+        let start = Instant::now();
+        let answer = self
+            .client
+            .request(
+                Completion::METHOD,
+                Some(params),
+                self.profile.request_timeout(),
+            )
+            .await?;
+        let latency_ms = start.elapsed().as_secs_f64() * 1000.0;
+        Ok(Timed {
+            value: answer,
+            latency_ms,
+        })
+    }
+
+    /// [`Session::complete`] once the profile's readiness rule holds: after progress
+    /// ends, after rust-analyzer is quiescent, or (rule `stable`) asked again until two
+    /// answers in a row list the same items.
+    pub async fn complete_when_ready(
+        &mut self,
+        rel: &str,
+        cursor: Position,
+        trigger: &Trigger,
+    ) -> Result<Timed<Value>, SessionError> {
+        let r = self.profile.readiness.clone();
+        let deadline = Instant::now() + Duration::from_millis(r.max_wait_ms);
+        match r.rule {
+            ReadinessRule::None => {}
+            ReadinessRule::Progress => {
+                self.wait_until(deadline.min(Instant::now() + Duration::from_secs(2)), |s| {
+                    s.progress_seen
+                })
+                .await;
+                self.wait_until(deadline, |s| s.active_progress.is_empty())
+                    .await;
+            }
+            ReadinessRule::ServerStatus => {
+                self.wait_until(deadline, |s| s.quiescent == Some(true))
+                    .await;
+            }
+            ReadinessRule::Stable => {
+                let mut last = self.complete(rel, cursor, trigger).await?;
+                for _ in 1..r.max_tries {
+                    if Instant::now() >= deadline {
+                        break;
+                    }
+                    tokio::time::sleep(Duration::from_millis(150)).await;
+                    let next = self.complete(rel, cursor, trigger).await?;
+                    let same = ranking::signature(&next.value) == ranking::signature(&last.value);
+                    last = next;
+                    if same {
+                        break;
+                    }
+                }
+                return Ok(last);
+            }
+        }
+        self.complete(rel, cursor, trigger).await
+    }
+}

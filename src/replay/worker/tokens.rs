@@ -1,0 +1,216 @@
+//! Token cases (completion-list sessions, methodology §6): each case's actions replayed
+//! on the document its context puts in the editor, the last list ranked into a
+//! completion record.
+//!
+//! The invariant of line cases holds: the target file's disk copy mirrors the document
+//! from before the server starts, so nothing after the cursor (context `prefix`) and
+//! never the token itself (both contexts) is on the server's disk or in a document. A
+//! server is reused for the next case of its unit only in context `prefix`, and only
+//! when everything it has been shown (up to the last token's start plus the characters
+//! typed of it) lies before the next token: cases are taken in file order, so a server
+//! never completes a token it has seen. With context `full` every case gets a fresh
+//! server (it has been shown every other token of the file).
+
+use anyhow::{Result, bail};
+
+use super::Worker;
+use crate::dataset::Case;
+use crate::dataset::token::{Action, TokenCase, TokenContext};
+use crate::editor::session::Trigger;
+use crate::editor::{Document, SessionError, ranking};
+use crate::replay::outcome::{self, TokenAsk};
+use crate::replay::typing;
+use crate::replay::units::Unit;
+
+/// Where a server's view of the target file ends: (0-based line, character). The
+/// server may know everything before it.
+pub(super) type Seen = (usize, usize);
+
+/// A session's state while replaying one case's actions.
+struct Typing {
+    text: String,
+    cursor: usize,
+    typed: String,
+    last: Option<crate::editor::session::Timed<serde_json::Value>>,
+}
+
+impl Worker {
+    /// Replays the token cases of `unit` in file order.
+    pub(super) async fn replay_tokens(&mut self, unit: &Unit, lines: &[&str]) -> Result<()> {
+        let mut cases: Vec<(&Case, &TokenCase)> = unit
+            .cases
+            .iter()
+            .filter_map(|c| c.token.as_ref().map(|t| (c, t)))
+            .collect();
+        cases.sort_by_key(|(c, t)| (c.line, t.column, t.prefix_len, c.case.clone()));
+        for (case, token) in cases {
+            if self.shared.cancel.load(std::sync::atomic::Ordering::SeqCst) {
+                return Ok(());
+            }
+            let outcome = self.token_case(unit, lines, case, token).await?;
+            let name = self.profile(unit.assistant).name.clone();
+            let mut record = outcome::completion_record(
+                case,
+                token,
+                &name,
+                unit.pass,
+                self.shared.cond.latency,
+                outcome,
+            );
+            record.request_hash = self
+                .live
+                .as_ref()
+                .and_then(|l| l.session.last_request_hash())
+                .map(str::to_string);
+            self.send(record).await?;
+        }
+        Ok(())
+    }
+
+    /// One case: the document, a server that has seen nothing at or after the token,
+    /// the actions. A server that exits is restarted and the case replayed once more;
+    /// `restart_after_timeouts` timeouts in a row restart it for the next case.
+    async fn token_case(
+        &mut self,
+        unit: &Unit,
+        lines: &[&str],
+        case: &Case,
+        token: &TokenCase,
+    ) -> Result<TokenAsk> {
+        let line = case.line as usize;
+        let column = token.column as usize;
+        let Some((text, cursor)) =
+            typing::token_document(lines, line, column, &case.expected, token.context)
+        else {
+            return Ok(TokenAsk::Invalid(format!(
+                "line {line} does not hold {:?} at character {column}",
+                case.expected
+            )));
+        };
+        let mut outcome = TokenAsk::Invalid(String::new());
+        for attempt in 0..2 {
+            let start = (line - 1, column);
+            let fresh = self.live.as_ref().is_none_or(|l| l.seen > start);
+            if fresh || attempt > 0 {
+                self.start_session(unit, &text).await?;
+            } else {
+                self.set_text(unit, &text)?;
+            }
+            if let Some(live) = self.live.as_mut() {
+                live.seen = match token.context {
+                    TokenContext::Prefix => (line - 1, column + token.prefix_len as usize),
+                    TokenContext::Full => (usize::MAX, usize::MAX),
+                };
+            }
+            outcome = self.run_actions(unit, text.clone(), cursor, token).await;
+            match &outcome {
+                TokenAsk::Failed(e) if e.is_exit() => {
+                    let name = self.profile(unit.assistant).name.clone();
+                    tracing::warn!(worker = self.id, server = %name, case = %case.case, "server exited: {e}; restarting");
+                    self.restarts += 1;
+                    if self.restarts > self.shared.max_restarts {
+                        bail!(
+                            "{name} keeps failing ({} restarts in a row); last error: {e}",
+                            self.restarts - 1
+                        );
+                    }
+                    self.count_restart_after_exit();
+                }
+                TokenAsk::Failed(e) if e.is_timeout() => {
+                    self.timeouts_in_row += 1;
+                    let limit = self.profile(unit.assistant).restart_after_timeouts;
+                    if limit > 0 && self.timeouts_in_row >= limit {
+                        self.count_restart_after_timeouts();
+                        self.retire();
+                    }
+                    break;
+                }
+                _ => {
+                    self.restarts = 0;
+                    self.timeouts_in_row = 0;
+                    break;
+                }
+            }
+        }
+        Ok(outcome)
+    }
+
+    /// The case's actions on the live session, from the document `text` with the
+    /// cursor at byte `cursor` (the token's start).
+    async fn run_actions(
+        &mut self,
+        unit: &Unit,
+        text: String,
+        cursor: usize,
+        token: &TokenCase,
+    ) -> TokenAsk {
+        let mut t = Typing {
+            text,
+            cursor,
+            typed: String::new(),
+            last: None,
+        };
+        for action in &token.actions {
+            if let Err(e) = self.act(unit, &mut t, action).await {
+                return TokenAsk::Failed(e);
+            }
+        }
+        match t.last {
+            Some(answer) => TokenAsk::Got {
+                answer,
+                typed: t.typed,
+            },
+            None => TokenAsk::Invalid("the case's actions ask for no completion".into()),
+        }
+    }
+
+    async fn act(
+        &mut self,
+        unit: &Unit,
+        t: &mut Typing,
+        action: &Action,
+    ) -> Result<(), SessionError> {
+        let no_session = || SessionError::Workspace("no session".into());
+        let live = self.live.as_mut().ok_or_else(no_session)?;
+        let enc = live.session.encoding();
+        match action {
+            Action::Open => Ok(()),
+            Action::Type { text } => {
+                t.text.insert_str(t.cursor, text);
+                t.cursor += text.len();
+                t.typed.push_str(text);
+                live.session.set_text(&unit.file, &t.text)?;
+                let incomplete = t
+                    .last
+                    .as_ref()
+                    .is_some_and(|a| ranking::is_incomplete(&a.value));
+                if incomplete {
+                    let pos = Document::position_of(&t.text, t.cursor, enc);
+                    let answer = live
+                        .session
+                        .complete(&unit.file, pos, &Trigger::Incomplete)
+                        .await?;
+                    t.last = Some(answer);
+                }
+                Ok(())
+            }
+            Action::Complete { trigger_character } => {
+                let pos = Document::position_of(&t.text, t.cursor, enc);
+                let trigger = Trigger::for_character(
+                    trigger_character.as_deref(),
+                    live.session.trigger_characters(),
+                );
+                let answer = if live.warmed {
+                    live.session.complete(&unit.file, pos, &trigger).await?
+                } else {
+                    live.session
+                        .complete_when_ready(&unit.file, pos, &trigger)
+                        .await?
+                };
+                live.warmed = true;
+                t.last = Some(answer);
+                Ok(())
+            }
+        }
+    }
+}

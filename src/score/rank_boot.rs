@@ -1,0 +1,190 @@
+//! Bootstrap intervals and paired p-values of completion-list rankings (issue 11): the
+//! same resampling units as the help metrics (repositories, or files when there are
+//! fewer than ten), per-unit integer sums (sessions, found first, found in the top 5,
+//! Σ 1/rank in 2⁻³² fixed point), and their own matrix of resamples, so line-level
+//! figures are untouched by completion records.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::accumulate::{MIN_UNITS, Units};
+use super::bootstrap::{Estimate, p_value, resample_sums};
+use super::pairwise::Pairwise;
+use super::records::{Row, TOKEN_KINDS, Table};
+use super::summary::Options;
+
+/// Top-1, top-5 and MRR with their bootstrap spread.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct RankCi {
+    pub top1: Estimate,
+    pub top5: Estimate,
+    pub mrr: Estimate,
+}
+
+/// Columns per (assistant, group): sessions, top-1, top-5, Σ 2³²/rank.
+const C: usize = 4;
+const ONE: f64 = (1u64 << 32) as f64;
+const METRICS: [&str; 3] = ["top1", "top5", "mrr"];
+
+fn columns(r: &Row) -> [f64; C] {
+    let hit = |n: u32| f64::from(u8::from((1..=n).contains(&r.rank)));
+    let rr = if r.rank >= 1 {
+        ((1u64 << 32) / r.rank as u64) as f64
+    } else {
+        0.0
+    };
+    [1.0, hit(1), hit(5), rr]
+}
+
+/// The groups a record counts in: its typed prefix ("0".."3", "4+"), "all", and its
+/// token kind ("kind:member", …).
+fn groups(r: &Row) -> Vec<String> {
+    let mut g = Vec::with_capacity(3);
+    match r.prefix_len {
+        u32::MAX => {}
+        p if p >= 4 => g.push("4+".to_string()),
+        p => g.push(p.to_string()),
+    }
+    g.push("all".to_string());
+    if r.token_kind != 0 {
+        g.push(format!("kind:{}", TOKEN_KINDS[r.token_kind as usize]));
+    }
+    g
+}
+
+/// Per assistant (by name): intervals by prefix group and "all", and by token kind.
+pub(crate) type RankCis = BTreeMap<u32, (BTreeMap<String, RankCi>, BTreeMap<String, RankCi>)>;
+
+/// The intervals of every assistant with answered completion records in the scored
+/// pass, and the paired differences of each pair of assistants over the sessions both
+/// answered (`metric` top1, top5, mrr).
+pub(crate) fn rank_boot(
+    table: &Table,
+    keep: &[bool],
+    units: &Units,
+    names: &[u32],
+    opts: &Options,
+) -> (RankCis, Vec<Pairwise>) {
+    let rows: Vec<&Row> = table
+        .rows
+        .iter()
+        .zip(keep)
+        .filter(|(r, k)| **k && r.pass == opts.pass && r.completion && r.outcome.answered())
+        .map(|(r, _)| r)
+        .collect();
+    if rows.is_empty() || units.count == 0 {
+        return (BTreeMap::new(), Vec::new());
+    }
+    // Column blocks: (assistant, group) in name order, then (pair) a's and b's sides.
+    let mut blocks: BTreeMap<(u32, String), usize> = BTreeMap::new();
+    for r in &rows {
+        for g in groups(r) {
+            let n = blocks.len();
+            blocks.entry((r.assistant, g)).or_insert(n);
+        }
+    }
+    let mut by_case: BTreeMap<u32, Vec<&Row>> = BTreeMap::new();
+    for r in &rows {
+        by_case.entry(r.case).or_default().push(r);
+    }
+    let rank_of = |a: u32| names.iter().position(|&n| n == a).unwrap_or(usize::MAX);
+    let mut pairs: BTreeMap<(usize, usize), usize> = BTreeMap::new();
+    for rs in by_case.values() {
+        for x in rs {
+            for y in rs {
+                let (ra, rb) = (rank_of(x.assistant), rank_of(y.assistant));
+                if ra < rb {
+                    let n = pairs.len();
+                    pairs.entry((ra, rb)).or_insert(n);
+                }
+            }
+        }
+    }
+    let base = blocks.len() * C;
+    let cols = base + pairs.len() * 2 * C;
+    let mut matrix = vec![0.0f64; units.count * cols];
+    let add = |m: &mut [f64], unit: usize, at: usize, r: &Row| {
+        let row = &mut m[unit * cols + at..unit * cols + at + C];
+        for (a, x) in row.iter_mut().zip(columns(r)) {
+            *a += x;
+        }
+    };
+    for r in &rows {
+        for g in groups(r) {
+            add(&mut matrix, units.unit(r), blocks[&(r.assistant, g)] * C, r);
+        }
+    }
+    for rs in by_case.values() {
+        for x in rs {
+            for y in rs {
+                let (ra, rb) = (rank_of(x.assistant), rank_of(y.assistant));
+                if let Some(&p) = pairs.get(&(ra, rb)) {
+                    let at = base + p * 2 * C;
+                    add(&mut matrix, units.unit(x), at, x);
+                    add(&mut matrix, units.unit(x), at + C, y);
+                }
+            }
+        }
+    }
+    let draws = resample_sums(&matrix, units.count, cols, opts.bootstrap, opts.seed);
+    let totals: Vec<f64> = (0..cols)
+        .map(|c| (0..units.count).map(|u| matrix[u * cols + c]).sum())
+        .collect();
+    let metric = |s: &[f64], at: usize, m: usize| {
+        let n = s[at];
+        if n == 0.0 {
+            return f64::NAN;
+        }
+        match m {
+            0 => s[at + 1] / n,
+            1 => s[at + 2] / n,
+            _ => s[at + 3] / ONE / n,
+        }
+    };
+    let estimate = |at: usize, m: usize| {
+        let v: Vec<f64> = draws.iter().map(|s| metric(s, at, m)).collect();
+        Estimate::new(metric(&totals, at, m), &v)
+    };
+    let mut cis: RankCis = BTreeMap::new();
+    for ((a, g), &b) in &blocks {
+        let ci = RankCi {
+            top1: estimate(b * C, 0),
+            top5: estimate(b * C, 1),
+            mrr: estimate(b * C, 2),
+        };
+        let e = cis.entry(*a).or_default();
+        match g.strip_prefix("kind:") {
+            Some(k) => e.1.insert(k.to_string(), ci),
+            None => e.0.insert(g.clone(), ci),
+        };
+    }
+    let mut out = Vec::new();
+    for (&(ra, rb), &p) in &pairs {
+        let at = base + p * 2 * C;
+        for (m, name) in METRICS.iter().enumerate() {
+            let point = metric(&totals, at, m) - metric(&totals, at + C, m);
+            let diffs: Vec<f64> = draws
+                .iter()
+                .map(|s| metric(s, at, m) - metric(s, at + C, m))
+                .collect();
+            let mut e = Estimate::new(point, &diffs);
+            // Identical resamples (one unit) can leave a rounding residue in the sd:
+            // no spread, so no p-value.
+            if e.sd < 1e-12 {
+                e.sd = 0.0;
+            }
+            out.push(Pairwise {
+                a: table.assistants[names[ra] as usize].clone(),
+                b: table.assistants[names[rb] as usize].clone(),
+                metric: name.to_string(),
+                cases: totals[at] as u64,
+                diff: point,
+                sd: e.sd,
+                p_value: (e.sd > 0.0).then(|| p_value(point, e.sd)),
+                few_units: units.count < MIN_UNITS,
+            });
+        }
+    }
+    (cis, out)
+}
