@@ -65,13 +65,21 @@ impl Report {
             } else {
                 Status::Failed
             },
-            command: profile.resolve_command().map(|p| p.display().to_string()),
+            command: where_is(profile),
             server: ServerDesc::default(),
             capabilities: None,
             probe: None,
             auth: None,
             message,
         }
+    }
+}
+
+/// The server's program as found, or the address of the running server it attaches to.
+fn where_is(profile: &Profile) -> Option<String> {
+    match &profile.connect {
+        Some(a) => Some(a.clone()),
+        None => profile.resolve_command().map(|p| p.display().to_string()),
     }
 }
 
@@ -138,7 +146,7 @@ pub async fn examine(profile: &Profile, transcript_dir: Option<&Path>) -> Report
     let mut report = Report {
         name: profile.name.clone(),
         status: Status::Failed,
-        command: profile.resolve_command().map(|p| p.display().to_string()),
+        command: where_is(profile),
         server: ServerDesc::default(),
         capabilities: None,
         probe: None,

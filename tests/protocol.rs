@@ -321,3 +321,64 @@ async fn transcripts_redact_secrets() {
     assert_eq!(lines[1]["dir"], "recv");
     assert_eq!(lines[1]["id"], m["id"]);
 }
+
+/// Attached over TCP: requests go over the socket as over stdio, `shutdown` sends
+/// `shutdown` and `exit` and closes our side; a server that drops the connection fails
+/// the waiting request at once with an error naming the address.
+#[tokio::test]
+async fn an_attached_connection_frames_like_stdio_and_names_its_address_when_dropped() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = format!("tcp://{}", listener.local_addr().unwrap());
+    let server = tokio::spawn(async move {
+        let (s, _) = listener.accept().await.unwrap();
+        let (r, mut w) = s.into_split();
+        let mut frames = FrameReader::new(BufReader::new(r));
+        let first: Value =
+            serde_json::from_slice(&frames.read_frame().await.unwrap().unwrap()).unwrap();
+        let answer = json!({"jsonrpc": "2.0", "id": first["id"], "result": {"ok": 1}});
+        w.write_all(&encode(&serde_json::to_vec(&answer).unwrap()))
+            .await
+            .unwrap();
+        // The second request is never answered: the server goes away.
+        let _ = frames.read_frame().await;
+    });
+    let a = typist::lsp::Address::parse(&address).unwrap();
+    let opts = ClientOptions {
+        name: "attached".into(),
+        ..Default::default()
+    };
+    let client = Client::attach(&a, Duration::from_secs(5), opts)
+        .await
+        .unwrap();
+    assert_eq!(client.address(), Some(&a));
+    assert_eq!(client.pid(), None);
+    let got = client
+        .request("x/one", None, Duration::from_secs(5))
+        .await
+        .unwrap();
+    assert_eq!(got, json!({"ok": 1}));
+    let t0 = std::time::Instant::now();
+    let err = client
+        .request("x/two", None, Duration::from_secs(30))
+        .await
+        .unwrap_err();
+    assert!(t0.elapsed() < Duration::from_secs(5), "{err}");
+    assert!(err.is_exit(), "{err}");
+    let text = err.to_string();
+    assert!(
+        text.contains(&address) && text.contains("dropped"),
+        "{text}"
+    );
+    server.await.unwrap();
+    assert_eq!(client.shutdown().await, None);
+    // Nobody listens there any more: a clear error naming the address.
+    let err = Client::attach(&a, Duration::from_secs(5), ClientOptions::default())
+        .await
+        .err()
+        .unwrap();
+    assert!(
+        err.to_string()
+            .contains(&format!("cannot connect to {address}")),
+        "{err}"
+    );
+}

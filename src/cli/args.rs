@@ -105,6 +105,8 @@ pub struct DoctorArgs {
     /// Write each server's JSONL transcript (secrets redacted) into DIR.
     #[arg(long, value_name = "DIR")]
     pub transcripts: Option<PathBuf>,
+    #[command(flatten)]
+    pub server: super::server_args::ServerFlags,
 }
 
 #[derive(clap::Args, Debug, Clone)]
@@ -139,6 +141,12 @@ pub struct ScoreArgs {
 pub struct ProfilesArgs {
     #[arg(long, value_name = "DIR")]
     pub editors: Option<PathBuf>,
+    /// Print this profile as TOML, ready to save as editors/NAME.toml (without NAME:
+    /// the one built from --server flags).
+    #[arg(long, value_name = "NAME", num_args = 0..=1, default_missing_value = "")]
+    pub show: Option<String>,
+    #[command(flatten)]
+    pub server: super::server_args::ServerFlags,
 }
 
 #[derive(clap::Args, Debug, Clone)]
@@ -256,6 +264,8 @@ pub struct RunArgs {
     /// Write every session's LSP transcript (JSONL, secrets redacted) into DIR.
     #[arg(long, value_name = "DIR")]
     pub transcripts: Option<PathBuf>,
+    #[command(flatten)]
+    pub server: super::server_args::ServerFlags,
 }
 
 #[derive(clap::Subcommand)]

@@ -5,7 +5,7 @@
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 
 use typist::dataset::TokenContext;
-use typist::editor::TriggerKind;
+use typist::editor::{DialectKind, ReadinessRule, TriggerKind};
 use typist::host::http::FimTemplate;
 use typist::host::{BackendKind, NgramContext};
 use typist::replay::typing::{ContextMode, Granularity, TypingMode};
@@ -87,6 +87,58 @@ pub const TRIGGER: Table<TriggerKind> = &[
         TriggerKind::Automatic,
         "automatic",
         "While typing (inline: `Automatic = 2`)",
+    ),
+];
+
+pub const DIALECT: Table<DialectKind> = &[
+    (
+        DialectKind::Inline,
+        "inline",
+        "LSP 3.18 `textDocument/inlineCompletion`",
+    ),
+    (
+        DialectKind::Completion,
+        "completion",
+        "`textDocument/completion`, ranked as an editor shows it",
+    ),
+    (
+        DialectKind::Copilot,
+        "copilot",
+        "Copilot: inline completion plus `didFocus`, version and formatting options",
+    ),
+    (
+        DialectKind::LspAi,
+        "lsp-ai",
+        "`textDocument/completion` whose first item carries the generated text (lsp-ai, tabby-agent)",
+    ),
+    (
+        DialectKind::LspAiGeneration,
+        "lsp-ai-generation",
+        "lsp-ai's `textDocument/generation`",
+    ),
+    (
+        DialectKind::LlmLs,
+        "llm-ls",
+        "llm-ls: `llm-ls/getCompletions`",
+    ),
+];
+
+pub const READINESS: Table<ReadinessRule> = &[
+    (ReadinessRule::None, "none", "Ask at once"),
+    (
+        ReadinessRule::Progress,
+        "progress",
+        "Wait until every `$/progress` the server began has ended",
+    ),
+    (
+        ReadinessRule::ServerStatus,
+        "server-status",
+        "Wait for `experimental/serverStatus` with `quiescent: true` (rust-analyzer)",
+    ),
+    (
+        ReadinessRule::Stable,
+        "stable",
+        "Ask until two answers in a row are the same",
     ),
 ];
 
@@ -190,5 +242,7 @@ mod tests {
         check(TRIGGER);
         check(BACKEND);
         check(FIM_TEMPLATE);
+        check(DIALECT);
+        check(READINESS);
     }
 }

@@ -14,13 +14,10 @@ use typist::doctor::{self, Status};
 use typist::editor::profile;
 
 pub fn doctor(a: DoctorArgs) -> Result<ExitCode> {
-    let list = if a.profiles.is_empty() {
+    let list = if a.profiles.is_empty() && !a.server.builds() && a.server.connect.is_none() {
         profile::all_profiles(a.editors.as_deref())?
     } else {
-        a.profiles
-            .iter()
-            .map(|n| profile::find_profile(n, a.editors.as_deref()))
-            .collect::<Result<Vec<_>>>()?
+        a.server.profiles(&a.profiles, a.editors.as_deref())?
     };
     let rt = runtime()?;
     // The model services the profiles declare, started once for all of them and
@@ -227,7 +224,14 @@ pub fn merge(a: MergeArgs) -> Result<ExitCode> {
 }
 
 pub fn host(flags: super::host_args::HostFlags) -> Result<ExitCode> {
-    runtime()?.block_on(typist::host::serve_stdio(flags.into()));
+    let rt = runtime()?;
+    match flags.listen.as_deref() {
+        Some(at) => {
+            let at = typist::host::listen::Listen::parse(at)?;
+            rt.block_on(typist::host::listen::serve_listen(flags.into(), &at))?;
+        }
+        None => rt.block_on(typist::host::serve_stdio(flags.into())),
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -262,6 +266,18 @@ pub fn drill(a: DrillArgs) -> Result<ExitCode> {
 }
 
 pub fn profiles(a: ProfilesArgs) -> Result<ExitCode> {
+    if let Some(name) = &a.show {
+        let p = match (name.as_str(), a.server.ad_hoc()?) {
+            ("", Some(p)) => p,
+            ("", None) => anyhow::bail!(
+                "--show needs a profile's NAME, or --server, --dialect and --language to build one"
+            ),
+            (n, Some(p)) if n == p.name => p,
+            (n, _) => profile::find_profile(n, a.editors.as_deref())?,
+        };
+        out!("{}", p.to_toml()?.trim_end());
+        return Ok(ExitCode::SUCCESS);
+    }
     for p in profile::all_profiles(a.editors.as_deref())? {
         let found = p
             .resolve_command()

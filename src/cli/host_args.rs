@@ -16,6 +16,11 @@ pub struct HostFlags {
     pub http: HttpFlags,
     #[command(flatten)]
     pub faults: FaultFlags,
+    /// Listen on tcp://127.0.0.1:PORT (0: any free port) or unix:PATH instead of stdio,
+    /// with a fresh server per connection; `listening on ADDRESS` is the first line of
+    /// stdout (for `typist run --connect`).
+    #[arg(long, value_name = "ADDRESS")]
+    pub listen: Option<String>,
 }
 
 impl From<HostFlags> for typist::host::HostArgs {

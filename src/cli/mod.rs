@@ -23,6 +23,7 @@ pub mod choice;
 pub mod commands;
 pub mod host_args;
 pub mod run;
+pub mod server_args;
 
 use anyhow::{Context, Result};
 

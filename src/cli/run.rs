@@ -19,7 +19,7 @@ use typist::replay::{RunConditions, RunOptions, RunReport, RunStatus};
 pub fn run(a: RunArgs) -> Result<ExitCode> {
     let (settings, read) = settings(&a)?;
     let s = &settings.run;
-    let profiles = profiles(s)?;
+    let profiles = profiles(s, &a)?;
     let planned = plan(s, read)?;
     let shard = a
         .shard
@@ -33,6 +33,7 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
         );
     }
     let jobs = s.jobs.unwrap_or(1).max(1);
+    check_attached(&profiles, jobs)?;
     // Model services the profiles declare: started once, shared by every worker, stopped
     // when `services` is dropped (at the end, after Ctrl-C, on an error or a panic).
     let (services, profiles) = typist::service::Services::start(&profiles, jobs)?;
@@ -71,17 +72,44 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
     finish(&out, report?, a.quiet)
 }
 
-/// The assistants' profiles.
-fn profiles(s: &RunSection) -> Result<Vec<Profile>> {
+/// The assistants' profiles: those named (on the command line, else in config.toml),
+/// and the one `--server` flags build; `--connect` attaches one of them.
+fn profiles(s: &RunSection, a: &RunArgs) -> Result<Vec<Profile>> {
+    let flags = &a.server;
+    if flags.builds() || flags.connect.is_some() {
+        // Named on the command line only: config.toml's assistants are its default run.
+        let list = flags.profiles(&a.assistants, s.editors.as_deref())?;
+        for p in &list {
+            super::server_args::require_program(p)?;
+        }
+        return Ok(list);
+    }
     if s.assistants.is_empty() {
         bail!(
-            "no assistant: pass --assistant NAME (see `typist profiles`) or list them in config.toml"
+            "no assistant: pass --assistant NAME (see `typist profiles`), --server COMMAND, or list them in config.toml"
         );
     }
     s.assistants
         .iter()
         .map(|n| profile::find_profile(n, s.editors.as_deref()))
         .collect()
+}
+
+/// Attached servers and parallel workers: each session opens its own connection, so
+/// `--jobs N` needs a server that accepts several connections at once. A listener does
+/// (TCP or Unix socket, as `typist host --listen`); say so, and go on.
+fn check_attached(profiles: &[Profile], jobs: usize) -> Result<()> {
+    for p in profiles.iter().filter(|p| p.connect.is_some()) {
+        let address = p.connect.as_deref().unwrap_or_default();
+        typist::lsp::Address::parse(address).map_err(|e| anyhow::anyhow!("--connect: {e}"))?;
+        if jobs > 1 {
+            tracing::info!(
+                "{}: {jobs} workers each open their own connections to {address}",
+                p.name
+            );
+        }
+    }
+    Ok(())
 }
 
 /// A plan as read: its cases and what it says of its dataset.

@@ -2,6 +2,7 @@
 //! Owns profiles, conditions, documents and versions, typing, and the suggestion
 //! dialects. Knows nothing of datasets or scoring; talks to servers only through `lsp`.
 
+pub mod ad_hoc;
 pub mod answers;
 pub mod conditions;
 pub mod dialect;

@@ -99,7 +99,7 @@ pub enum ReadinessRule {
     Stable,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Readiness {
     #[serde(default)]
@@ -136,7 +136,7 @@ fn default_init_timeout_ms() -> u64 {
 }
 
 /// A tiny document `doctor` opens to ask for one suggestion at its end.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Probe {
     pub file: String,
@@ -146,7 +146,7 @@ pub struct Probe {
     pub expect: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Profile {
     pub name: String,
@@ -199,6 +199,11 @@ pub struct Profile {
     /// Model services started for this profile before its first session (`service.rs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service: Option<OneOrMany>,
+    /// Attach to a server already running there (`tcp://HOST:PORT`, `unix:PATH` or a
+    /// socket path) instead of starting `command`: each session opens its own
+    /// connection, and a server that is gone is reported, never restarted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect: Option<String>,
     /// Where the profile was loaded from.
     #[serde(skip)]
     pub source: PathBuf,
@@ -221,7 +226,30 @@ impl Profile {
         if p.languages.is_empty() {
             bail!("profile {} lists no languages", source.display());
         }
+        p.check_connect()?;
         Ok(p)
+    }
+
+    /// The profile as TOML, as `editors/NAME.toml` would hold it: [`Profile::parse`]
+    /// reads it back to an equal profile (but for `source`).
+    pub fn to_toml(&self) -> Result<String> {
+        toml::to_string_pretty(self)
+            .with_context(|| format!("cannot write profile {} as TOML", self.name))
+    }
+
+    /// A `connect` address, when there is one, is one typist can attach to.
+    pub fn check_connect(&self) -> Result<()> {
+        if let Some(a) = &self.connect {
+            crate::lsp::Address::parse(a)
+                .map_err(|e| anyhow::anyhow!("profile {}: connect: {e}", self.name))?;
+        }
+        Ok(())
+    }
+
+    /// A server typist starts itself can be restarted after a crash or a hang; an
+    /// attached one (`connect`) cannot: its failures are reported instead.
+    pub fn can_restart(&self) -> bool {
+        self.connect.is_none()
     }
 
     pub fn load(path: &Path) -> Result<Profile> {
@@ -234,7 +262,7 @@ impl Profile {
     /// token-like values in its options, settings, request parameters and home files,
     /// secret-named variables of its `env`, and the variables its arguments name after
     /// `--api-key-env`.
-    fn register_secrets(&self) {
+    pub(crate) fn register_secrets(&self) {
         use crate::secrets;
         for v in [
             &self.initialization_options,

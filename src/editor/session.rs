@@ -23,7 +23,7 @@ use super::handshake;
 use super::profile::{DialectKind, Profile, ReadinessRule};
 use super::server_state::ServerState;
 use super::workspace::{self, Workspace};
-use crate::lsp::{Client, ClientOptions, ClientStats, Event, ExitInfo, uri};
+use crate::lsp::{Address, Client, ClientOptions, ClientStats, Event, ExitInfo, uri};
 
 mod completion;
 pub use completion::Trigger;
@@ -69,21 +69,37 @@ pub struct Session {
     last_request_hash: Option<String>,
 }
 
+/// Starts the profile's server in `root`, or attaches to the one it names (`connect`).
+async fn open_client(
+    profile: &Profile,
+    env: &[(String, String)],
+    root: &Path,
+    options: ClientOptions,
+) -> Result<Client, SessionError> {
+    if let Some(a) = &profile.connect {
+        let address = Address::parse(a)
+            .map_err(|e| SessionError::Workspace(format!("{}: connect: {e}", profile.name)))?;
+        let timeout = Duration::from_millis(profile.init_timeout_ms);
+        return Ok(Client::attach(&address, timeout, options).await?);
+    }
+    let program = profile
+        .resolve_command()
+        .ok_or_else(|| SessionError::Missing {
+            server: profile.name.clone(),
+            command: profile.command.clone(),
+            hint: profile.install_hint.clone(),
+        })?;
+    Ok(Client::spawn(&program, &profile.args, env, root, options)?)
+}
+
 impl Session {
-    /// Copies the files into a fresh workspace, starts the server there and
-    /// initializes it under `conditions`.
+    /// Copies the files into a fresh workspace, starts the server there (or attaches
+    /// to the running one the profile names) and initializes it under `conditions`.
     pub async fn start(
         profile: &Profile,
         conditions: &Conditions,
         opts: SessionOptions,
     ) -> Result<Session, SessionError> {
-        let program = profile
-            .resolve_command()
-            .ok_or_else(|| SessionError::Missing {
-                server: profile.name.clone(),
-                command: profile.command.clone(),
-                hint: profile.install_hint.clone(),
-            })?;
         let ws_err = |e: std::io::Error| SessionError::Workspace(e.to_string());
         let Workspace { dir, root, env } = workspace::prepare(
             profile,
@@ -94,17 +110,12 @@ impl Session {
         .map_err(ws_err)?;
         let root_uri = uri::from_path(&root);
         let folders = answers::workspace_folders(&root_uri);
-        let client = Client::spawn(
-            &program,
-            &profile.args,
-            &env,
-            &root,
-            ClientOptions {
-                name: profile.name.clone(),
-                transcript: opts.transcript.clone(),
-                handlers: answers::editor_handlers(profile.settings.clone(), folders.clone()),
-            },
-        )?;
+        let options = ClientOptions {
+            name: profile.name.clone(),
+            transcript: opts.transcript.clone(),
+            handlers: answers::editor_handlers(profile.settings.clone(), folders.clone()),
+        };
+        let client = open_client(profile, &env, &root, options).await?;
         let events = client
             .take_events()
             .ok_or_else(|| SessionError::Workspace("event stream already taken".into()))?;

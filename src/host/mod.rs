@@ -1,4 +1,5 @@
-//! `typist host`: the assistant plugin host. An LSP server on stdio (tower-lsp-server)
+//! `typist host`: the assistant plugin host. An LSP server on stdio (tower-lsp-server),
+//! or on a loopback TCP or Unix socket with a fresh service per connection (`listen`),
 //! that serves `textDocument/inlineCompletion` (LSP 3.18, both trigger kinds) and
 //! `textDocument/completion` from a model backend, tracking documents through
 //! `didOpen`/`didChange` (incremental). Optional fault shaping (delay, empty answers,
@@ -8,6 +9,7 @@
 pub mod cheat;
 pub mod faults;
 pub mod http;
+pub mod listen;
 pub mod ngram;
 pub mod serve_model;
 mod workspace;
@@ -420,13 +422,27 @@ impl LanguageServer for Host {
 
 /// Serves the host on stdin/stdout until the client says `exit`.
 pub async fn serve_stdio(args: HostArgs) {
+    let linger = args.faults.linger_secs;
+    serve(args, tokio::io::stdin(), tokio::io::stdout()).await;
+    if linger > 0 {
+        tracing::warn!("fault: lingering {linger} s after the client left");
+        std::thread::sleep(Duration::from_secs(linger));
+    }
+}
+
+/// A fresh host (its own documents, model and request count) serving one client over
+/// `read`/`write` until the client says `exit` or goes.
+pub async fn serve<R, W>(args: HostArgs, read: R, write: W)
+where
+    R: tokio::io::AsyncRead + Unpin,
+    W: tokio::io::AsyncWrite,
+{
     let HostArgs {
         backend,
         ngram_context,
         http,
         faults,
     } = args;
-    let linger = faults.linger_secs;
     let (service, socket) = LspService::build(|client| Host {
         client,
         backend,
@@ -441,11 +457,5 @@ pub async fn serve_stdio(args: HostArgs) {
     })
     .custom_method("textDocument/inlineCompletion", Host::inline_completion)
     .finish();
-    Server::new(tokio::io::stdin(), tokio::io::stdout(), socket)
-        .serve(service)
-        .await;
-    if linger > 0 {
-        tracing::warn!("fault: lingering {linger} s after the client left");
-        std::thread::sleep(Duration::from_secs(linger));
-    }
+    Server::new(read, write, socket).serve(service).await;
 }

@@ -16,18 +16,21 @@ use std::time::Duration;
 use lsp_types::notification::Exit;
 use lsp_types::request::Shutdown;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufRead, AsyncWrite};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, oneshot, watch};
+use tokio::task::JoinHandle;
 
-use super::connection::{Shared, read_loop, write_loop};
+use super::connection::{CLOSE, Shared, read_loop, write_loop};
 use super::handlers::Handlers;
-use super::process::{ExitInfo, ServerProcess};
+use super::process::ExitInfo;
 use super::transcript::Transcript;
+use super::transport::{Address, Peer, Transport};
 use super::{Event, LspError};
 
 /// How long `shutdown` may take before the server is told to `exit` anyway.
 pub const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(2);
-/// How long a server has to exit after `exit` before its process group is killed.
+/// How long a server has to exit after `exit` before its process group is killed (or,
+/// attached, to close the connection before typist closes it).
 pub const EXIT_GRACE: Duration = Duration::from_secs(1);
 
 /// What a client needs to know beyond the stream itself.
@@ -46,8 +49,10 @@ pub struct ClientOptions {
 pub struct Client {
     shared: Arc<Shared>,
     events: Mutex<Option<mpsc::UnboundedReceiver<Event>>>,
-    process: Option<ServerProcess>,
+    peer: Peer,
     exit_rx: watch::Receiver<Option<ExitInfo>>,
+    /// The reader task: it ends with the stream, or is stopped when the client goes.
+    reader: Option<JoinHandle<()>>,
 }
 
 /// Counters a caller may report (junk on stdout, answers that came after a cancel).
@@ -67,35 +72,39 @@ impl Client {
         cwd: &Path,
         options: ClientOptions,
     ) -> Result<Client, LspError> {
-        let (process, stdin, stdout, exit_rx) =
-            ServerProcess::spawn(&options.name, program, args, env, cwd)?;
-        let mut client =
-            Client::connect_with(tokio::io::BufReader::new(stdout), stdin, options, exit_rx);
-        client.process = Some(process);
-        Ok(client)
+        let t = Transport::spawn(&options.name, program, args, env, cwd)?;
+        Ok(Client::new(t, options))
+    }
+
+    /// Attaches to a server that is already running at `address` (the connection must
+    /// open within `timeout`). Nothing is killed at the end: `shutdown` sends
+    /// `shutdown` and `exit` and closes the connection.
+    pub async fn attach(
+        address: &Address,
+        timeout: Duration,
+        options: ClientOptions,
+    ) -> Result<Client, LspError> {
+        let t = Transport::connect(&options.name, address, timeout).await?;
+        Ok(Client::new(t, options))
     }
 
     /// Talks to a peer over any reader/writer pair (in-memory pipes in tests).
     pub fn connect<R, W>(reader: R, writer: W, options: ClientOptions) -> Client
     where
-        R: AsyncBufRead + Unpin + Send + 'static,
+        R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        // No process: the exit channel is closed from the start.
-        let (_exit_tx, exit_rx) = watch::channel(None);
-        Client::connect_with(reader, writer, options, exit_rx)
+        Client::new(Transport::streams(reader, writer), options)
     }
 
-    fn connect_with<R, W>(
-        reader: R,
-        writer: W,
-        options: ClientOptions,
-        exit_rx: watch::Receiver<Option<ExitInfo>>,
-    ) -> Client
-    where
-        R: AsyncBufRead + Unpin + Send + 'static,
-        W: AsyncWrite + Unpin + Send + 'static,
-    {
+    /// Framing and JSON-RPC over `transport`, whatever its streams are.
+    pub fn new(transport: Transport, options: ClientOptions) -> Client {
+        let Transport {
+            reader,
+            writer,
+            peer,
+            exit_rx,
+        } = transport;
         let (out_tx, out_rx) = mpsc::unbounded_channel();
         let (ev_tx, ev_rx) = mpsc::unbounded_channel();
         let transcript = options
@@ -115,15 +124,24 @@ impl Client {
             transcript,
         ));
         tokio::spawn(write_loop(writer, out_rx));
-        let client = Client {
-            shared: shared.clone(),
-            events: Mutex::new(Some(ev_rx)),
-            process: None,
-            exit_rx,
+        let attached = match &peer {
+            Peer::Attached(a) => Some(a.to_string()),
+            _ => None,
         };
-        let exit_for_reader = client.exit_rx.clone();
-        tokio::spawn(read_loop(reader, shared, ev_tx, exit_for_reader));
-        client
+        let task = tokio::spawn(read_loop(
+            reader,
+            shared.clone(),
+            ev_tx,
+            exit_rx.clone(),
+            attached,
+        ));
+        Client {
+            shared,
+            events: Mutex::new(Some(ev_rx)),
+            peer,
+            exit_rx,
+            reader: Some(task),
+        }
     }
 
     pub fn name(&self) -> &str {
@@ -150,7 +168,18 @@ impl Client {
     }
 
     pub fn pid(&self) -> Option<u32> {
-        self.process.as_ref().map(|p| p.pid())
+        match &self.peer {
+            Peer::Child(p) => Some(p.pid()),
+            _ => None,
+        }
+    }
+
+    /// The address of the server this client is attached to, if it is.
+    pub fn address(&self) -> Option<&Address> {
+        match &self.peer {
+            Peer::Attached(a) => Some(a),
+            _ => None,
+        }
     }
 
     /// Sends a notification (`params: None` omits the field).
@@ -263,7 +292,8 @@ impl Client {
     }
 
     /// Orderly stop: `shutdown` under a short timer, `exit` (params omitted), a grace
-    /// period, then the process group is killed. Returns how the server ended.
+    /// period, then the process group is killed. An attached server is not killed: the
+    /// connection is closed after the grace period. Returns how a child ended.
     pub async fn shutdown(mut self) -> Option<ExitInfo> {
         if self.shared.closed_error().is_none() {
             let r = self.typed::<Shutdown>((), SHUTDOWN_TIMEOUT).await;
@@ -272,7 +302,15 @@ impl Client {
             }
             self.notify_typed::<Exit>(());
         }
-        let process = self.process.take()?;
+        let Peer::Child(process) = std::mem::replace(&mut self.peer, Peer::Streams) else {
+            // Our side of the stream closes after what is queued; the server's side
+            // closes when it exits, or when the reader is stopped on drop.
+            let _ = self.shared.out.send(CLOSE.to_vec());
+            if let Some(task) = self.reader.as_mut() {
+                let _ = tokio::time::timeout(EXIT_GRACE, task).await;
+            }
+            return None;
+        };
         let mut rx = self.exit_rx.clone();
         let exited = tokio::time::timeout(EXIT_GRACE, rx.wait_for(|e| e.is_some()))
             .await
@@ -284,6 +322,21 @@ impl Client {
         process.kill_group();
         let _ = tokio::time::timeout(EXIT_GRACE, rx.wait_for(|e| e.is_some())).await;
         self.exit_rx.borrow().clone()
+    }
+}
+
+impl Drop for Client {
+    /// The reader stops with the client (a socket's peer may never close its side);
+    /// a request still waiting fails at once instead of waiting out its deadline.
+    fn drop(&mut self) {
+        if let Some(task) = self.reader.take()
+            && !task.is_finished()
+        {
+            self.shared.close(LspError::Closed {
+                server: self.shared.name.clone(),
+            });
+            task.abort();
+        }
     }
 }
 

@@ -114,17 +114,30 @@ impl Shared {
     }
 }
 
+/// The frame that is no frame: the writer closes our side of the stream (a socket's
+/// write half) after what was queued before it.
+pub(super) const CLOSE: &[u8] = b"";
+
 pub(super) async fn write_loop<W: AsyncWrite + Unpin>(
     mut w: W,
     mut rx: mpsc::UnboundedReceiver<Vec<u8>>,
 ) {
     while let Some(frame) = rx.recv().await {
+        if frame == CLOSE {
+            let _ = w.shutdown().await;
+            return;
+        }
         if let Err(e) = w.write_all(&frame).await {
-            tracing::debug!("server stdin closed: {e}");
+            tracing::debug!("server's input closed: {e}");
             return;
         }
         // Batch what is already queued before one flush.
         while let Ok(more) = rx.try_recv() {
+            if more == CLOSE {
+                let _ = w.flush().await;
+                let _ = w.shutdown().await;
+                return;
+            }
             if w.write_all(&more).await.is_err() {
                 return;
             }
@@ -140,6 +153,7 @@ pub(super) async fn read_loop<R: AsyncBufRead + Unpin>(
     shared: Arc<Shared>,
     events: mpsc::UnboundedSender<Event>,
     mut exit_rx: watch::Receiver<Option<ExitInfo>>,
+    attached: Option<String>,
 ) {
     let mut frames = FrameReader::new(reader);
     let why = loop {
@@ -172,16 +186,27 @@ pub(super) async fn read_loop<R: AsyncBufRead + Unpin>(
     shared
         .junk_lines
         .store(frames.junk_lines, Ordering::Relaxed);
-    // The stream is over: wait briefly for the exit status so the error can carry it.
-    let _ = tokio::time::timeout(Duration::from_secs(1), exit_rx.wait_for(|e| e.is_some())).await;
-    let exit = exit_rx.borrow().clone();
-    let err = LspError::ServerExited {
-        server: shared.name.clone(),
-        status: exit
-            .as_ref()
-            .map(|e| e.status.clone())
-            .unwrap_or_else(|| why.clone().unwrap_or_else(|| "stream closed".into())),
-        stderr: exit.map(|e| e.stderr_tail).unwrap_or_default(),
+    let err = match attached {
+        // An attached server's stream ending is its crash, as far as typist can tell.
+        Some(address) => LspError::Disconnected {
+            server: shared.name.clone(),
+            address,
+            why: why.unwrap_or_else(|| "closed by the server".into()),
+        },
+        None => {
+            // Wait briefly for the exit status so the error can carry it.
+            let _ = tokio::time::timeout(Duration::from_secs(1), exit_rx.wait_for(|e| e.is_some()))
+                .await;
+            let exit = exit_rx.borrow().clone();
+            LspError::ServerExited {
+                server: shared.name.clone(),
+                status: exit
+                    .as_ref()
+                    .map(|e| e.status.clone())
+                    .unwrap_or_else(|| why.clone().unwrap_or_else(|| "stream closed".into())),
+                stderr: exit.map(|e| e.stderr_tail).unwrap_or_default(),
+            }
+        }
     };
     tracing::debug!(server = %shared.name, "{err}");
     shared.close(err);

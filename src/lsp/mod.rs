@@ -1,9 +1,9 @@
-//! The `lsp` layer: a language-server client over a child's stdio (or any byte
-//! stream). Owns framing, JSON-RPC ids, deadlines and cancellation, the table of
-//! typed handlers server→client requests are answered from (filled by the editor),
-//! ordered notifications, the child process and the transcript tap. Knows nothing of
-//! editors, datasets or scoring: no editor policy (which answer a server gets) lives
-//! here.
+//! The `lsp` layer: a language-server client over any byte stream (a child's stdio, a
+//! TCP or Unix socket: [`Transport`]). Owns framing, JSON-RPC ids, deadlines and
+//! cancellation, the table of typed handlers server→client requests are answered from
+//! (filled by the editor), ordered notifications, the child process and the transcript
+//! tap. Knows nothing of editors, datasets or scoring: no editor policy (which answer a
+//! server gets, whether to start or attach) lives here.
 
 pub mod client;
 mod connection;
@@ -12,6 +12,7 @@ pub mod handlers;
 pub mod process;
 pub mod stderr;
 pub mod transcript;
+pub mod transport;
 pub mod uri;
 
 use std::time::Duration;
@@ -21,6 +22,7 @@ use serde_json::Value;
 pub use client::{Client, ClientOptions, ClientStats};
 pub use handlers::{Handlers, RpcError};
 pub use process::ExitInfo;
+pub use transport::{Address, Transport};
 
 /// Something the server sent that is not an answer, in arrival order.
 #[derive(Debug, Clone, PartialEq)]
@@ -76,6 +78,19 @@ pub enum LspError {
     },
     #[error("{server}: connection closed")]
     Closed { server: String },
+    #[error("{server}: cannot connect to {address}: {message}")]
+    Connect {
+        server: String,
+        address: String,
+        message: String,
+    },
+    /// An attached server's connection ended: reported as a crashed server is.
+    #[error("{server}: the connection to {address} was dropped ({why})")]
+    Disconnected {
+        server: String,
+        address: String,
+        why: String,
+    },
 }
 
 fn stderr_suffix(s: &str) -> String {
@@ -93,7 +108,7 @@ impl LspError {
     pub fn is_exit(&self) -> bool {
         matches!(
             self,
-            LspError::ServerExited { .. } | LspError::Closed { .. }
+            LspError::ServerExited { .. } | LspError::Closed { .. } | LspError::Disconnected { .. }
         )
     }
     pub fn rpc_code(&self) -> Option<i64> {

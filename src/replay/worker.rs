@@ -2,7 +2,9 @@
 //! file under the run's editor conditions in a session of its own, and sends one record
 //! per case to the sink. Restart policy: a server that exits is restarted with the
 //! editor's state and asked once more; `restart_after_timeouts` timeouts in a row
-//! restart it too; `max_restarts` restarts in a row stop the run.
+//! restart it too; `max_restarts` restarts in a row stop the run. A server typist
+//! attached to (`connect`) is never restarted: its crash or hang is recorded as the
+//! case's error or timeout, and the next unit's connection fails if it is gone.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
@@ -411,8 +413,11 @@ impl Worker {
         cursor: usize,
     ) -> Result<()> {
         let mut outcome = self.ask(unit, text, cursor).await;
+        // An attached server cannot be restarted: its failures are reported as they are.
+        let restartable = self.profile(unit.assistant).can_restart();
         if let Ask::Failed(e) = &outcome
             && e.is_exit()
+            && restartable
         {
             let name = self.profile(unit.assistant).name.clone();
             tracing::warn!(worker = self.id, server = %name, case = %case.case, "server exited: {e}; restarting");
@@ -431,7 +436,7 @@ impl Worker {
         if timed_out(&outcome) {
             self.timeouts_in_row += 1;
             let limit = self.profile(unit.assistant).restart_after_timeouts;
-            if limit > 0 && self.timeouts_in_row >= limit {
+            if restartable && limit > 0 && self.timeouts_in_row >= limit {
                 let name = self.profile(unit.assistant).name.clone();
                 tracing::warn!(worker = self.id, server = %name, case = %case.case, "{} timeouts in a row: restarting the server and asking once more", self.timeouts_in_row);
                 self.count_restart_after_timeouts();
