@@ -18,7 +18,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 
-pub use run::run;
+pub use run::{RunOptions, run};
 
 use child::{Timing, timed};
 use generate::{Pool, Shape};
@@ -62,15 +62,16 @@ const TARGET_PEAK_MB: f64 = 300.0;
 fn records_file(opts: &BenchOptions) -> Result<(PathBuf, String)> {
     std::fs::create_dir_all(&opts.dir)?;
     let stem = format!(
-        "bench-v2-{}-{}-{}-s{}",
+        "bench-v3-{}-{}-{}-s{}",
         opts.records, opts.repos, opts.assistants, opts.seed
     );
     let path = opts.dir.join(format!("{stem}.jsonl"));
     let stats_path = opts.dir.join(format!("{stem}.stats.txt"));
     if !path.is_file() || !stats_path.is_file() {
-        let dataset = opts.dataset.clone().unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/dataset")
-        });
+        let dataset = opts
+            .dataset
+            .clone()
+            .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/dataset"));
         let t0 = Instant::now();
         let pool = Pool::load(&dataset)?;
         let shape = Shape {
@@ -265,7 +266,7 @@ pub fn score(opts: &BenchOptions) -> Result<String> {
 }
 
 /// `/proc/loadavg`'s three averages, or `?`.
-fn load_average() -> String {
+pub(crate) fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .ok()
         .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
