@@ -128,7 +128,7 @@ pub fn run(opts: &RunOptions) -> Result<String> {
                 });
                 (b.rate, b.cpu_us) = (b.rate.max(rate), b.cpu_us.min(cpu_us));
                 rows.push(format!(
-                    "| {assistant} | {jobs} | {} of {} | {:.2} | {rate:.0} | {:.0} | {:.2} ({:.0}%) | {cpu_us:.0} | {:.2} |",
+                    "| {assistant} | {jobs} | {} of {} | {:.2} | {rate:.1} | {:.0} | {:.2} ({:.0}%) | {cpu_us:.0} | {:.2} |",
                     t.answered,
                     t.records,
                     t.wall,
@@ -170,7 +170,7 @@ fn best_table(best: &BTreeMap<(String, usize), Best>, jobs: &[usize]) -> String 
             .and_then(|f| best.get(&(assistant.clone(), *f)))
             .map_or(f64::NAN, |f| b.rate / f.rate);
         out.push_str(&format!(
-            "| {assistant} | {j} | {:.0} | {:.0} | {:.0} | {first:.2}× |\n",
+            "| {assistant} | {j} | {:.1} | {:.0} | {:.0} | {first:.2}× |\n",
             b.rate,
             b.rate * 3600.0,
             b.cpu_us
