@@ -435,6 +435,12 @@ fn base_record(pool: &Pool, repo: &str, slot: &Slot, expected: &str) -> Record {
         items: None,
         request_hash: None,
         response_hash: None,
+        kind: None,
+        token_kind: None,
+        prefix_len: None,
+        rank: None,
+        listed: None,
+        top: None,
         extra: Default::default(),
     }
 }
