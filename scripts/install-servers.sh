@@ -20,11 +20,15 @@ npm_pkgs=(
   @github/copilot-language-server@1.539.0
   tabby-agent@1.5.0
 )
-# PyPI packages, into a venv inside the prefix.
+# PyPI packages, into a venv inside the prefix (polars, rapidfuzz and numpy: the scoring
+# benchmark's reference, benches/score_reference.py).
 pip_pkgs=(
   jedi-language-server==0.47.0
   python-lsp-server==1.15.0
   basedpyright==1.40.0
+  polars==2.1.0
+  rapidfuzz==3.14.6
+  numpy==2.4.6
 )
 # TypeScript 7 (native) has no tsserver, so it lives in its own prefix beside TS 5.
 ts7_pkg=typescript@7.0.2

@@ -272,14 +272,7 @@ pub struct RunArgs {
 pub enum BenchCommand {
     /// Replay throughput: the driver against an instant server, and the n-gram
     /// baseline, each with 1 and 2 jobs.
-    Run {
-        #[arg(long, default_value = "fixtures/dataset", value_name = "DIR")]
-        dataset: PathBuf,
-        #[arg(long, default_value = "target/bench/run", value_name = "DIR")]
-        dir: PathBuf,
-        #[arg(long, default_value_t = 3)]
-        runs: usize,
-    },
+    Run(typist::bench::RunOptions),
     /// Time `typist score --json` on a generated records file, optionally beside the
     /// polars + rapidfuzz + numpy reference script.
     Score(typist::bench::BenchOptions),

@@ -100,7 +100,7 @@ pub fn score(a: ScoreArgs) -> Result<ExitCode> {
 
 pub fn bench(c: BenchCommand) -> Result<ExitCode> {
     let table = match c {
-        BenchCommand::Run { dataset, dir, runs } => typist::bench::run(&dataset, &dir, runs)?,
+        BenchCommand::Run(opts) => typist::bench::run(&opts)?,
         BenchCommand::Score(opts) => typist::bench::score(&opts)?,
     };
     out!("{table}");

@@ -1,0 +1,180 @@
+//! `typist bench run`: suggestions actually answered (records with outcome
+//! `suggestion`, not records, which count errors and empty answers) per second and per
+//! hour, and typist's own CPU per answered case, against the instant server
+//! (`typist-fixed`: the driver is what is measured) and other assistants, each with
+//! every `--jobs` asked for.
+
+use std::collections::BTreeMap;
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct RunOptions {
+    #[arg(long, default_value = "fixtures/dataset", value_name = "DIR")]
+    pub dataset: PathBuf,
+    #[arg(long, default_value = "target/bench/run", value_name = "DIR")]
+    pub dir: PathBuf,
+    #[arg(long, default_value_t = 3)]
+    pub runs: usize,
+    /// Assistants (profiles) to replay, each in its own runs.
+    #[arg(
+        long = "assistant",
+        value_name = "NAME",
+        default_values_t = ["typist-fixed".to_string(), "typist-ngram".to_string()]
+    )]
+    pub assistants: Vec<String>,
+    /// Worker counts to compare.
+    #[arg(long, value_delimiter = ',', default_values_t = [1usize, 2])]
+    pub jobs: Vec<usize>,
+    /// Sample code lines with this probability instead of replaying every one (for slow
+    /// assistants such as a local model).
+    #[arg(long, value_name = "P")]
+    pub rate: Option<f64>,
+}
+
+/// One measured `typist run`.
+struct RunTiming {
+    answered: usize,
+    records: usize,
+    wall: f64,
+    typist_cpu: f64,
+    server_cpu: f64,
+}
+
+/// Records with outcome `suggestion` in a records file.
+fn answered(records: &Path) -> Result<usize> {
+    #[derive(serde::Deserialize)]
+    struct Outcome<'a> {
+        #[serde(borrow)]
+        outcome: std::borrow::Cow<'a, str>,
+    }
+    let f = std::fs::File::open(records)
+        .with_context(|| format!("cannot open {}", records.display()))?;
+    let mut n = 0;
+    for line in std::io::BufReader::new(f).lines() {
+        let line = line?;
+        if let Ok(r) = serde_json::from_str::<Outcome>(&line) {
+            n += usize::from(r.outcome == "suggestion");
+        }
+    }
+    Ok(n)
+}
+
+fn time_run(opts: &RunOptions, assistant: &str, jobs: usize, out: &Path) -> Result<RunTiming> {
+    let _ = std::fs::remove_dir_all(out);
+    let exe = std::env::current_exe()?;
+    let mut cmd = Command::new(&exe);
+    cmd.args(["run", "--config", "/dev/null", "--quiet", "--no-latency"]);
+    match opts.rate {
+        Some(p) => cmd.args(["--rate", &p.to_string()]),
+        None => cmd.args(["--lines", "all"]),
+    };
+    cmd.arg("--dataset")
+        .arg(&opts.dataset)
+        .args([
+            "--assistant",
+            assistant,
+            "--jobs",
+            &jobs.to_string(),
+            "--out",
+        ])
+        .arg(out)
+        .stdout(std::process::Stdio::null());
+    let start = Instant::now();
+    let status = cmd.status().context("cannot start typist run")?;
+    let wall = start.elapsed().as_secs_f64();
+    if !status.success() {
+        bail!("typist run against {assistant} failed ({status})");
+    }
+    let m = crate::replay::Manifest::read(&out.join("manifest.json"))?;
+    let cpu = m.cpu_seconds;
+    Ok(RunTiming {
+        answered: answered(&out.join("records.jsonl"))?,
+        records: m.records.unwrap_or(0),
+        wall,
+        typist_cpu: cpu.and_then(|c| c.typist).unwrap_or(f64::NAN),
+        server_cpu: cpu.and_then(|c| c.servers).unwrap_or(f64::NAN),
+    })
+}
+
+/// The best run of each (assistant, jobs): the highest rate, and the lowest typist CPU
+/// per answered case.
+#[derive(Default, Clone, Copy)]
+struct Best {
+    rate: f64,
+    cpu_us: f64,
+}
+
+/// `typist bench run`: a row per run, then the best of each (assistant, jobs) and the
+/// `--jobs` ratios.
+pub fn run(opts: &RunOptions) -> Result<String> {
+    std::fs::create_dir_all(&opts.dir)?;
+    let mut rows = vec![];
+    let mut best: BTreeMap<(String, usize), Best> = BTreeMap::new();
+    for assistant in &opts.assistants {
+        for &jobs in &opts.jobs {
+            for _ in 0..opts.runs.max(1) {
+                let out = opts.dir.join(format!("{assistant}-{jobs}"));
+                let t = time_run(opts, assistant, jobs, &out)?;
+                let rate = t.answered as f64 / t.wall;
+                let cpu_us = 1e6 * t.typist_cpu / t.answered.max(1) as f64;
+                let b = best.entry((assistant.clone(), jobs)).or_insert(Best {
+                    rate: 0.0,
+                    cpu_us: f64::INFINITY,
+                });
+                (b.rate, b.cpu_us) = (b.rate.max(rate), b.cpu_us.min(cpu_us));
+                rows.push(format!(
+                    "| {assistant} | {jobs} | {} of {} | {:.2} | {rate:.1} | {:.0} | {:.2} ({:.0}%) | {cpu_us:.0} | {:.2} |",
+                    t.answered,
+                    t.records,
+                    t.wall,
+                    rate * 3600.0,
+                    t.typist_cpu,
+                    100.0 * t.typist_cpu / t.wall,
+                    t.server_cpu
+                ));
+            }
+        }
+    }
+    Ok(format!(
+        "dataset: {} ({}); wall time includes start-up, the final sort, scoring and the report\n\
+         load average at the end: {}\n\n\
+         | assistant | jobs | suggestions answered (of records) | wall s | per second | per hour | typist CPU s (share of wall) | typist CPU µs per answered | server CPU s |\n\
+         |---|---|---|---|---|---|---|---|---|\n{}\n\n\
+         best of {}:\n\n{}",
+        opts.dataset.display(),
+        opts.rate.map_or("every code line".to_string(), |p| format!(
+            "code lines sampled at {p}"
+        )),
+        super::load_average(),
+        rows.join("\n"),
+        opts.runs.max(1),
+        best_table(&best, &opts.jobs),
+    ))
+}
+
+/// Per assistant and jobs: the best rate, the best CPU per answered case, and the rate
+/// against the first `--jobs` figure.
+fn best_table(best: &BTreeMap<(String, usize), Best>, jobs: &[usize]) -> String {
+    let mut out = String::from(
+        "| assistant | jobs | answered per second | per hour | typist CPU µs per answered | vs first --jobs |\n\
+         |---|---|---|---|---|---|\n",
+    );
+    for ((assistant, j), b) in best {
+        let first = jobs
+            .first()
+            .and_then(|f| best.get(&(assistant.clone(), *f)))
+            .map_or(f64::NAN, |f| b.rate / f.rate);
+        out.push_str(&format!(
+            "| {assistant} | {j} | {:.1} | {:.0} | {:.0} | {first:.2}× |\n",
+            b.rate,
+            b.rate * 3600.0,
+            b.cpu_us
+        ));
+    }
+    out
+}
