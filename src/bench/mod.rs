@@ -23,30 +23,21 @@ pub use run::{RunOptions, run};
 use child::{Timing, timed};
 use generate::{Pool, Shape};
 
-#[derive(Debug, Clone, clap::Args)]
+#[derive(Debug, Clone)]
 pub struct BenchOptions {
     /// Records to generate (cases × assistants; 10000000 for the scale run, ~3 GB).
-    #[arg(long, default_value_t = 1_000_000)]
     pub records: usize,
-    #[arg(long, default_value_t = 2000)]
     pub repos: usize,
-    #[arg(long, default_value_t = 4)]
     pub assistants: usize,
-    #[arg(long, default_value_t = 1000)]
     pub resamples: usize,
     /// Where the generated records file is kept (reused when present).
-    #[arg(long, default_value = "target/bench")]
     pub dir: PathBuf,
     /// The code lines' dataset [default: the bundled fixtures/dataset].
-    #[arg(long, value_name = "DIR")]
     pub dataset: Option<PathBuf>,
     /// The generator's seed.
-    #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Python with polars, rapidfuzz and numpy: also time benches/score_reference.py.
-    #[arg(long, value_name = "PYTHON")]
     pub reference: Option<PathBuf>,
-    #[arg(long, default_value_t = 3)]
     pub runs: usize,
 }
 

@@ -12,27 +12,17 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
-#[derive(Debug, Clone, clap::Args)]
+#[derive(Debug, Clone)]
 pub struct RunOptions {
-    #[arg(long, default_value = "fixtures/dataset", value_name = "DIR")]
     pub dataset: PathBuf,
-    #[arg(long, default_value = "target/bench/run", value_name = "DIR")]
     pub dir: PathBuf,
-    #[arg(long, default_value_t = 3)]
     pub runs: usize,
     /// Assistants (profiles) to replay, each in its own runs.
-    #[arg(
-        long = "assistant",
-        value_name = "NAME",
-        default_values_t = ["typist-fixed".to_string(), "typist-ngram".to_string()]
-    )]
     pub assistants: Vec<String>,
     /// Worker counts to compare.
-    #[arg(long, value_delimiter = ',', default_values_t = [1usize, 2])]
     pub jobs: Vec<usize>,
     /// Sample code lines with this probability instead of replaying every one (for slow
     /// assistants such as a local model).
-    #[arg(long, value_name = "P")]
     pub rate: Option<f64>,
 }
 

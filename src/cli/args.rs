@@ -272,10 +272,10 @@ pub struct RunArgs {
 pub enum BenchCommand {
     /// Replay throughput: the driver against an instant server, and the n-gram
     /// baseline, each with 1 and 2 jobs.
-    Run(typist::bench::RunOptions),
+    Run(BenchRunFlags),
     /// Time `typist score --json` on a generated records file, optionally beside the
     /// polars + rapidfuzz + numpy reference script.
-    Score(typist::bench::BenchOptions),
+    Score(BenchScoreFlags),
 }
 impl SamplingArgs {
     /// The sampling flags as a layer of the run's settings.
@@ -318,6 +318,86 @@ impl RunArgs {
                 open_tabs: self.open_tabs,
                 latency: self.no_latency.then_some(false),
             },
+        }
+    }
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct BenchScoreFlags {
+    /// Records to generate (cases × assistants; 10000000 for the scale run, ~3 GB).
+    #[arg(long, default_value_t = 1_000_000)]
+    pub records: usize,
+    #[arg(long, default_value_t = 2000)]
+    pub repos: usize,
+    #[arg(long, default_value_t = 4)]
+    pub assistants: usize,
+    #[arg(long, default_value_t = 1000)]
+    pub resamples: usize,
+    /// Where the generated records file is kept (reused when present).
+    #[arg(long, default_value = "target/bench")]
+    pub dir: PathBuf,
+    /// The code lines' dataset [default: the bundled fixtures/dataset].
+    #[arg(long, value_name = "DIR")]
+    pub dataset: Option<PathBuf>,
+    /// The generator's seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Python with polars, rapidfuzz and numpy: also time benches/score_reference.py.
+    #[arg(long, value_name = "PYTHON")]
+    pub reference: Option<PathBuf>,
+    #[arg(long, default_value_t = 3)]
+    pub runs: usize,
+}
+
+impl From<BenchScoreFlags> for typist::bench::BenchOptions {
+    fn from(f: BenchScoreFlags) -> Self {
+        typist::bench::BenchOptions {
+            records: f.records,
+            repos: f.repos,
+            assistants: f.assistants,
+            resamples: f.resamples,
+            dir: f.dir,
+            dataset: f.dataset,
+            seed: f.seed,
+            reference: f.reference,
+            runs: f.runs,
+        }
+    }
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct BenchRunFlags {
+    #[arg(long, default_value = "fixtures/dataset", value_name = "DIR")]
+    pub dataset: PathBuf,
+    #[arg(long, default_value = "target/bench/run", value_name = "DIR")]
+    pub dir: PathBuf,
+    #[arg(long, default_value_t = 3)]
+    pub runs: usize,
+    /// Assistants (profiles) to replay, each in its own runs.
+    #[arg(
+        long = "assistant",
+        value_name = "NAME",
+        default_values_t = ["typist-fixed".to_string(), "typist-ngram".to_string()]
+    )]
+    pub assistants: Vec<String>,
+    /// Worker counts to compare.
+    #[arg(long, value_delimiter = ',', default_values_t = [1usize, 2])]
+    pub jobs: Vec<usize>,
+    /// Sample code lines with this probability instead of replaying every one (for slow
+    /// assistants such as a local model).
+    #[arg(long, value_name = "P")]
+    pub rate: Option<f64>,
+}
+
+impl From<BenchRunFlags> for typist::bench::RunOptions {
+    fn from(f: BenchRunFlags) -> Self {
+        typist::bench::RunOptions {
+            dataset: f.dataset,
+            dir: f.dir,
+            runs: f.runs,
+            assistants: f.assistants,
+            jobs: f.jobs,
+            rate: f.rate,
         }
     }
 }

@@ -100,8 +100,8 @@ pub fn score(a: ScoreArgs) -> Result<ExitCode> {
 
 pub fn bench(c: BenchCommand) -> Result<ExitCode> {
     let table = match c {
-        BenchCommand::Run(opts) => typist::bench::run(&opts)?,
-        BenchCommand::Score(opts) => typist::bench::score(&opts)?,
+        BenchCommand::Run(opts) => typist::bench::run(&opts.into())?,
+        BenchCommand::Score(opts) => typist::bench::score(&opts.into())?,
     };
     out!("{table}");
     Ok(ExitCode::SUCCESS)

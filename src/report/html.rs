@@ -9,6 +9,7 @@ use askama::Template;
 
 use super::charts;
 use super::examples::{Examples, examples};
+use super::ranking::{RankPair, RankRow, ranking, ranking_pairs};
 use super::run_section::{RunView, run_view};
 use super::{num_attr, p_text, pct};
 use crate::score::summary::{AssistantScore, MIN_UNITS};
@@ -163,27 +164,6 @@ struct BreakdownRow<'a> {
     exact_share: Fig,
     help_at_0: Fig,
     empty_rate: Fig,
-}
-
-struct RankRow<'a> {
-    name: &'a str,
-    /// "prefix 0".."prefix 4+", "all", "kind member", …
-    group: String,
-    sessions: u64,
-    top1: String,
-    top5: String,
-    recall: String,
-    mean_position: String,
-    mrr: String,
-}
-
-struct RankPair<'a> {
-    a: &'a str,
-    b: &'a str,
-    metric: &'a str,
-    cases: u64,
-    diff: String,
-    p: String,
 }
 
 /// The report's HTML page.
@@ -450,61 +430,6 @@ fn breakdowns(s: &Summary) -> Vec<BreakdownTable<'_>> {
                 key: if by_repo { "repository" } else { "language" },
                 rows,
             }
-        })
-        .collect()
-}
-
-/// Completion-list rankings by typed prefix, then by token kind, with ±2sd intervals;
-/// empty when no assistant has any.
-fn ranking(s: &Summary) -> Vec<RankRow<'_>> {
-    let mut out = Vec::new();
-    for (n, a) in &s.assistants {
-        let by_prefix = a.ranking.iter().map(|(k, r)| {
-            let group = if k == "all" {
-                "all".to_string()
-            } else {
-                format!("prefix {k}")
-            };
-            (group, r, a.ranking_ci.get(k))
-        });
-        let by_kind = a
-            .ranking_by_kind
-            .iter()
-            .map(|(k, r)| (format!("kind {k}"), r, a.ranking_by_kind_ci.get(k)));
-        for (group, r, ci) in by_prefix.chain(by_kind) {
-            let pm = |v: f64, sd: Option<f64>| match sd {
-                Some(sd) => format!("{} ± {}", pct(v), pct(2.0 * sd)),
-                None => pct(v),
-            };
-            out.push(RankRow {
-                name: n,
-                group,
-                sessions: r.sessions,
-                top1: pm(r.top1, ci.map(|c| c.top1.sd)),
-                top5: pm(r.top5, ci.map(|c| c.top5.sd)),
-                recall: pct(r.recall),
-                mean_position: format!("{:.2}", r.mean_position),
-                mrr: match ci {
-                    Some(c) => format!("{:.3} ± {:.3}", r.mrr, 2.0 * c.mrr.sd),
-                    None => format!("{:.3}", r.mrr),
-                },
-            });
-        }
-    }
-    out
-}
-
-/// Paired differences of completion-list rankings.
-fn ranking_pairs(s: &Summary) -> Vec<RankPair<'_>> {
-    s.ranking_pairwise
-        .iter()
-        .map(|p| RankPair {
-            a: &p.a,
-            b: &p.b,
-            metric: &p.metric,
-            cases: p.cases,
-            diff: pct(p.diff),
-            p: super::p_text(p.p_value),
         })
         .collect()
 }

@@ -10,6 +10,7 @@ mod examples;
 mod html;
 mod markdown;
 pub mod pairs;
+mod ranking;
 mod run_section;
 
 use std::path::PathBuf;

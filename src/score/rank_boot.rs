@@ -56,6 +56,107 @@ fn groups(r: &Row) -> Vec<String> {
 /// Per assistant (by name): intervals by prefix group and "all", and by token kind.
 pub(crate) type RankCis = BTreeMap<u32, (BTreeMap<String, RankCi>, BTreeMap<String, RankCi>)>;
 
+/// Where each sum sits in the matrix: (assistant, group) blocks in name order, then
+/// each pair of assistants (a's and b's sides over the sessions both answered).
+struct Layout<'a> {
+    blocks: BTreeMap<(u32, String), usize>,
+    by_case: BTreeMap<u32, Vec<&'a Row>>,
+    /// (a, b) by their place in `names` → the pair's index.
+    pairs: BTreeMap<(usize, usize), usize>,
+    base: usize,
+    cols: usize,
+}
+
+impl<'a> Layout<'a> {
+    fn new(rows: &[&'a Row], names: &[u32]) -> Layout<'a> {
+        let mut blocks: BTreeMap<(u32, String), usize> = BTreeMap::new();
+        for r in rows {
+            for g in groups(r) {
+                let n = blocks.len();
+                blocks.entry((r.assistant, g)).or_insert(n);
+            }
+        }
+        let mut by_case: BTreeMap<u32, Vec<&Row>> = BTreeMap::new();
+        for r in rows {
+            by_case.entry(r.case).or_default().push(r);
+        }
+        let mut pairs: BTreeMap<(usize, usize), usize> = BTreeMap::new();
+        for rs in by_case.values() {
+            for x in rs {
+                for y in rs {
+                    let (ra, rb) = (place(names, x.assistant), place(names, y.assistant));
+                    if ra < rb {
+                        let n = pairs.len();
+                        pairs.entry((ra, rb)).or_insert(n);
+                    }
+                }
+            }
+        }
+        let base = blocks.len() * C;
+        let cols = base + pairs.len() * 2 * C;
+        Layout {
+            blocks,
+            by_case,
+            pairs,
+            base,
+            cols,
+        }
+    }
+
+    /// Per-unit column sums: every record under its groups, and each shared session
+    /// under its pair.
+    fn matrix(&self, rows: &[&Row], units: &Units, names: &[u32]) -> Vec<f64> {
+        let cols = self.cols;
+        let mut matrix = vec![0.0f64; units.count * cols];
+        let add = |m: &mut [f64], unit: usize, at: usize, r: &Row| {
+            let row = &mut m[unit * cols + at..unit * cols + at + C];
+            for (a, x) in row.iter_mut().zip(columns(r)) {
+                *a += x;
+            }
+        };
+        for r in rows {
+            for g in groups(r) {
+                add(
+                    &mut matrix,
+                    units.unit(r),
+                    self.blocks[&(r.assistant, g)] * C,
+                    r,
+                );
+            }
+        }
+        for rs in self.by_case.values() {
+            for x in rs {
+                for y in rs {
+                    let (ra, rb) = (place(names, x.assistant), place(names, y.assistant));
+                    if let Some(&p) = self.pairs.get(&(ra, rb)) {
+                        let at = self.base + p * 2 * C;
+                        add(&mut matrix, units.unit(x), at, x);
+                        add(&mut matrix, units.unit(x), at + C, y);
+                    }
+                }
+            }
+        }
+        matrix
+    }
+}
+
+fn place(names: &[u32], a: u32) -> usize {
+    names.iter().position(|&n| n == a).unwrap_or(usize::MAX)
+}
+
+/// Metric `m` (top1, top5, mrr) of the block at `at` in a row of sums.
+fn metric(s: &[f64], at: usize, m: usize) -> f64 {
+    let n = s[at];
+    if n == 0.0 {
+        return f64::NAN;
+    }
+    match m {
+        0 => s[at + 1] / n,
+        1 => s[at + 2] / n,
+        _ => s[at + 3] / ONE / n,
+    }
+}
+
 /// The intervals of every assistant with answered completion records in the scored
 /// pass, and the paired differences of each pair of assistants over the sessions both
 /// answered (`metric` top1, top5, mrr).
@@ -76,78 +177,25 @@ pub(crate) fn rank_boot(
     if rows.is_empty() || units.count == 0 {
         return (BTreeMap::new(), Vec::new());
     }
-    // Column blocks: (assistant, group) in name order, then (pair) a's and b's sides.
-    let mut blocks: BTreeMap<(u32, String), usize> = BTreeMap::new();
-    for r in &rows {
-        for g in groups(r) {
-            let n = blocks.len();
-            blocks.entry((r.assistant, g)).or_insert(n);
-        }
-    }
-    let mut by_case: BTreeMap<u32, Vec<&Row>> = BTreeMap::new();
-    for r in &rows {
-        by_case.entry(r.case).or_default().push(r);
-    }
-    let rank_of = |a: u32| names.iter().position(|&n| n == a).unwrap_or(usize::MAX);
-    let mut pairs: BTreeMap<(usize, usize), usize> = BTreeMap::new();
-    for rs in by_case.values() {
-        for x in rs {
-            for y in rs {
-                let (ra, rb) = (rank_of(x.assistant), rank_of(y.assistant));
-                if ra < rb {
-                    let n = pairs.len();
-                    pairs.entry((ra, rb)).or_insert(n);
-                }
-            }
-        }
-    }
-    let base = blocks.len() * C;
-    let cols = base + pairs.len() * 2 * C;
-    let mut matrix = vec![0.0f64; units.count * cols];
-    let add = |m: &mut [f64], unit: usize, at: usize, r: &Row| {
-        let row = &mut m[unit * cols + at..unit * cols + at + C];
-        for (a, x) in row.iter_mut().zip(columns(r)) {
-            *a += x;
-        }
-    };
-    for r in &rows {
-        for g in groups(r) {
-            add(&mut matrix, units.unit(r), blocks[&(r.assistant, g)] * C, r);
-        }
-    }
-    for rs in by_case.values() {
-        for x in rs {
-            for y in rs {
-                let (ra, rb) = (rank_of(x.assistant), rank_of(y.assistant));
-                if let Some(&p) = pairs.get(&(ra, rb)) {
-                    let at = base + p * 2 * C;
-                    add(&mut matrix, units.unit(x), at, x);
-                    add(&mut matrix, units.unit(x), at + C, y);
-                }
-            }
-        }
-    }
+    let layout = Layout::new(&rows, names);
+    let matrix = layout.matrix(&rows, units, names);
+    let cols = layout.cols;
     let draws = resample_sums(&matrix, units.count, cols, opts.bootstrap, opts.seed);
     let totals: Vec<f64> = (0..cols)
         .map(|c| (0..units.count).map(|u| matrix[u * cols + c]).sum())
         .collect();
-    let metric = |s: &[f64], at: usize, m: usize| {
-        let n = s[at];
-        if n == 0.0 {
-            return f64::NAN;
-        }
-        match m {
-            0 => s[at + 1] / n,
-            1 => s[at + 2] / n,
-            _ => s[at + 3] / ONE / n,
-        }
-    };
+    let cis = intervals(&layout, &draws, &totals);
+    let pairs = paired(&layout, &draws, &totals, table, names, units);
+    (cis, pairs)
+}
+
+fn intervals(layout: &Layout, draws: &[Vec<f64>], totals: &[f64]) -> RankCis {
     let estimate = |at: usize, m: usize| {
         let v: Vec<f64> = draws.iter().map(|s| metric(s, at, m)).collect();
-        Estimate::new(metric(&totals, at, m), &v)
+        Estimate::new(metric(totals, at, m), &v)
     };
     let mut cis: RankCis = BTreeMap::new();
-    for ((a, g), &b) in &blocks {
+    for ((a, g), &b) in &layout.blocks {
         let ci = RankCi {
             top1: estimate(b * C, 0),
             top5: estimate(b * C, 1),
@@ -159,11 +207,22 @@ pub(crate) fn rank_boot(
             None => e.0.insert(g.clone(), ci),
         };
     }
+    cis
+}
+
+fn paired(
+    layout: &Layout,
+    draws: &[Vec<f64>],
+    totals: &[f64],
+    table: &Table,
+    names: &[u32],
+    units: &Units,
+) -> Vec<Pairwise> {
     let mut out = Vec::new();
-    for (&(ra, rb), &p) in &pairs {
-        let at = base + p * 2 * C;
+    for (&(ra, rb), &p) in &layout.pairs {
+        let at = layout.base + p * 2 * C;
         for (m, name) in METRICS.iter().enumerate() {
-            let point = metric(&totals, at, m) - metric(&totals, at + C, m);
+            let point = metric(totals, at, m) - metric(totals, at + C, m);
             let diffs: Vec<f64> = draws
                 .iter()
                 .map(|s| metric(s, at, m) - metric(s, at + C, m))
@@ -186,5 +245,5 @@ pub(crate) fn rank_boot(
             });
         }
     }
-    (cis, out)
+    out
 }

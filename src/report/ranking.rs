@@ -1,0 +1,81 @@
+//! The report's completion-list section: rankings by typed prefix and by token kind
+//! with their intervals, and the paired differences between servers.
+
+use super::{p_text, pct};
+use crate::score::Summary;
+
+pub(super) struct RankRow<'a> {
+    pub(super) name: &'a str,
+    /// "prefix 0".."prefix 4+", "all", "kind member", …
+    pub(super) group: String,
+    pub(super) sessions: u64,
+    pub(super) top1: String,
+    pub(super) top5: String,
+    pub(super) recall: String,
+    pub(super) mean_position: String,
+    pub(super) mrr: String,
+}
+
+pub(super) struct RankPair<'a> {
+    pub(super) a: &'a str,
+    pub(super) b: &'a str,
+    pub(super) metric: &'a str,
+    pub(super) cases: u64,
+    pub(super) diff: String,
+    pub(super) p: String,
+}
+
+/// Completion-list rankings by typed prefix, then by token kind, with ±2sd intervals;
+/// empty when no assistant has any.
+pub(super) fn ranking(s: &Summary) -> Vec<RankRow<'_>> {
+    let mut out = Vec::new();
+    for (n, a) in &s.assistants {
+        let by_prefix = a.ranking.iter().map(|(k, r)| {
+            let group = if k == "all" {
+                "all".to_string()
+            } else {
+                format!("prefix {k}")
+            };
+            (group, r, a.ranking_ci.get(k))
+        });
+        let by_kind = a
+            .ranking_by_kind
+            .iter()
+            .map(|(k, r)| (format!("kind {k}"), r, a.ranking_by_kind_ci.get(k)));
+        for (group, r, ci) in by_prefix.chain(by_kind) {
+            let pm = |v: f64, sd: Option<f64>| match sd {
+                Some(sd) => format!("{} ± {}", pct(v), pct(2.0 * sd)),
+                None => pct(v),
+            };
+            out.push(RankRow {
+                name: n,
+                group,
+                sessions: r.sessions,
+                top1: pm(r.top1, ci.map(|c| c.top1.sd)),
+                top5: pm(r.top5, ci.map(|c| c.top5.sd)),
+                recall: pct(r.recall),
+                mean_position: format!("{:.2}", r.mean_position),
+                mrr: match ci {
+                    Some(c) => format!("{:.3} ± {:.3}", r.mrr, 2.0 * c.mrr.sd),
+                    None => format!("{:.3}", r.mrr),
+                },
+            });
+        }
+    }
+    out
+}
+
+/// Paired differences of completion-list rankings.
+pub(super) fn ranking_pairs(s: &Summary) -> Vec<RankPair<'_>> {
+    s.ranking_pairwise
+        .iter()
+        .map(|p| RankPair {
+            a: &p.a,
+            b: &p.b,
+            metric: &p.metric,
+            cases: p.cases,
+            diff: pct(p.diff),
+            p: p_text(p.p_value),
+        })
+        .collect()
+}
