@@ -425,23 +425,8 @@ fn base_record(pool: &Pool, repo: &str, slot: &Slot, expected: &str) -> Record {
         language: l.language.to_string(),
         assistant: String::new(),
         pass: 1,
-        outcome: String::new(),
-        typed: 0,
         expected: expected.to_string(),
-        predicted: None,
-        latency_ms: None,
-        predicted_text: None,
-        error: None,
-        items: None,
-        request_hash: None,
-        response_hash: None,
-        kind: None,
-        token_kind: None,
-        prefix_len: None,
-        rank: None,
-        listed: None,
-        top: None,
-        extra: Default::default(),
+        ..Record::default()
     }
 }
 

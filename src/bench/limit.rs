@@ -1,58 +1,17 @@
 //! The scoring benchmark's limit: what `typist score` cannot go below with its JSON
 //! parser. The same file is read the way `score::read_records` reads it (4 MB chunks
-//! cut at line ends, UTF-8 checked once per chunk, the chunks parsed on every core into
-//! the same borrowed fields with `serde_json`), and nothing else is done: no distances,
+//! cut at line ends, UTF-8 checked once per chunk, the chunks parsed on every core with
+//! scoring's own record type, `score::records::parse_line_only`), and nothing else is done: no distances,
 //! no interning, no table, no summary.
 
-use std::borrow::Cow;
 use std::io::Read;
 use std::path::Path;
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use serde::Deserialize;
 
-/// The fields `score::records` deserializes, borrowed the same way (that type is
-/// private to the score layer).
-#[derive(Deserialize)]
-#[allow(dead_code)]
-struct Raw<'a> {
-    #[serde(borrow)]
-    case: Cow<'a, str>,
-    #[serde(borrow)]
-    repo: Cow<'a, str>,
-    #[serde(borrow, default)]
-    file: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    language: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    assistant: Cow<'a, str>,
-    #[serde(default)]
-    pass: Option<u32>,
-    #[serde(borrow)]
-    outcome: Cow<'a, str>,
-    #[serde(borrow)]
-    expected: Cow<'a, str>,
-    #[serde(borrow, default)]
-    predicted: Option<Cow<'a, str>>,
-    #[serde(default)]
-    latency_ms: Option<f64>,
-    #[serde(borrow, default)]
-    kind: Option<Cow<'a, str>>,
-    #[serde(default)]
-    prefix_len: Option<u32>,
-    #[serde(default)]
-    rank: Option<u32>,
-    #[serde(default)]
-    typed: Option<u32>,
-    #[serde(borrow, default)]
-    error: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    request_hash: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    response_hash: Option<Cow<'a, str>>,
-}
+use crate::score::records;
 
 const CHUNK: usize = 4 << 20;
 
@@ -75,12 +34,12 @@ fn parse_chunk(data: &[u8]) -> (u64, u64, u64) {
         if line.bytes().all(|b| b.is_ascii_whitespace()) {
             continue;
         }
-        match serde_json::from_str::<Raw>(line) {
-            Ok(r) => {
+        match records::parse_line_only(line) {
+            Some(n) => {
                 ok += 1;
-                bytes += r.expected.len() as u64;
+                bytes += n as u64;
             }
-            Err(_) => bad += 1,
+            None => bad += 1,
         }
     }
     (ok, bad, std::hint::black_box(bytes))

@@ -365,17 +365,13 @@ impl Session {
         Ok(Timed { value, latency_ms })
     }
 
-    /// Waits until the profile's readiness rule holds for a suggestion at `cursor`,
-    /// then returns that suggestion.
-    pub async fn suggest_when_ready(
-        &mut self,
-        rel: &str,
-        cursor: Position,
-    ) -> Result<Timed<Suggestions>, SessionError> {
+    /// Waits as the profile's readiness rule says and returns its deadline. `Stable` is
+    /// left to the caller, which asks until two answers in a row agree.
+    pub(super) async fn wait_for_readiness(&mut self) -> Instant {
         let r = self.profile.readiness.clone();
         let deadline = Instant::now() + Duration::from_millis(r.max_wait_ms);
         match r.rule {
-            ReadinessRule::None => {}
+            ReadinessRule::None | ReadinessRule::Stable => {}
             ReadinessRule::Progress => {
                 // Give the server a moment to begin its work, then wait for it to end.
                 self.wait_until(deadline.min(Instant::now() + Duration::from_secs(2)), |s| {
@@ -389,22 +385,34 @@ impl Session {
                 self.wait_until(deadline, |s| s.quiescent == Some(true))
                     .await;
             }
-            ReadinessRule::Stable => {
-                let mut last = self.suggest(rel, cursor).await?;
-                for _ in 1..r.max_tries {
-                    if Instant::now() >= deadline {
-                        break;
-                    }
-                    tokio::time::sleep(Duration::from_millis(150)).await;
-                    let next = self.suggest(rel, cursor).await?;
-                    let same = next.value == last.value;
-                    last = next;
-                    if same {
-                        break;
-                    }
+        }
+        deadline
+    }
+
+    /// Waits until the profile's readiness rule holds for a suggestion at `cursor`,
+    /// then returns that suggestion.
+    pub async fn suggest_when_ready(
+        &mut self,
+        rel: &str,
+        cursor: Position,
+    ) -> Result<Timed<Suggestions>, SessionError> {
+        let deadline = self.wait_for_readiness().await;
+        let r = self.profile.readiness.clone();
+        if r.rule == ReadinessRule::Stable {
+            let mut last = self.suggest(rel, cursor).await?;
+            for _ in 1..r.max_tries {
+                if Instant::now() >= deadline {
+                    break;
                 }
-                return Ok(last);
+                tokio::time::sleep(Duration::from_millis(150)).await;
+                let next = self.suggest(rel, cursor).await?;
+                let same = next.value == last.value;
+                last = next;
+                if same {
+                    break;
+                }
             }
+            return Ok(last);
         }
         self.suggest(rel, cursor).await
     }

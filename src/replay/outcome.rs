@@ -46,23 +46,8 @@ fn base(case: &Case, assistant: &str, pass: u32) -> Record {
         language: case.language.clone(),
         assistant: assistant.to_string(),
         pass,
-        outcome: String::new(),
-        typed: 0,
         expected: case.expected.clone(),
-        predicted: None,
-        latency_ms: None,
-        predicted_text: None,
-        error: None,
-        items: None,
-        request_hash: None,
-        response_hash: None,
-        kind: None,
-        token_kind: None,
-        prefix_len: None,
-        rank: None,
-        listed: None,
-        top: None,
-        extra: Default::default(),
+        ..Record::default()
     }
 }
 

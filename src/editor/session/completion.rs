@@ -104,38 +104,23 @@ impl Session {
         cursor: Position,
         trigger: &Trigger,
     ) -> Result<Timed<Value>, SessionError> {
+        let deadline = self.wait_for_readiness().await;
         let r = self.profile.readiness.clone();
-        let deadline = Instant::now() + Duration::from_millis(r.max_wait_ms);
-        match r.rule {
-            ReadinessRule::None => {}
-            ReadinessRule::Progress => {
-                self.wait_until(deadline.min(Instant::now() + Duration::from_secs(2)), |s| {
-                    s.progress_seen
-                })
-                .await;
-                self.wait_until(deadline, |s| s.active_progress.is_empty())
-                    .await;
-            }
-            ReadinessRule::ServerStatus => {
-                self.wait_until(deadline, |s| s.quiescent == Some(true))
-                    .await;
-            }
-            ReadinessRule::Stable => {
-                let mut last = self.complete(rel, cursor, trigger).await?;
-                for _ in 1..r.max_tries {
-                    if Instant::now() >= deadline {
-                        break;
-                    }
-                    tokio::time::sleep(Duration::from_millis(150)).await;
-                    let next = self.complete(rel, cursor, trigger).await?;
-                    let same = ranking::signature(&next.value) == ranking::signature(&last.value);
-                    last = next;
-                    if same {
-                        break;
-                    }
+        if r.rule == ReadinessRule::Stable {
+            let mut last = self.complete(rel, cursor, trigger).await?;
+            for _ in 1..r.max_tries {
+                if Instant::now() >= deadline {
+                    break;
                 }
-                return Ok(last);
+                tokio::time::sleep(Duration::from_millis(150)).await;
+                let next = self.complete(rel, cursor, trigger).await?;
+                let same = ranking::signature(&next.value) == ranking::signature(&last.value);
+                last = next;
+                if same {
+                    break;
+                }
             }
+            return Ok(last);
         }
         self.complete(rel, cursor, trigger).await
     }

@@ -8,6 +8,7 @@ mod names;
 mod parse;
 mod read;
 
+pub(crate) use parse::parse_line_only;
 pub use read::{read_records, read_records_and_pairs};
 
 /// What a case yielded.

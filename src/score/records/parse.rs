@@ -13,6 +13,15 @@ use super::{Outcome, Row};
 use crate::score::distance::distances;
 use crate::score::pairs::{Pair, PairSource};
 
+/// Parses one record line as scoring does (the same borrowed fields, the same parser)
+/// and does nothing else: the bytes of its `expected`, or `None` when it is malformed.
+/// The scoring benchmark's parse-only limit (`bench::limit`) is measured with it.
+pub(crate) fn parse_line_only(line: &str) -> Option<usize> {
+    serde_json::from_str::<RawRow>(line)
+        .ok()
+        .map(|r| r.expected.len())
+}
+
 /// The record's fields, declared once for two structs: [`Raw`], which also reads `line`
 /// (leniently) for the pairs, and `RawRow`, scoring's own reading without it. `line`
 /// comes last: serde reports a missing field in declaration order.
