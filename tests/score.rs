@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use serde_json::{Value, json};
-use typist::score::records::{Outcome, Row, Table};
+use typist::score::records::{Outcome, Place, Row, RowParts, Table};
 use typist::score::{Options, read_records, summarize};
 
 /// A small deterministic RNG for generating cases (splitmix64).
@@ -721,18 +721,20 @@ fn bootstrap_interval_covers_the_truth_about_95_percent_of_the_time() {
         let repos = 40;
         for r in 0..repos {
             t.repos.push(format!("r{r}"));
+            t.places.push(Place {
+                repo: r,
+                file: 0,
+                language: 0,
+            });
             let p = 0.2 + 0.6 * g.unit();
             let n = 5 + g.below(36);
             for _ in 0..n {
                 let hit = g.unit() < p;
-                let case = t.cases.len() as u32;
-                t.cases.push(format!("c{case}"));
-                t.rows.push(Row {
+                let case = t.cases as u32;
+                t.cases += 1;
+                t.rows.push(Row::from(RowParts {
                     case,
-                    repo: r,
-                    language: 0,
-                    assistant: 0,
-                    pass: 1,
+                    place: r,
                     outcome: if hit {
                         Outcome::Suggestion
                     } else {
@@ -741,17 +743,8 @@ fn bootstrap_interval_covers_the_truth_about_95_percent_of_the_time() {
                     len: 10,
                     ld2: if hit { 0 } else { 10 },
                     ld1: if hit { 0 } else { 10 },
-                    latency_ms: f64::NAN,
-                    completion: false,
-                    prefix_len: u32::MAX,
-                    token_kind: 0,
-                    rank: 0,
-                    typed: 0,
-                    file: 0,
-                    error: u32::MAX,
-                    request: 0,
-                    response: 0,
-                });
+                    ..RowParts::default()
+                }));
             }
         }
         let sum = summarize(

@@ -8,7 +8,7 @@ use rustc_hash::FxHashMap;
 
 use super::curve::{Buckets, CURVE_STEPS, bucket};
 use super::ranking::{self, Ranking};
-use super::records::{Outcome, Row, Table};
+use super::records::{Outcome, Place, Row, Table};
 use super::sums::{Sums, Terms};
 
 /// Fewer units than this and a p-value says little (four repositories allow at most
@@ -30,16 +30,24 @@ pub(crate) struct Kept<'t> {
 /// slot per triple (no sort); among duplicates the one kept is the smallest by content,
 /// so it does not depend on the input order.
 pub(crate) fn keep_one(table: &Table) -> Kept<'_> {
-    let tie = |r: &Row| (r.outcome, r.ld2, r.ld1, r.rank, r.latency_ms.to_bits());
+    let tie = |r: &Row| {
+        (
+            r.outcome,
+            r.ld2(),
+            r.ld1(),
+            r.rank(),
+            r.latency_ms.to_bits(),
+        )
+    };
     let pass_values: Vec<u32> = {
         let set: std::collections::BTreeSet<u32> = table.rows.iter().map(|r| r.pass).collect();
         set.into_iter().collect()
     };
-    let n_cases = table.cases.len().max(1);
+    let n_cases = table.cases.max(1);
     let n_passes = pass_values.len().max(1);
     let pass_index = |p: u32| pass_values.binary_search(&p).unwrap_or(0);
     let slot = |r: &Row| {
-        (r.assistant as usize * n_passes + pass_index(r.pass)) * n_cases + r.case as usize
+        (r.assistant() as usize * n_passes + pass_index(r.pass)) * n_cases + r.case as usize
     };
     let mut slots = vec![u32::MAX; table.assistants.len().max(1) * n_passes * n_cases];
     let mut duplicates = 0u64;
@@ -85,8 +93,8 @@ pub(crate) struct Units {
     /// Each repository id's place in `repo_order`.
     pub repo_rank: Vec<usize>,
     pub by_file: bool,
-    /// (repository, file) → rank, when files are the units.
-    pub file_rank: FxHashMap<(u32, u32), usize>,
+    /// Each place's unit (see [`Table::places`]).
+    of_place: Vec<u32>,
     /// How many units there are.
     pub count: usize,
 }
@@ -100,48 +108,50 @@ impl Units {
             repo_rank[*id as usize] = rank;
         }
         let by_file = table.repos.len() < MIN_UNITS;
-        let file_rank: FxHashMap<(u32, u32), usize> = if by_file {
-            let mut files: Vec<(u32, u32)> = table
-                .rows
+        let (of_place, count) = if by_file {
+            // The (repository, file) pairs records are in, by name.
+            let mut files: Vec<(u32, u32)> =
+                table.places.iter().map(|p| (p.repo, p.file)).collect();
+            let name = |f: &(u32, u32)| (&table.repos[f.0 as usize], &table.files[f.1 as usize]);
+            files.sort_by(|a, b| name(a).cmp(&name(b)));
+            files.dedup();
+            let rank: FxHashMap<(u32, u32), u32> = files
                 .iter()
-                .map(|r| (r.repo, r.file))
-                .collect::<std::collections::HashSet<_>>()
-                .into_iter()
+                .enumerate()
+                .map(|(i, f)| (*f, i as u32))
                 .collect();
-            files.sort_by(|a, b| {
-                (&table.repos[a.0 as usize], &table.files[a.1 as usize])
-                    .cmp(&(&table.repos[b.0 as usize], &table.files[b.1 as usize]))
-            });
-            files.into_iter().enumerate().map(|(i, f)| (f, i)).collect()
+            let of_place = table
+                .places
+                .iter()
+                .map(|p| rank[&(p.repo, p.file)])
+                .collect();
+            (of_place, files.len())
         } else {
-            FxHashMap::default()
-        };
-        let count = if by_file {
-            file_rank.len()
-        } else {
-            table.repos.len()
+            let of_place = table
+                .places
+                .iter()
+                .map(|p| repo_rank[p.repo as usize] as u32)
+                .collect();
+            (of_place, table.repos.len())
         };
         Units {
             repo_order,
             repo_rank,
             by_file,
-            file_rank,
+            of_place,
             count,
         }
     }
 
     /// The bootstrap row of a record: its file's or its repository's rank.
     pub(crate) fn unit(&self, r: &Row) -> usize {
-        if self.by_file {
-            self.file_rank[&(r.repo, r.file)]
-        } else {
-            self.repo_rank[r.repo as usize]
-        }
+        self.of_place[r.place as usize] as usize
     }
 }
 
 pub(crate) struct AccCtx<'a> {
     pub pass: u32,
+    pub places: &'a [Place],
     pub bands: bool,
     pub assistants: usize,
     pub languages: usize,
@@ -231,14 +241,15 @@ impl Acc {
 
     /// Counts an answered line-level case.
     fn add_case(&mut self, ctx: &AccCtx, r: &Row, terms: &Terms) {
+        let place = ctx.places[r.place as usize];
         self.total.add_terms(terms);
-        self.per_repo[ctx.units.repo_rank[r.repo as usize]].add_terms(terms);
-        self.per_lang[r.language as usize].add_terms(terms);
+        self.per_repo[ctx.units.repo_rank[place.repo as usize]].add_terms(terms);
+        self.per_lang[place.language as usize].add_terms(terms);
         let unit = ctx.units.unit(r);
         self.per_unit[unit].add_terms(terms);
         if r.outcome == Outcome::Suggestion {
             let w = r.weight();
-            let (b, gain) = (bucket(w, r.ld2), w.saturating_sub(r.ld2) as u64);
+            let (b, gain) = (bucket(w, r.ld2()), w.saturating_sub(r.ld2()) as u64);
             self.buckets[b] += gain;
             if let Some(rb) = self.unit_buckets.get_mut(unit) {
                 rb[b] += gain;
@@ -247,16 +258,12 @@ impl Acc {
     }
 }
 
-/// Each assistant's sums over the kept rows of the scored pass, and the answered inline
-/// cases with their terms (for the pairs). Two threads over the two halves of the table,
-/// then merged: every sum is an integer, so the split does not change any figure.
-pub(crate) fn accumulate_table<'t>(
-    ctx: &AccCtx,
-    table: &'t Table,
-    keep: &[bool],
-) -> (Vec<Acc>, Vec<(&'t Row, Terms)>) {
+/// Each assistant's sums over the kept rows of the scored pass. Two threads over the two
+/// halves of the table, then merged: every sum is an integer, so the split does not
+/// change any figure.
+pub(crate) fn accumulate_table(ctx: &AccCtx, table: &Table, keep: &[bool]) -> Vec<Acc> {
     let mid = table.rows.len() / 2;
-    let ((mut accs, mut shared), (right, right_shared)) = std::thread::scope(|scope| {
+    let (mut accs, right) = std::thread::scope(|scope| {
         let left = scope.spawn(|| accumulate(ctx, &table.rows[..mid], &keep[..mid]));
         let right = accumulate(ctx, &table.rows[mid..], &keep[mid..]);
         (
@@ -267,25 +274,24 @@ pub(crate) fn accumulate_table<'t>(
     for (a, b) in accs.iter_mut().zip(right) {
         a.merge(b);
     }
-    shared.extend(right_shared);
-    (accs, shared)
+    accs
 }
 
-/// Sums of the kept rows of `rows` in the scored pass, and the answered inline cases
-/// with their terms (for the pairs).
-fn accumulate<'t>(
-    ctx: &AccCtx,
-    rows: &'t [Row],
-    keep: &[bool],
-) -> (Vec<Acc>, Vec<(&'t Row, Terms)>) {
+/// Whether a kept row is an answered line-level case of the scored pass: what the help
+/// metrics and their paired differences count.
+pub(crate) fn answered_line(r: &Row, pass: u32) -> bool {
+    r.pass == pass && !r.completion() && r.is_case() && r.outcome.answered()
+}
+
+/// Sums of the kept rows of `rows` in the scored pass.
+fn accumulate(ctx: &AccCtx, rows: &[Row], keep: &[bool]) -> Vec<Acc> {
     let mut accs: Vec<Acc> = (0..ctx.assistants).map(|_| Acc::new(ctx)).collect();
-    let mut shared = Vec::new();
     for (r, _) in rows
         .iter()
         .zip(keep)
         .filter(|(r, k)| **k && r.pass == ctx.pass)
     {
-        let a = &mut accs[r.assistant as usize];
+        let a = &mut accs[r.assistant() as usize];
         if !r.is_case() {
             a.not_cases += 1;
             continue;
@@ -297,12 +303,12 @@ fn accumulate<'t>(
         match r.outcome {
             Outcome::Error => {
                 a.errors += 1;
-                *a.error_msgs.entry(r.error).or_default() += 1;
+                *a.error_msgs.entry(r.error()).or_default() += 1;
             }
             Outcome::Timeout => a.timeouts += 1,
             _ => {}
         }
-        if r.completion {
+        if r.completion() {
             if r.outcome.answered() {
                 ranking::count(&mut a.ranking, r);
                 ranking::count_kind(&mut a.ranking_kind, r);
@@ -312,9 +318,7 @@ fn accumulate<'t>(
         if !r.outcome.answered() {
             continue;
         }
-        let terms = Terms::of(r);
-        a.add_case(ctx, r, &terms);
-        shared.push((r, terms));
+        a.add_case(ctx, r, &Terms::of(r));
     }
-    (accs, shared)
+    accs
 }

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::accumulate::{MIN_UNITS, Units};
+use super::accumulate::{MIN_UNITS, Units, answered_line};
 use super::bootstrap::{Estimate, p_value};
 use super::records::{Row, Table};
 use super::sums::{COLUMNS, Draws, METRICS, Sums, Terms};
@@ -34,31 +34,34 @@ pub(crate) struct PairSums {
     pub sums: Vec<Vec<(Sums, Sums)>>,
 }
 
-/// Per-unit sums over the cases both assistants of each pair answered. One slot per
-/// (case, assistant) finds them without sorting; two threads over the two halves of the
-/// cases, whose integer sums merge exactly.
+/// Per-unit sums over the cases both assistants of each pair answered (kept rows of the
+/// scored pass). One slot per (case, assistant) finds them without sorting; two threads
+/// over the two halves of the cases, whose integer sums merge exactly.
 pub(crate) fn pair_sums(
     table: &Table,
+    keep: &[bool],
+    pass: u32,
     names: &[u32],
-    shared: &[(&Row, Terms)],
     units: &Units,
 ) -> PairSums {
     let n_a = names.len();
-    let mut slot_of = vec![u32::MAX; table.cases.len() * n_a];
+    let mut slot_of = vec![u32::MAX; table.cases * n_a];
     let mut name_rank = vec![0usize; n_a];
     for (rank, &a) in names.iter().enumerate() {
         name_rank[a as usize] = rank;
     }
-    for (i, (r, _)) in shared.iter().enumerate() {
-        slot_of[r.case as usize * n_a + name_rank[r.assistant as usize]] = i as u32;
+    for (i, r) in table.rows.iter().enumerate() {
+        if keep[i] && answered_line(r, pass) {
+            slot_of[r.case as usize * n_a + name_rank[r.assistant() as usize]] = i as u32;
+        }
     }
     let pairs: Vec<(u32, u32)> = names
         .iter()
         .enumerate()
         .flat_map(|(i, &a)| names[i + 1..].iter().map(move |&b| (a, b)))
         .collect();
-    let part = |slots: &[u32]| pair_part(slots, n_a, pairs.len(), shared, units);
-    let cut = (table.cases.len() / 2) * n_a;
+    let part = |slots: &[u32]| pair_part(slots, n_a, pairs.len(), &table.rows, units);
+    let cut = (table.cases / 2) * n_a;
     let (mut sums, right) = std::thread::scope(|scope| {
         let left = scope.spawn(|| part(&slot_of[..cut]));
         let right = part(&slot_of[cut..]);
@@ -76,17 +79,17 @@ pub(crate) fn pair_sums(
     PairSums { pairs, sums }
 }
 
-/// The pair sums of the cases whose (case, assistant) slots are `slots`.
+/// The pair sums of the cases whose (case, assistant) slots are `slots` (row indices).
 fn pair_part(
     slots: &[u32],
     n_a: usize,
     n_pairs: usize,
-    shared: &[(&Row, Terms)],
+    rows: &[Row],
     units: &Units,
 ) -> Vec<Vec<(Sums, Sums)>> {
     let mut sums: Vec<Vec<(Sums, Sums)>> =
         vec![vec![(Sums::default(), Sums::default()); units.count]; n_pairs];
-    let mut present = Vec::with_capacity(n_a);
+    let mut present: Vec<(usize, &Row, Terms)> = Vec::with_capacity(n_a);
     for case_slots in slots.chunks_exact(n_a.max(1)) {
         present.clear();
         present.extend(
@@ -94,10 +97,13 @@ fn pair_part(
                 .iter()
                 .enumerate()
                 .filter(|(_, s)| **s != u32::MAX)
-                .map(|(rank, s)| (rank, &shared[*s as usize])),
+                .map(|(rank, s)| {
+                    let r = &rows[*s as usize];
+                    (rank, r, Terms::of(r))
+                }),
         );
-        for (i, &(ra, (x, tx))) in present.iter().enumerate() {
-            for &(rb, (_, ty)) in &present[i + 1..] {
+        for (i, &(ra, x, ref tx)) in present.iter().enumerate() {
+            for &(rb, _, ref ty) in &present[i + 1..] {
                 // Pair index of (ra, rb), ra < rb, in the flat upper triangle.
                 let p = ra * n_a - ra * (ra + 1) / 2 + (rb - ra - 1);
                 let slot = &mut sums[p][units.unit(x)];

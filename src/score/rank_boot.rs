@@ -28,9 +28,9 @@ const ONE: f64 = (1u64 << 32) as f64;
 const METRICS: [&str; 3] = ["top1", "top5", "mrr"];
 
 fn columns(r: &Row) -> [f64; C] {
-    let hit = |n: u32| f64::from(u8::from((1..=n).contains(&r.rank)));
-    let rr = if r.rank >= 1 {
-        ((1u64 << 32) / r.rank as u64) as f64
+    let hit = |n: u32| f64::from(u8::from((1..=n).contains(&r.rank())));
+    let rr = if r.rank() >= 1 {
+        ((1u64 << 32) / r.rank() as u64) as f64
     } else {
         0.0
     };
@@ -41,14 +41,14 @@ fn columns(r: &Row) -> [f64; C] {
 /// token kind ("kind:member", …).
 fn groups(r: &Row) -> Vec<String> {
     let mut g = Vec::with_capacity(3);
-    match r.prefix_len {
+    match r.prefix_len() {
         u32::MAX => {}
         p if p >= 4 => g.push("4+".to_string()),
         p => g.push(p.to_string()),
     }
     g.push("all".to_string());
-    if r.token_kind != 0 {
-        g.push(format!("kind:{}", TOKEN_KINDS[r.token_kind as usize]));
+    if r.token_kind() != 0 {
+        g.push(format!("kind:{}", TOKEN_KINDS[r.token_kind() as usize]));
     }
     g
 }
@@ -73,7 +73,7 @@ impl<'a> Layout<'a> {
         for r in rows {
             for g in groups(r) {
                 let n = blocks.len();
-                blocks.entry((r.assistant, g)).or_insert(n);
+                blocks.entry((r.assistant(), g)).or_insert(n);
             }
         }
         let mut by_case: BTreeMap<u32, Vec<&Row>> = BTreeMap::new();
@@ -84,7 +84,7 @@ impl<'a> Layout<'a> {
         for rs in by_case.values() {
             for x in rs {
                 for y in rs {
-                    let (ra, rb) = (place(names, x.assistant), place(names, y.assistant));
+                    let (ra, rb) = (place(names, x.assistant()), place(names, y.assistant()));
                     if ra < rb {
                         let n = pairs.len();
                         pairs.entry((ra, rb)).or_insert(n);
@@ -119,7 +119,7 @@ impl<'a> Layout<'a> {
                 add(
                     &mut matrix,
                     units.unit(r),
-                    self.blocks[&(r.assistant, g)] * C,
+                    self.blocks[&(r.assistant(), g)] * C,
                     r,
                 );
             }
@@ -127,7 +127,7 @@ impl<'a> Layout<'a> {
         for rs in self.by_case.values() {
             for x in rs {
                 for y in rs {
-                    let (ra, rb) = (place(names, x.assistant), place(names, y.assistant));
+                    let (ra, rb) = (place(names, x.assistant()), place(names, y.assistant()));
                     if let Some(&p) = self.pairs.get(&(ra, rb)) {
                         let at = self.base + p * 2 * C;
                         add(&mut matrix, units.unit(x), at, x);
@@ -171,7 +171,7 @@ pub(crate) fn rank_boot(
         .rows
         .iter()
         .zip(keep)
-        .filter(|(r, k)| **k && r.pass == opts.pass && r.completion && r.outcome.answered())
+        .filter(|(r, k)| **k && r.pass == opts.pass && r.completion() && r.outcome.answered())
         .map(|(r, _)| r)
         .collect();
     if rows.is_empty() || units.count == 0 {

@@ -56,7 +56,7 @@ pub(crate) type Ranking = BTreeMap<String, RankAcc>;
 
 /// Counts an answered completion record under its prefix length and under "all".
 pub(crate) fn count(ranking: &mut Ranking, r: &Row) {
-    let key = match r.prefix_len {
+    let key = match r.prefix_len() {
         u32::MAX => None,
         p if p >= 4 => Some("4+".to_string()),
         p => Some(p.to_string()),
@@ -68,15 +68,15 @@ pub(crate) fn count(ranking: &mut Ranking, r: &Row) {
 
 fn add(e: &mut RankAcc, r: &Row) {
     e.n += 1;
-    if r.rank >= 1 {
-        *e.ranks.entry(r.rank).or_default() += 1;
+    if r.rank() >= 1 {
+        *e.ranks.entry(r.rank()).or_default() += 1;
     }
 }
 
 /// Counts an answered completion record under its token kind, if it names one.
 pub(crate) fn count_kind(by_kind: &mut Ranking, r: &Row) {
-    if r.token_kind != 0 {
-        let k = super::records::TOKEN_KINDS[r.token_kind as usize];
+    if r.token_kind() != 0 {
+        let k = super::records::TOKEN_KINDS[r.token_kind() as usize];
         add(by_kind.entry(k.to_string()).or_default(), r);
     }
 }

@@ -51,8 +51,8 @@ pub(crate) fn repeat_skip(
     let mut out = BTreeMap::new();
     for &a in names {
         // Rows are sorted by assistant first: this assistant's rows are one run.
-        let from = rows.partition_point(|r| r.assistant < a);
-        let to = rows.partition_point(|r| r.assistant <= a);
+        let from = rows.partition_point(|r| r.assistant() < a);
+        let to = rows.partition_point(|r| r.assistant() <= a);
         // Sorted by pass within the assistant: one pass means nothing to compare.
         if from == to || rows[from].pass == rows[to - 1].pass {
             continue;
@@ -60,7 +60,7 @@ pub(crate) fn repeat_skip(
         let mine: Vec<&Row> = rows[from..to]
             .iter()
             .copied()
-            .filter(|r| !r.completion && r.is_case())
+            .filter(|r| !r.completion() && r.is_case())
             .collect();
         let mut passes: Vec<u32> = mine.iter().map(|r| r.pass).collect();
         passes.dedup();
@@ -131,30 +131,54 @@ fn compare_passes(mine: &[&Row], p1: u32, p2: u32, passes: Vec<PassStat>) -> Rep
 }
 
 /// Per assistant: of the requests (by `request_hash`, over every pass) answered more
-/// than once, how many got different answers (by `response_hash`).
+/// than once, how many got different answers (by `response_hash`). The requests are
+/// split into rounds by hash (at most about a million answers each, so memory stays
+/// small at any scale), the rounds shared by two threads; each round sorts its
+/// (assistant, request, response) triples, so a request's answers lie together.
 pub(crate) fn nondeterminism(table: &Table, keep: &[bool]) -> FxHashMap<u32, Nondeterminism> {
-    use std::collections::hash_map::Entry;
-    // (assistant, request) -> (first response, asked again, answered differently)
-    let mut seen: FxHashMap<(u32, u64), (u64, bool, bool)> = FxHashMap::default();
-    for (r, _) in table.rows.iter().zip(keep).filter(|(r, k)| {
-        **k && r.request != 0 && !r.completion && r.is_case() && r.outcome.answered()
-    }) {
-        match seen.entry((r.assistant, r.request)) {
-            Entry::Vacant(e) => {
-                e.insert((r.response, false, false));
-            }
-            Entry::Occupied(mut e) => {
-                let v = e.get_mut();
-                v.1 = true;
-                v.2 |= v.0 != r.response;
+    // An even number of rounds of at most ~1M answers each.
+    const ROUND: usize = 1 << 20;
+    let rounds = 2 * table.rows.len().div_ceil(2 * ROUND).max(1) as u64;
+    let counted =
+        |r: &Row| r.request != 0 && !r.completion() && r.is_case() && r.outcome.answered();
+    let work = |first: u64| {
+        let mut counts: FxHashMap<u32, (u64, u64)> = FxHashMap::default();
+        let mut answers: Vec<(u32, u64, u64)> = Vec::new();
+        for round in (first..rounds).step_by(2) {
+            answers.clear();
+            answers.extend(
+                table
+                    .rows
+                    .iter()
+                    .zip(keep)
+                    .filter(|(r, k)| **k && r.request % rounds == round && counted(r))
+                    .map(|(r, _)| (r.assistant(), r.request, r.response)),
+            );
+            answers.sort_unstable();
+            for run in answers.chunk_by(|x, y| (x.0, x.1) == (y.0, y.1)) {
+                if run.len() > 1 {
+                    let c = counts.entry(run[0].0).or_default();
+                    c.0 += 1;
+                    // Sorted by response within the run: it differs iff the ends do.
+                    c.1 += u64::from(run[0].2 != run[run.len() - 1].2);
+                }
             }
         }
-    }
+        counts
+    };
+    let (left, right) = std::thread::scope(|scope| {
+        let left = scope.spawn(|| work(0));
+        let right = work(1);
+        (
+            left.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
+            right,
+        )
+    });
     let mut out: FxHashMap<u32, Nondeterminism> = FxHashMap::default();
-    for ((a, _), (_, again, differs)) in seen {
+    for (a, (repeated, differing)) in left.into_iter().chain(right) {
         let n = out.entry(a).or_default();
-        n.repeated += again as u64;
-        n.differing += differs as u64;
+        n.repeated += repeated;
+        n.differing += differing;
     }
     for n in out.values_mut() {
         n.share = (n.repeated > 0).then(|| share(n.differing, n.repeated));

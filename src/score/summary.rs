@@ -139,14 +139,15 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
     names.sort_by(|a, b| table.assistants[*a as usize].cmp(&table.assistants[*b as usize]));
     let ctx = AccCtx {
         pass: opts.pass,
+        places: &table.places,
         bands: opts.curve_bands,
         assistants: table.assistants.len(),
         languages: table.languages.len(),
         units: &units,
     };
-    let (mut accs, shared) = accumulate_table(&ctx, table, &kept.keep);
+    let mut accs = accumulate_table(&ctx, table, &kept.keep);
     let nondet = nondeterminism(table, &kept.keep);
-    let ps = pair_sums(table, &names, &shared, &units);
+    let ps = pair_sums(table, &kept.keep, opts.pass, &names, &units);
     let draws = draws(&accs, &names, &ps, units.count, opts);
     let bands = if opts.curve_bands && units.count > 0 {
         curve_bands(&accs, &names, units.count, opts)

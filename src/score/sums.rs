@@ -70,10 +70,10 @@ impl Terms {
         Terms {
             empty: false,
             len: w,
-            gain: w.saturating_sub(r.ld2),
-            gain_ld1: w.saturating_sub(r.ld1),
-            cube: cube_fixed(w, r.ld2),
-            cube_ld1: cube_fixed(w, r.ld1),
+            gain: w.saturating_sub(r.ld2()),
+            gain_ld1: w.saturating_sub(r.ld1()),
+            cube: cube_fixed(w, r.ld2()),
+            cube_ld1: cube_fixed(w, r.ld1()),
         }
     }
 }

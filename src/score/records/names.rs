@@ -1,4 +1,8 @@
-//! Interned names in one string arena per table.
+//! Interned names in one string arena per table, and interned places.
+
+use rustc_hash::FxHashMap;
+
+use super::Place;
 
 /// Interned names in one string arena: no allocation per name, each hash computed
 /// once (and handed from a block's table to the global one).
@@ -66,5 +70,39 @@ impl NameTable {
         (0..self.spans.len() as u32)
             .map(|i| self.get(i).to_string())
             .collect()
+    }
+}
+
+/// Interned places (repository, file, language): few per block, so a hash map with a
+/// one-entry cache in front (consecutive records mostly share a file).
+#[derive(Default)]
+pub(crate) struct PlaceTable {
+    places: Vec<Place>,
+    index: FxHashMap<Place, u32>,
+    last: Option<(Place, u32)>,
+}
+
+impl PlaceTable {
+    pub(crate) fn id(&mut self, p: Place) -> u32 {
+        if let Some((q, i)) = self.last
+            && q == p
+        {
+            return i;
+        }
+        let next = self.places.len() as u32;
+        let i = *self.index.entry(p).or_insert(next);
+        if i == next {
+            self.places.push(p);
+        }
+        self.last = Some((p, i));
+        i
+    }
+
+    pub(crate) fn places(&self) -> &[Place] {
+        &self.places
+    }
+
+    pub(crate) fn into_places(self) -> Vec<Place> {
+        self.places
     }
 }

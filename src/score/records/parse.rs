@@ -8,8 +8,8 @@ use memchr::memchr;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, Visitor};
 
-use super::names::NameTable;
-use super::{Outcome, Row};
+use super::names::{NameTable, PlaceTable};
+use super::{Outcome, Place, Row, RowParts};
 use crate::score::distance::distances;
 use crate::score::pairs::{Pair, PairSource};
 
@@ -205,6 +205,8 @@ pub(super) struct Block {
     pub lines: u64,
     /// case, repo, language, assistant, file, error
     pub names: [NameTable; NAMES],
+    /// The block's places, in the ids of `names`.
+    pub places: PlaceTable,
     pub rows: Vec<Row>,
     pub problems: Vec<(u64, String)>,
     pub file: usize,
@@ -228,6 +230,7 @@ pub(super) const CHUNK: usize = 4 << 20;
 
 pub(super) fn parse_chunk(c: Chunk, want_pairs: bool) -> Block {
     let mut names: [NameTable; NAMES] = Default::default();
+    let mut places = PlaceTable::default();
     // Records are ~300 bytes.
     let mut rows = Vec::with_capacity(c.data.len() / 200);
     let mut problems = Vec::new();
@@ -254,13 +257,13 @@ pub(super) fn parse_chunk(c: Chunk, want_pairs: bool) -> Block {
             // is never inside a multi-byte sequence.
             parse_line(
                 unsafe { std::str::from_utf8_unchecked(line) },
-                &mut names,
+                (&mut names, &mut places),
                 sink,
             )
         } else {
             std::str::from_utf8(line)
                 .map_err(|e| format!("invalid UTF-8: {e}"))
-                .and_then(|l| parse_line(l, &mut names, sink))
+                .and_then(|l| parse_line(l, (&mut names, &mut places), sink))
         };
         match parsed {
             Ok(r) => rows.push(r),
@@ -280,6 +283,7 @@ pub(super) fn parse_chunk(c: Chunk, want_pairs: bool) -> Block {
         lines: line_no,
         seq: c.seq,
         names,
+        places,
         rows,
         problems,
         file: c.file,
@@ -289,13 +293,12 @@ pub(super) fn parse_chunk(c: Chunk, want_pairs: bool) -> Block {
     }
 }
 
+/// A block's interned names and places.
+type Interners<'n> = (&'n mut [NameTable; NAMES], &'n mut PlaceTable);
+
 /// One line as a row; with `pairs`, its pair (if it is one) is added from the same
 /// parse. A line `Raw` refuses (malformed, rare) is read once more.
-fn parse_line(
-    line: &str,
-    names: &mut [NameTable; NAMES],
-    pairs: Option<&mut Vec<Pair>>,
-) -> Result<Row, String> {
+fn parse_line(line: &str, names: Interners, pairs: Option<&mut Vec<Pair>>) -> Result<Row, String> {
     let raw: Raw = match serde_json::from_str(line) {
         Ok(raw) => raw,
         Err(_) => {
@@ -312,11 +315,7 @@ fn parse_line(
 }
 
 /// The row of a parsed record; with `pairs`, its pair too (from the same parse).
-fn row(
-    raw: Raw,
-    names: &mut [NameTable; NAMES],
-    pairs: Option<&mut Vec<Pair>>,
-) -> Result<Row, String> {
+fn row(raw: Raw, (names, places): Interners, pairs: Option<&mut Vec<Pair>>) -> Result<Row, String> {
     let outcome = Outcome::parse(&raw.outcome);
     let completion = raw.kind.as_deref() == Some("completion");
     let expected = &*raw.expected;
@@ -336,17 +335,22 @@ fn row(
         Some(f) => f,
         None => raw.case.rsplit_once(':').map_or(&*raw.case, |(f, _)| f),
     };
-    let file = names[4].id(file);
+    let place = Place {
+        repo: names[1].id(&raw.repo),
+        file: names[4].id(file),
+        language: names[2].id(raw.language.as_deref().unwrap_or("unknown")),
+    };
     let error = match (outcome, raw.error.as_deref()) {
         (Outcome::Error, Some(m)) => names[5].id(m),
         (Outcome::Error, None) => names[5].id("(no message)"),
         _ => u32::MAX,
     };
-    Ok(Row {
+    let assistant = u16::try_from(names[3].id(&raw.assistant))
+        .map_err(|_| "more than 65,535 assistant names in one chunk".to_string())?;
+    Ok(Row::from(RowParts {
         case: names[0].id(&raw.case),
-        repo: names[1].id(&raw.repo),
-        language: names[2].id(raw.language.as_deref().unwrap_or("unknown")),
-        assistant: names[3].id(&raw.assistant),
+        place: places.id(place),
+        assistant,
         pass: raw.pass.flatten().unwrap_or(1),
         outcome,
         len: len as u32,
@@ -358,11 +362,10 @@ fn row(
         rank: raw.rank.unwrap_or(0),
         token_kind: super::token_kind_code(raw.token_kind.as_deref()),
         typed: raw.typed.flatten().unwrap_or(0),
-        file,
         error,
         request: hash_prefix(raw.request_hash.as_deref()),
         response: hash_prefix(raw.response_hash.as_deref()),
-    })
+    }))
 }
 
 /// The record as the pairs read it; none where they refuse it (a null `file`, `pass` or

@@ -9,9 +9,9 @@ use std::thread::{Scope, ScopedJoinHandle};
 
 use rustc_hash::FxHashMap;
 
-use super::names::NameTable;
+use super::names::{NameTable, PlaceTable};
 use super::parse::{Block, CHUNK, Chunk, NAMES, parse_chunk};
-use super::{MAX_PROBLEMS, Table};
+use super::{MAX_PROBLEMS, Place, Table};
 use crate::score::pairs::{self, Pair};
 
 /// Reads every file; `threads` parse in parallel (0 = every core).
@@ -105,6 +105,9 @@ fn spawn<'scope>(
 /// output, which is keyed by name); problems and pairs are put in order at the end.
 struct Merged {
     interners: [NameTable; NAMES],
+    places: PlaceTable,
+    /// A global assistant id beyond `u16`: the table cannot hold it.
+    too_many_assistants: bool,
     table: Table,
     /// (seq, file, lines) of every chunk.
     chunk_lines: Vec<(u64, usize, u64)>,
@@ -130,6 +133,8 @@ impl Merged {
         table.rows.reserve((bytes / 128).min(1 << 28) as usize);
         Merged {
             interners: Default::default(),
+            places: PlaceTable::default(),
+            too_many_assistants: false,
             table,
             chunk_lines: Vec::new(),
             local_problems: Vec::new(),
@@ -154,19 +159,34 @@ impl Merged {
                     .collect()
             })
             .collect();
-        self.table
-            .rows
-            .extend(block.rows.into_iter().map(|mut row| {
-                row.case = global[0][row.case as usize];
-                row.repo = global[1][row.repo as usize];
-                row.language = global[2][row.language as usize];
-                row.assistant = global[3][row.assistant as usize];
-                row.file = global[4][row.file as usize];
-                if row.error != u32::MAX {
-                    row.error = global[5][row.error as usize];
-                }
-                row
-            }));
+        let [case, repo, language, assistant, file, error] = [0, 1, 2, 3, 4, 5].map(|i| &global[i]);
+        let places: Vec<u32> = block
+            .places
+            .places()
+            .iter()
+            .map(|p| {
+                self.places.id(Place {
+                    repo: repo[p.repo as usize],
+                    file: file[p.file as usize],
+                    language: language[p.language as usize],
+                })
+            })
+            .collect();
+        let assistants: Vec<u16> = assistant
+            .iter()
+            .map(|&a| {
+                u16::try_from(a).unwrap_or_else(|_| {
+                    self.too_many_assistants = true;
+                    u16::MAX
+                })
+            })
+            .collect();
+        self.table.rows.extend(
+            block
+                .rows
+                .into_iter()
+                .map(|row| row.renamed(case, &places, &assistants, error)),
+        );
         if !block.pairs.is_empty() {
             self.pairs.push((block.seq, block.pairs));
         }
@@ -176,6 +196,11 @@ impl Merged {
     }
 
     fn finish(mut self, paths: &[PathBuf], strict: bool) -> anyhow::Result<(Table, Vec<Pair>)> {
+        if self.too_many_assistants {
+            anyhow::bail!(
+                "more than 65,535 assistant names in the records: scoring cannot tell them apart"
+            );
+        }
         let problems = self.problems();
         self.table.skipped = problems.len() as u64;
         if strict && let Some((f, line, msg)) = problems.first() {
@@ -187,10 +212,14 @@ impl Merged {
             .take(MAX_PROBLEMS)
             .map(|(f, line, msg)| format!("{}:{}: {}", paths[*f].display(), line, msg))
             .collect();
-        let [cases, repos, languages, assistants, files, errors] =
-            self.interners.map(NameTable::into_strings);
+        let [cases, repos, languages, assistants, files, errors] = self.interners;
+        // Case ids need not be kept: only their count is used.
+        let cases = cases.len();
+        let [repos, languages, assistants, files, errors] =
+            [repos, languages, assistants, files, errors].map(NameTable::into_strings);
         let table = Table {
             cases,
+            places: self.places.into_places(),
             repos,
             languages,
             assistants,
