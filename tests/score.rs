@@ -818,6 +818,36 @@ fn duplicates_are_reduced_to_one_chosen_by_content_not_order() {
 }
 
 #[test]
+fn duplicates_alike_in_outcome_and_distance_are_still_chosen_by_content() {
+    // Two errors of one case with the same latency, differing only in their message,
+    // and two suggestions differing only in their response hash: whichever comes
+    // first, the same one is kept (the smaller message, the smaller hash).
+    let mut e1 = rec("1", "r1", "A", "error", "abcd", None);
+    e1["error"] = json!("timeout of the upstream");
+    let mut e2 = e1.clone();
+    e2["error"] = json!("connection refused");
+    let mut s1 = rec("2", "r1", "A", "suggestion", "abcd", Some("ab"));
+    s1["request_hash"] = json!("00000000000000aa");
+    s1["response_hash"] = json!("00000000000000bb");
+    let mut s2 = s1.clone();
+    s2["response_hash"] = json!("00000000000000cc");
+    let mut s3 = s1.clone();
+    s3["case"] = json!("3");
+    let one = score(
+        &[e1.clone(), e2.clone(), s1.clone(), s2.clone(), s3.clone()],
+        20,
+    );
+    let two = score(&[s3, s2, e2, s1, e1], 20);
+    assert_eq!(one.to_string(), two.to_string());
+    assert_eq!(one["duplicates"], 2);
+    assert_eq!(one["assistants"]["A"]["top_error"], "connection refused");
+    // Case 3 asks the same request as the kept answer of case 2: the same response, so
+    // the request repeats without differing.
+    assert_eq!(one["assistants"]["A"]["nondeterminism"]["repeated"], 1);
+    assert_eq!(one["assistants"]["A"]["nondeterminism"]["differing"], 0);
+}
+
+#[test]
 fn figures_do_not_depend_on_the_number_of_parsing_threads() {
     // Several read chunks, random lines (ASCII and not, long and short), three assistants.
     let mut g = Gen(11);

@@ -26,56 +26,57 @@ pub(crate) struct Kept<'t> {
     pub sorted: Vec<&'t Row>,
 }
 
-/// One record per (assistant, pass, case), found in one pass over the table through a
-/// slot per triple (no sort); among duplicates the one kept is the smallest by content,
-/// so it does not depend on the input order.
+/// One record per (assistant, pass, case), found through a slot per triple (no sort),
+/// the cases split between two threads; among duplicates the one kept is the smallest
+/// by content, so it does not depend on the input order.
 pub(crate) fn keep_one(table: &Table) -> Kept<'_> {
-    let tie = |r: &Row| {
-        (
-            r.outcome,
-            r.ld2(),
-            r.ld1(),
-            r.rank(),
-            r.latency_ms.to_bits(),
-        )
-    };
-    let pass_values: Vec<u32> = {
-        let set: std::collections::BTreeSet<u32> = table.rows.iter().map(|r| r.pass).collect();
-        set.into_iter().collect()
-    };
-    let n_cases = table.cases.max(1);
+    let pass_values = passes(&table.rows);
     let n_passes = pass_values.len().max(1);
     let pass_index = |p: u32| pass_values.binary_search(&p).unwrap_or(0);
-    let slot = |r: &Row| {
-        (r.assistant() as usize * n_passes + pass_index(r.pass)) * n_cases + r.case as usize
-    };
-    let mut slots = vec![u32::MAX; table.assistants.len().max(1) * n_passes * n_cases];
-    let mut duplicates = 0u64;
-    for (i, r) in table.rows.iter().enumerate() {
-        let s = &mut slots[slot(r)];
-        if *s == u32::MAX {
-            *s = i as u32;
-        } else {
-            duplicates += 1;
-            let held = &table.rows[*s as usize];
-            if (tie(r), i as u32) < (tie(held), *s) {
+    // Slots are case-major, so each thread's cases own one run of slots.
+    let per_case = table.assistants.len().max(1) * n_passes;
+    let mid = table.cases / 2;
+    let mut slots = vec![u32::MAX; table.cases.max(1) * per_case];
+    let (low, high) = slots.split_at_mut(mid * per_case);
+    let fill = |slots: &mut [u32], from: usize| {
+        let mut duplicates = 0u64;
+        let to = from + slots.len() / per_case;
+        for (i, r) in table.rows.iter().enumerate() {
+            let case = r.case as usize;
+            if case < from || case >= to {
+                continue;
+            }
+            let at =
+                (case - from) * per_case + r.assistant() as usize * n_passes + pass_index(r.pass);
+            let s = &mut slots[at];
+            if *s == u32::MAX {
                 *s = i as u32;
+            } else {
+                duplicates += 1;
+                if before(table, r, &table.rows[*s as usize]) {
+                    *s = i as u32;
+                }
             }
         }
-    }
+        duplicates
+    };
+    let duplicates = std::thread::scope(|scope| {
+        let left = scope.spawn(|| fill(low, 0));
+        let right = fill(high, mid);
+        left.join().unwrap_or_else(|e| std::panic::resume_unwind(e)) + right
+    });
+    let kept = slots.iter().filter(|&&s| s != u32::MAX);
     let sorted: Vec<&Row> = if n_passes > 1 {
-        slots
-            .iter()
-            .filter(|&&s| s != u32::MAX)
-            .map(|&s| &table.rows[s as usize])
-            .collect()
+        let mut sorted: Vec<&Row> = kept.clone().map(|&s| &table.rows[s as usize]).collect();
+        sorted.sort_unstable_by_key(|r| (r.assistant(), r.pass, r.case));
+        sorted
     } else {
         Vec::new()
     };
     // Accumulation walks the table in storage order (sequential memory); sums are
     // integers, so the order does not change them.
     let mut keep = vec![false; table.rows.len()];
-    for &s in slots.iter().filter(|&&s| s != u32::MAX) {
+    for &s in kept {
         keep[s as usize] = true;
     }
     Kept {
@@ -83,6 +84,53 @@ pub(crate) fn keep_one(table: &Table) -> Kept<'_> {
         keep,
         sorted,
     }
+}
+
+/// The distinct passes of the rows, in order (few: a short scan per change of pass).
+fn passes(rows: &[Row]) -> Vec<u32> {
+    let mut values: Vec<u32> = Vec::new();
+    let mut last = None;
+    for r in rows {
+        if last != Some(r.pass) {
+            last = Some(r.pass);
+            if !values.contains(&r.pass) {
+                values.push(r.pass);
+            }
+        }
+    }
+    values.sort_unstable();
+    values
+}
+
+/// Whether duplicate `r` is kept before `held`: the smaller by content (outcome,
+/// distances, rank, latency, the hashes, the error message, the place by name), so the
+/// choice does not depend on the order records arrive in.
+fn before(table: &Table, r: &Row, held: &Row) -> bool {
+    let key = |r: &Row| {
+        let place = table.place(r);
+        (
+            (
+                r.outcome,
+                r.ld2(),
+                r.ld1(),
+                r.rank(),
+                r.latency_ms.to_bits(),
+            ),
+            (
+                r.response,
+                r.request,
+                r.len,
+                r.typed,
+                r.prefix_len(),
+                r.token_kind(),
+            ),
+            table.errors.get(r.error() as usize),
+            table.repos.get(place.repo as usize),
+            table.files.get(place.file as usize),
+            table.languages.get(place.language as usize),
+        )
+    };
+    key(r) < key(held)
 }
 
 /// The bootstrap's resampling units: repositories when there are enough, otherwise files
@@ -168,7 +216,8 @@ pub(crate) struct Acc {
     /// Error records by message.
     pub error_msgs: FxHashMap<u32, u64>,
     pub total: Sums,
-    /// By repository rank.
+    /// By repository rank, when files are the units (otherwise `per_unit` is it: see
+    /// [`Acc::per_repo`]).
     pub per_repo: Vec<Sums>,
     pub per_lang: Vec<Sums>,
     /// Per bootstrap unit.
@@ -193,7 +242,11 @@ impl Acc {
             not_cases: 0,
             error_msgs: FxHashMap::default(),
             total: Sums::default(),
-            per_repo: vec![Sums::default(); ctx.units.repo_rank.len()],
+            per_repo: if ctx.units.by_file {
+                vec![Sums::default(); ctx.units.repo_rank.len()]
+            } else {
+                Vec::new()
+            },
             per_lang: vec![Sums::default(); ctx.languages],
             per_unit: vec![Sums::default(); ctx.units.count],
             buckets: [0; CURVE_STEPS + 1],
@@ -205,6 +258,15 @@ impl Acc {
             latencies: vec![],
             ranking: BTreeMap::new(),
             ranking_kind: BTreeMap::new(),
+        }
+    }
+
+    /// The sums by repository rank.
+    pub(crate) fn per_repo(&self) -> &[Sums] {
+        if self.per_repo.is_empty() {
+            &self.per_unit
+        } else {
+            &self.per_repo
         }
     }
 
@@ -243,7 +305,10 @@ impl Acc {
     fn add_case(&mut self, ctx: &AccCtx, r: &Row, terms: &Terms) {
         let place = ctx.places[r.place as usize];
         self.total.add_terms(terms);
-        self.per_repo[ctx.units.repo_rank[place.repo as usize]].add_terms(terms);
+        // With repositories as units, `per_unit` is the per-repository sum already.
+        if ctx.units.by_file {
+            self.per_repo[ctx.units.repo_rank[place.repo as usize]].add_terms(terms);
+        }
         self.per_lang[place.language as usize].add_terms(terms);
         let unit = ctx.units.unit(r);
         self.per_unit[unit].add_terms(terms);

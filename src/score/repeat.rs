@@ -132,27 +132,43 @@ fn compare_passes(mine: &[&Row], p1: u32, p2: u32, passes: Vec<PassStat>) -> Rep
 
 /// Per assistant: of the requests (by `request_hash`, over every pass) answered more
 /// than once, how many got different answers (by `response_hash`). The requests are
-/// split into rounds by hash (at most about a million answers each, so memory stays
-/// small at any scale), the rounds shared by two threads; each round sorts its
-/// (assistant, request, response) triples, so a request's answers lie together.
+/// split into rounds by hash (about a million answers each at most, so memory stays
+/// small at any scale), shared by two threads. A round sorts a 64-bit key per answer
+/// (the request mixed with the assistant) to find keys seen twice, which are rare;
+/// only their answers are then grouped exactly by (assistant, request).
 pub(crate) fn nondeterminism(table: &Table, keep: &[bool]) -> FxHashMap<u32, Nondeterminism> {
-    // An even number of rounds of at most ~1M answers each.
     const ROUND: usize = 1 << 20;
-    let rounds = 2 * table.rows.len().div_ceil(2 * ROUND).max(1) as u64;
-    let counted =
-        |r: &Row| r.request != 0 && !r.completion() && r.is_case() && r.outcome.answered();
+    // A power of two, at least two, of rounds: a round is the request's top bits.
+    let rounds = table.rows.len().div_ceil(ROUND).max(2).next_power_of_two() as u64;
+    let shift = 64 - rounds.trailing_zeros();
+    let rows = || {
+        table.rows.iter().zip(keep).filter_map(|(r, k)| {
+            (*k && r.request != 0 && !r.completion() && r.is_case() && r.outcome.answered())
+                .then_some(r)
+        })
+    };
+    let key = |r: &Row| r.request ^ u64::from(r.assistant()).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     let work = |first: u64| {
         let mut counts: FxHashMap<u32, (u64, u64)> = FxHashMap::default();
+        let mut keys: Vec<u64> = Vec::new();
         let mut answers: Vec<(u32, u64, u64)> = Vec::new();
         for round in (first..rounds).step_by(2) {
+            keys.clear();
+            keys.extend(rows().filter(|r| r.request >> shift == round).map(key));
+            keys.sort_unstable();
+            let twice: rustc_hash::FxHashSet<u64> = keys
+                .chunk_by(|x, y| x == y)
+                .filter(|run| run.len() > 1)
+                .map(|run| run[0])
+                .collect();
+            if twice.is_empty() {
+                continue;
+            }
             answers.clear();
             answers.extend(
-                table
-                    .rows
-                    .iter()
-                    .zip(keep)
-                    .filter(|(r, k)| **k && r.request % rounds == round && counted(r))
-                    .map(|(r, _)| (r.assistant(), r.request, r.response)),
+                rows()
+                    .filter(|r| r.request >> shift == round && twice.contains(&key(r)))
+                    .map(|r| (r.assistant(), r.request, r.response)),
             );
             answers.sort_unstable();
             for run in answers.chunk_by(|x, y| (x.0, x.1) == (y.0, y.1)) {

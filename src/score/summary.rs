@@ -257,7 +257,7 @@ fn assistant_score(
             p95: percentile_unsorted(&mut acc.latencies, 0.95),
         }),
         by_language: breakdowns(&acc.per_lang, |l| table.languages[l].clone()),
-        by_repo: breakdowns(&acc.per_repo, |r| {
+        by_repo: breakdowns(acc.per_repo(), |r| {
             table.repos[units.repo_order[r] as usize].clone()
         }),
         ranking: acc
