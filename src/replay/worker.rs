@@ -221,13 +221,15 @@ impl Worker {
             .iter()
             .find(|r| r.name == unit.repo)
             .context("repository vanished from the dataset")?;
+        // The repository's build configuration (flags, no code) first, then its files.
         let contents = repo
-            .files
+            .build
             .iter()
-            .map(|f| {
+            .map(|b| (b.rel.clone(), b.text.clone()))
+            .chain(repo.files.iter().map(|f| {
                 let t = if f.rel == unit.file { text } else { &f.text };
                 (f.rel.clone(), t.to_string())
-            })
+            }))
             .collect();
         let n = self.shared.sessions_started.fetch_add(1, Ordering::SeqCst);
         let transcript = self.shared.transcripts.as_ref().map(|d| {
