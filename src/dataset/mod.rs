@@ -115,6 +115,20 @@ pub struct Repo {
     pub build: Vec<BuildFile>,
 }
 
+impl Repo {
+    /// What a server's workspace holds (path inside the repository, text): the build
+    /// configuration, then every source file, the file `target` holding `text` (what
+    /// the editor shows) instead of its own.
+    pub fn workspace_contents(&self, target: &str, text: &str) -> Vec<(String, String)> {
+        let build = self.build.iter().map(|b| (b.rel.clone(), b.text.clone()));
+        let files = self.files.iter().map(|f| {
+            let t = if f.rel == target { text } else { &f.text };
+            (f.rel.clone(), t.to_string())
+        });
+        build.chain(files).collect()
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Dataset {
     pub root: PathBuf,

@@ -122,13 +122,7 @@ fn walk_repo(
             }
         };
         let path = entry.path();
-        let rel = path
-            .strip_prefix(root)
-            .unwrap_or(path)
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy())
-            .collect::<Vec<_>>()
-            .join("/");
+        let rel = rel_path(path, root);
         let shown = format!("{name}/{rel}");
         let Some(ft) = entry.file_type() else {
             continue;
@@ -143,11 +137,7 @@ fn walk_repo(
         if !ft.is_file() {
             continue;
         }
-        if path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| BUILD_FILES.contains(&n))
-        {
+        if is_build_file(path) {
             match read_source(path, opts.max_file_bytes) {
                 Ok((text, ..)) => build.push(BuildFile { rel, text }),
                 Err(reason) => skipped.push(Skipped {
@@ -180,6 +170,22 @@ fn walk_repo(
         }
     }
     (files, build)
+}
+
+/// `path` inside `root`, with `/` separators.
+fn rel_path(path: &Path, root: &Path) -> String {
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+fn is_build_file(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| BUILD_FILES.contains(&n))
 }
 
 fn read_source(
