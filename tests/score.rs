@@ -546,6 +546,7 @@ fn completion_ranking_by_prefix_length() {
         (1, Some(7), "suggestion"),
         (1, None, "empty"),
         (2, Some(1), "suggestion"),
+        (3, None, "suggestion"),
     ]
     .iter()
     .enumerate()
@@ -572,7 +573,7 @@ fn completion_ranking_by_prefix_length() {
     );
     assert_eq!(
         (&rk["all"]["sessions"], &rk["all"]["empty"]),
-        (&json!(6), &json!(1))
+        (&json!(7), &json!(1))
     );
     // Line-level figures are those of no line case.
     assert_eq!(v["assistants"]["ls"]["cases"], 0);
@@ -588,13 +589,16 @@ fn completion_ranking_by_prefix_length() {
     let table = typist::score::score_table(&summarize(&t, &opts));
     let row = table
         .lines()
-        .find(|l| l.starts_with("| ls ") && l.contains("| 35.0 "))
-        .unwrap_or_else(|| panic!("no sessions row (p50 35 ms) in\n{table}"));
+        .find(|l| l.starts_with("| ls ") && l.contains("| 40.0 "))
+        .unwrap_or_else(|| panic!("no sessions row (p50 40 ms) in\n{table}"));
+    // Prefix 3 found nothing: its MRR is 0, not the -0 of an empty float sum.
+    assert!(table.contains("| prefix 3    | 1 "), "{table}");
+    assert!(!table.contains("-0.000"), "{table}");
     let cells: Vec<&str> = row.split('|').map(str::trim).collect();
-    // Latencies 10..60 ms: p50 35, p95 57.5 (interpolated between the 5th and 6th).
+    // Latencies 10..70 ms: p50 40, p95 67 (interpolated between the 6th and 7th).
     assert_eq!(
         cells[1..8],
-        ["ls", "6", "16.7", "0.0", "0.0", "35.0", "57.5"],
+        ["ls", "7", "14.3", "0.0", "0.0", "40.0", "67.0"],
         "{table}"
     );
 }

@@ -46,7 +46,8 @@ impl RankAcc {
         };
         let found = count(&|_| true);
         let pos: u64 = self.ranks.iter().map(|(r, c)| *r as u64 * c).sum();
-        let rr: f64 = self.ranks.iter().map(|(r, c)| *c as f64 / *r as f64).sum();
+        // A fold from +0.0: an empty float sum is -0.0, which would print as "-0.000".
+        let rr = (self.ranks.iter()).fold(0.0, |s, (r, c)| s + *c as f64 / *r as f64);
         let f = |x: f64| Sums::ratio(x, self.n);
         RankStats {
             sessions: self.n,
