@@ -85,6 +85,22 @@ const C: &[Snippet] = &[
         typed: "",
         expected: "yy",
     },
+    // C++: a namespace's members after `::`, and a method whose inserted text and
+    // `textEdit` range (over the typed `wi`) differ from its label `width()`.
+    Snippet {
+        name: "namespace-member-p0",
+        file: "snippet.cc",
+        text: "namespace geo {\nint area(int w, int h);\nint perimeter;\n}\nint main() {\n  return geo::",
+        typed: "",
+        expected: "perimeter",
+    },
+    Snippet {
+        name: "method-p2",
+        file: "snippet.cc",
+        text: "struct Box {\n  int width() const;\n  int weight;\n};\nint f(Box b) {\n  return b.wi",
+        typed: "wi",
+        expected: "width",
+    },
 ];
 
 #[tokio::main]

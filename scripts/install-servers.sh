@@ -32,9 +32,10 @@ pip_pkgs=(
 )
 # TypeScript 7 (native) has no tsserver, so it lives in its own prefix beside TS 5.
 ts7_pkg=typescript@7.0.2
-# Debian packages (system-wide: apt has no prefix): clangd, and Chromium for the
-# report's headless screenshot test.
-apt_pkgs=(clangd chromium)
+# Debian packages (system-wide: apt has no prefix): clangd, Python's headers (the
+# C dataset's mmh3 includes Python.h; its compile_flags.txt points clangd at them), and
+# Chromium for the report's headless screenshot test.
+apt_pkgs=(clangd python3-dev chromium)
 
 stamp_ok() { [ -f "$prefix/$1.stamp" ] && [ "$(cat "$prefix/$1.stamp")" = "$2" ]; }
 stamp_set() { printf '%s' "$2" >"$prefix/$1.stamp"; }

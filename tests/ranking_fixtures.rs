@@ -1,13 +1,13 @@
 //! The editor's ranking (`typist::editor::ranking`) on recorded real answers of
 //! pyright, basedpyright, jedi-language-server, python-lsp-server,
-//! typescript-language-server and clangd (`fixtures/completion/*.json`, recaptured by
+//! typescript-language-server and clangd (C and C++; `fixtures/completion/*.json`, recaptured by
 //! `scripts/capture-completions.sh`): the expected token's rank, the filtered list's
 //! size and its first items, pinned per fixture.
 
 use std::path::Path;
 
 use serde_json::Value;
-use typist::editor::ranking::{Ranked, leading_identifier, rank};
+use typist::editor::ranking::{Item, Ranked, items_of, leading_identifier, rank, read_item};
 
 fn fixture(name: &str) -> Value {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -32,6 +32,8 @@ const PINNED: &[(&str, Option<u32>, usize, &str)] = &[
     ("basedpyright--os-member-p0", Some(206), 416, "abort"),
     ("basedpyright--os-member-p2", Some(11), 33, "_path"),
     ("clangd--arrow-member-p0", Some(2), 2, "x"),
+    ("clangd--method-p2", Some(1), 1, "width"),
+    ("clangd--namespace-member-p0", Some(2), 2, "area"),
     ("clangd--printf-p3", Some(1), 1, "printf"),
     ("jedi-language-server--local-name-p3", Some(2), 2, "help"),
     ("jedi-language-server--os-member-p0", Some(230), 454, "abc"),
@@ -108,4 +110,40 @@ fn every_recorded_item_inserts_an_identifier() {
         }
     }
     assert!(n > 0);
+}
+
+/// clangd's items as an editor reads them: the label carries the signature (`width()
+/// const`, `area(int w, int h)`), the filter and the inserted text are the bare name, and
+/// the `textEdit` replaces the typed characters (`wi`, columns 11 to 13).
+#[test]
+fn clangd_items_insert_their_name_not_their_signature() {
+    let f = fixture("clangd--method-p2");
+    let items = items_of(&f["answer"]);
+    assert_eq!(
+        read_item(&items[0]),
+        Some(Item {
+            label: "width() const".into(),
+            filter: "width".into(),
+            sort: "40572c2cwidth".into(),
+            insert: "width".into(),
+        })
+    );
+    let range = &items[0]["textEdit"]["range"];
+    assert_eq!(
+        (&range["start"]["character"], &range["end"]["character"]),
+        (&11.into(), &13.into())
+    );
+    let f = fixture("clangd--namespace-member-p0");
+    let read: Vec<Item> = items_of(&f["answer"])
+        .iter()
+        .filter_map(read_item)
+        .collect();
+    let labels: Vec<(&str, &str)> = read
+        .iter()
+        .map(|i| (i.label.as_str(), i.insert.as_str()))
+        .collect();
+    assert_eq!(
+        labels,
+        [("area(int w, int h)", "area"), ("perimeter", "perimeter")]
+    );
 }

@@ -532,42 +532,75 @@ fn pairwise_uses_only_cases_both_answered() {
     assert_eq!(ih["diff"], -1.0);
 }
 
+/// Completion sessions by typed prefix, an empty list among them: the ranking counts
+/// it as a session with its own empty rate, and the text table of a completion-only
+/// assistant shows its sessions, empty lists and latency (the headline, made of line
+/// cases, leaves it out).
 #[test]
 fn completion_ranking_by_prefix_length() {
     let mut lines = vec![];
-    for (i, (prefix, rank)) in [
-        (0, Some(1)),
-        (0, Some(3)),
-        (1, None),
-        (1, Some(7)),
-        (2, Some(1)),
+    for (i, (prefix, rank, outcome)) in [
+        (0, Some(1), "suggestion"),
+        (0, Some(3), "suggestion"),
+        (1, None, "suggestion"),
+        (1, Some(7), "suggestion"),
+        (1, None, "empty"),
+        (2, Some(1), "suggestion"),
+        (3, None, "suggestion"),
     ]
     .iter()
     .enumerate()
     {
-        let mut r = rec(
-            &format!("c{i}"),
-            "r",
-            "ls",
-            "suggestion",
-            "path",
-            Some("path"),
-        );
+        let mut r = rec(&format!("c{i}"), "r", "ls", outcome, "path", Some("path"));
         r["kind"] = json!("completion");
         r["prefix_len"] = json!(prefix);
         r["rank"] = json!(rank);
         r["items"] = json!(["a", "b"]);
+        r["latency_ms"] = json!(10.0 * (i + 1) as f64);
         lines.push(r);
     }
     let v = score(&lines, 0);
     let rk = &v["assistants"]["ls"]["ranking"];
     assert_eq!(
         rk["0"],
-        json!({"sessions": 2, "top1": 0.5, "top5": 1.0, "recall": 1.0, "mean_position": 2.0, "mrr": (1.0 + 1.0 / 3.0) / 2.0})
+        json!({"sessions": 2, "empty": 0, "empty_rate": 0.0, "top1": 0.5, "top5": 1.0, "recall": 1.0, "mean_position": 2.0, "mrr": (1.0 + 1.0 / 3.0) / 2.0})
     );
-    assert_eq!(rk["1"]["recall"], 0.5);
+    assert_eq!(rk["1"]["recall"], 1.0 / 3.0);
     assert_eq!(rk["1"]["top5"], 0.0);
-    assert_eq!(rk["all"]["sessions"], 5);
+    assert_eq!(
+        (&rk["1"]["empty"], &rk["1"]["empty_rate"]),
+        (&json!(1), &json!(1.0 / 3.0))
+    );
+    assert_eq!(
+        (&rk["all"]["sessions"], &rk["all"]["empty"]),
+        (&json!(7), &json!(1))
+    );
+    // Line-level figures are those of no line case.
+    assert_eq!(v["assistants"]["ls"]["cases"], 0);
+    assert_eq!(v["assistants"]["ls"]["empty_rate"], Value::Null);
+    let f = write_records(&lines);
+    let t = read_records(&[f.path().to_path_buf()], true, 2).unwrap();
+    let opts = Options {
+        bootstrap: 0,
+        seed: 1,
+        pass: 1,
+        curve_bands: false,
+    };
+    let table = typist::score::score_table(&summarize(&t, &opts));
+    let row = table
+        .lines()
+        .find(|l| l.starts_with("| ls ") && l.contains("| 40.0 "))
+        .unwrap_or_else(|| panic!("no sessions row (p50 40 ms) in\n{table}"));
+    // Prefix 3 found nothing: its MRR is 0, not the -0 of an empty float sum.
+    assert!(table.contains("| prefix 3    | 1 "), "{table}");
+    assert!(!table.contains("-0.000"), "{table}");
+    let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+    // Latencies 10..70 ms: p50 40, p95 67 (interpolated between the 6th and 7th).
+    assert_eq!(
+        cells[1..8],
+        ["ls", "7", "14.3", "0.0", "0.0", "40.0", "67.0"],
+        "{table}"
+    );
 }
 
 /// Completion records of two servers over the same sessions in four files: the

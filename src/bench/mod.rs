@@ -18,7 +18,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 
-pub use run::{RunOptions, run};
+pub use run::{Cases, RunOptions, run};
 
 use child::{Timing, timed};
 use generate::{Pool, Shape};

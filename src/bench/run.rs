@@ -2,7 +2,10 @@
 //! `suggestion`, not records, which count errors and empty answers) per second and per
 //! hour, and typist's own CPU per answered case, against the instant server
 //! (`typist-fixed`: the driver is what is measured) and other assistants, each with
-//! every `--jobs` asked for.
+//! every `--jobs` asked for. With token cases (completion-list sessions, issue 11) one
+//! plan is sampled first and every run replays it; a session is answered when the
+//! server answered a list (outcome `suggestion` or `empty`: an empty list is an
+//! answer), not when it failed or timed out.
 
 use std::collections::BTreeMap;
 use std::io::BufRead;
@@ -22,9 +25,23 @@ pub struct RunOptions {
     /// Worker counts to compare.
     pub jobs: Vec<usize>,
     /// Sample code lines with this probability instead of replaying every one (for slow
-    /// assistants such as a local model).
+    /// assistants such as a local model); with token cases, tokens (required).
     pub rate: Option<f64>,
+    /// Code lines, or token cases replayed as completion-list sessions.
+    pub cases: Cases,
 }
+
+/// What `typist bench run` replays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cases {
+    /// Code lines (inline suggestions), every one or sampled.
+    Lines,
+    /// Token cases (completion-list sessions) from one plan sampled at `--rate`.
+    Tokens,
+}
+
+/// The seed of the token plan every run replays.
+const TOKEN_SEED: u64 = 1;
 
 /// One measured `typist run`.
 struct RunTiming {
@@ -35,8 +52,9 @@ struct RunTiming {
     server_cpu: f64,
 }
 
-/// Records with outcome `suggestion` in a records file.
-fn answered(records: &Path) -> Result<usize> {
+/// Records answered in a records file: outcome `suggestion`, and with `lists` also
+/// `empty` (an empty completion list is the server's answer).
+fn answered(records: &Path, lists: bool) -> Result<usize> {
     #[derive(serde::Deserialize)]
     struct Outcome<'a> {
         #[serde(borrow)]
@@ -48,32 +66,69 @@ fn answered(records: &Path) -> Result<usize> {
     for line in std::io::BufReader::new(f).lines() {
         let line = line?;
         if let Ok(r) = serde_json::from_str::<Outcome>(&line) {
-            n += usize::from(r.outcome == "suggestion");
+            n += usize::from(r.outcome == "suggestion" || (lists && r.outcome == "empty"));
         }
     }
     Ok(n)
 }
 
-fn time_run(opts: &RunOptions, assistant: &str, jobs: usize, out: &Path) -> Result<RunTiming> {
+/// Samples the token plan every run replays (`--rate` tokens, seed [`TOKEN_SEED`]) into
+/// `dir`; returns its path and the sample's summary line.
+fn token_plan(opts: &RunOptions) -> Result<(PathBuf, String)> {
+    let Some(rate) = opts.rate else {
+        bail!("token cases need --rate (every token of a dataset is far too many sessions)");
+    };
+    let plan = opts.dir.join("tokens-plan.jsonl");
+    let o = Command::new(std::env::current_exe()?)
+        .args(["sample", "--cases", "tokens", "--rate", &rate.to_string()])
+        .args(["--seed", &TOKEN_SEED.to_string(), "--dataset"])
+        .arg(&opts.dataset)
+        .arg("--out")
+        .arg(&plan)
+        .output()
+        .context("cannot start typist sample")?;
+    if !o.status.success() {
+        bail!(
+            "typist sample --cases tokens failed: {}",
+            String::from_utf8_lossy(&o.stderr).trim()
+        );
+    }
+    let summary = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    Ok((plan, summary))
+}
+
+fn time_run(
+    opts: &RunOptions,
+    plan: Option<&Path>,
+    assistant: &str,
+    jobs: usize,
+    out: &Path,
+) -> Result<RunTiming> {
     let _ = std::fs::remove_dir_all(out);
     let exe = std::env::current_exe()?;
     let mut cmd = Command::new(&exe);
     cmd.args(["run", "--config", "/dev/null", "--quiet", "--no-latency"]);
-    match opts.rate {
-        Some(p) => cmd.args(["--rate", &p.to_string()]),
-        None => cmd.args(["--lines", "all"]),
+    match (plan, opts.rate) {
+        (Some(plan), _) => cmd.arg("--plan").arg(plan),
+        (None, Some(p)) => cmd.args(["--rate", &p.to_string()]),
+        (None, None) => cmd.args(["--lines", "all"]),
     };
-    cmd.arg("--dataset")
-        .arg(&opts.dataset)
-        .args([
-            "--assistant",
-            assistant,
-            "--jobs",
-            &jobs.to_string(),
-            "--out",
-        ])
-        .arg(out)
-        .stdout(std::process::Stdio::null());
+    if plan.is_none() {
+        cmd.arg("--dataset").arg(&opts.dataset);
+    }
+    cmd.args([
+        "--assistant",
+        assistant,
+        "--jobs",
+        &jobs.to_string(),
+        "--out",
+    ])
+    .arg(out)
+    .stdout(std::process::Stdio::null());
     let start = Instant::now();
     let status = cmd.status().context("cannot start typist run")?;
     let wall = start.elapsed().as_secs_f64();
@@ -83,7 +138,7 @@ fn time_run(opts: &RunOptions, assistant: &str, jobs: usize, out: &Path) -> Resu
     let m = crate::replay::Manifest::read(&out.join("manifest.json"))?;
     let cpu = m.cpu_seconds;
     Ok(RunTiming {
-        answered: answered(&out.join("records.jsonl"))?,
+        answered: answered(&out.join("records.jsonl"), plan.is_some())?,
         records: m.records.unwrap_or(0),
         wall,
         typist_cpu: cpu.and_then(|c| c.typist).unwrap_or(f64::NAN),
@@ -103,13 +158,28 @@ struct Best {
 /// `--jobs` ratios.
 pub fn run(opts: &RunOptions) -> Result<String> {
     std::fs::create_dir_all(&opts.dir)?;
+    let (plan, what) = match opts.cases {
+        Cases::Tokens => {
+            let (plan, summary) = token_plan(opts)?;
+            (
+                Some(plan),
+                format!("token cases (seed {TOKEN_SEED}): {summary}"),
+            )
+        }
+        Cases::Lines => (
+            None,
+            opts.rate.map_or("every code line".to_string(), |p| {
+                format!("code lines sampled at {p}")
+            }),
+        ),
+    };
     let mut rows = vec![];
     let mut best: BTreeMap<(String, usize), Best> = BTreeMap::new();
     for assistant in &opts.assistants {
         for &jobs in &opts.jobs {
             for _ in 0..opts.runs.max(1) {
                 let out = opts.dir.join(format!("{assistant}-{jobs}"));
-                let t = time_run(opts, assistant, jobs, &out)?;
+                let t = time_run(opts, plan.as_deref(), assistant, jobs, &out)?;
                 let rate = t.answered as f64 / t.wall;
                 let cpu_us = 1e6 * t.typist_cpu / t.answered.max(1) as f64;
                 let b = best.entry((assistant.clone(), jobs)).or_insert(Best {
@@ -133,13 +203,11 @@ pub fn run(opts: &RunOptions) -> Result<String> {
     Ok(format!(
         "dataset: {} ({}); wall time includes start-up, the final sort, scoring and the report\n\
          load average at the end: {}\n\n\
-         | assistant | jobs | suggestions answered (of records) | wall s | per second | per hour | typist CPU s (share of wall) | typist CPU µs per answered | server CPU s |\n\
+         | assistant | jobs | answered (of records) | wall s | per second | per hour | typist CPU s (share of wall) | typist CPU µs per answered | server CPU s |\n\
          |---|---|---|---|---|---|---|---|---|\n{}\n\n\
          best of {}:\n\n{}",
         opts.dataset.display(),
-        opts.rate.map_or("every code line".to_string(), |p| format!(
-            "code lines sampled at {p}"
-        )),
+        what,
         super::load_average(),
         rows.join("\n"),
         opts.runs.max(1),

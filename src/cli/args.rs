@@ -384,9 +384,13 @@ pub struct BenchRunFlags {
     #[arg(long, value_delimiter = ',', default_values_t = [1usize, 2])]
     pub jobs: Vec<usize>,
     /// Sample code lines with this probability instead of replaying every one (for slow
-    /// assistants such as a local model).
+    /// assistants such as a local model); with --cases tokens, tokens (required).
     #[arg(long, value_name = "P")]
     pub rate: Option<f64>,
+    /// Code lines, or token cases replayed as completion-list sessions (one plan
+    /// sampled at --rate with seed 1, replayed by every run).
+    #[arg(long, value_enum, default_value_t = Cases::Lines)]
+    pub cases: Cases,
 }
 
 impl From<BenchRunFlags> for typist::bench::RunOptions {
@@ -398,6 +402,10 @@ impl From<BenchRunFlags> for typist::bench::RunOptions {
             assistants: f.assistants,
             jobs: f.jobs,
             rate: f.rate,
+            cases: match f.cases {
+                Cases::Lines => typist::bench::Cases::Lines,
+                Cases::Tokens => typist::bench::Cases::Tokens,
+            },
         }
     }
 }

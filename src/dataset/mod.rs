@@ -21,7 +21,7 @@ use sha2::{Digest, Sha256};
 pub use plan::{PlanSource, changed_files, plan_hash, read_plan, write_plan};
 pub use sample::{Case, SampleOptions, draw, draw_token, sample};
 pub use token::{Action, TokenCase, TokenContext, TokenKind};
-pub use walk::{WalkOptions, walk};
+pub use walk::{BUILD_FILES, WalkOptions, walk};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -96,11 +96,37 @@ pub struct Skipped {
     pub reason: String,
 }
 
+/// A repository's build configuration that a server reads to parse its code (clangd's
+/// `compile_flags.txt`: flags and include paths, no code): copied into every workspace
+/// as it is, never a case. Which names count is [`walk::BUILD_FILES`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildFile {
+    /// Path inside the repository, with `/` separators.
+    pub rel: String,
+    pub text: String,
+}
+
 #[derive(Debug, Clone)]
 pub struct Repo {
     pub name: String,
     pub root: PathBuf,
     pub files: Vec<SourceFile>,
+    /// Build configuration copied beside the files (see [`BuildFile`]).
+    pub build: Vec<BuildFile>,
+}
+
+impl Repo {
+    /// What a server's workspace holds (path inside the repository, text): the build
+    /// configuration, then every source file, the file `target` holding `text` (what
+    /// the editor shows) instead of its own.
+    pub fn workspace_contents(&self, target: &str, text: &str) -> Vec<(String, String)> {
+        let build = self.build.iter().map(|b| (b.rel.clone(), b.text.clone()));
+        let files = self.files.iter().map(|f| {
+            let t = if f.rel == target { text } else { &f.text };
+            (f.rel.clone(), t.to_string())
+        });
+        build.chain(files).collect()
+    }
 }
 
 #[derive(Debug, Clone)]

@@ -6,7 +6,12 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
-use super::{Dataset, Language, Repo, Skipped, SourceFile, sha256_hex};
+use super::{BuildFile, Dataset, Language, Repo, Skipped, SourceFile, sha256_hex};
+
+/// File names of build configuration a server needs to parse a repository's code
+/// (include paths and language flags for clangd), copied into every workspace. They
+/// hold flags, never code, so they reveal nothing of a case's token.
+pub const BUILD_FILES: &[&str] = &["compile_flags.txt"];
 
 #[derive(Debug, Clone)]
 pub struct WalkOptions {
@@ -67,14 +72,19 @@ pub fn walk(dir: &Path, opts: &WalkOptions) -> Result<Dataset> {
     }
     let mut repos = Vec::new();
     for (name, root) in roots {
-        let files = walk_repo(&name, &root, opts, &mut skipped);
+        let (files, build) = walk_repo(&name, &root, opts, &mut skipped);
         if files.is_empty() {
             skipped.push(Skipped {
                 path: name.clone(),
                 reason: "repository has no source files".into(),
             });
         }
-        repos.push(Repo { name, root, files });
+        repos.push(Repo {
+            name,
+            root,
+            files,
+            build,
+        });
     }
     Ok(Dataset {
         root: dir.to_path_buf(),
@@ -88,8 +98,9 @@ fn walk_repo(
     root: &Path,
     opts: &WalkOptions,
     skipped: &mut Vec<Skipped>,
-) -> Vec<SourceFile> {
+) -> (Vec<SourceFile>, Vec<BuildFile>) {
     let mut files = Vec::new();
+    let mut build = Vec::new();
     let walker = ignore::WalkBuilder::new(root)
         .hidden(true)
         .git_ignore(true)
@@ -111,13 +122,7 @@ fn walk_repo(
             }
         };
         let path = entry.path();
-        let rel = path
-            .strip_prefix(root)
-            .unwrap_or(path)
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy())
-            .collect::<Vec<_>>()
-            .join("/");
+        let rel = rel_path(path, root);
         let shown = format!("{name}/{rel}");
         let Some(ft) = entry.file_type() else {
             continue;
@@ -130,6 +135,16 @@ fn walk_repo(
             continue;
         }
         if !ft.is_file() {
+            continue;
+        }
+        if is_build_file(path) {
+            match read_source(path, opts.max_file_bytes) {
+                Ok((text, ..)) => build.push(BuildFile { rel, text }),
+                Err(reason) => skipped.push(Skipped {
+                    path: shown,
+                    reason,
+                }),
+            }
             continue;
         }
         let Some(language) = path
@@ -154,7 +169,23 @@ fn walk_repo(
             }),
         }
     }
-    files
+    (files, build)
+}
+
+/// `path` inside `root`, with `/` separators.
+fn rel_path(path: &Path, root: &Path) -> String {
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+fn is_build_file(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| BUILD_FILES.contains(&n))
 }
 
 fn read_source(
@@ -208,6 +239,7 @@ mod tests {
         write(d.path(), "a/build/out.py", "z = 3\n");
         write(d.path(), "a/web/app.tsx", "let a = 1;\n");
         write(d.path(), "a/README.md", "# not code\n");
+        write(d.path(), "a/compile_flags.txt", "-xc\n-Iinclude\n");
         write(d.path(), "b/lib.rs", "fn f() {}\n");
         let ds = walk(d.path(), &WalkOptions::default()).unwrap();
         let names: Vec<(&str, Vec<(&str, Language)>)> = ds
@@ -236,6 +268,15 @@ mod tests {
                 ("b", vec![("lib.rs", Language::Rust)]),
             ]
         );
+        // Build configuration is copied, never a case.
+        assert_eq!(
+            ds.repos[0].build,
+            vec![BuildFile {
+                rel: "compile_flags.txt".into(),
+                text: "-xc\n-Iinclude\n".into()
+            }]
+        );
+        assert!(ds.repos[1].build.is_empty());
         // With a .git, or --single-repo, the folder itself is the repository.
         std::fs::create_dir_all(d.path().join("a/.git")).unwrap();
         let one = walk(&d.path().join("a"), &WalkOptions::default()).unwrap();

@@ -221,14 +221,7 @@ impl Worker {
             .iter()
             .find(|r| r.name == unit.repo)
             .context("repository vanished from the dataset")?;
-        let contents = repo
-            .files
-            .iter()
-            .map(|f| {
-                let t = if f.rel == unit.file { text } else { &f.text };
-                (f.rel.clone(), t.to_string())
-            })
-            .collect();
+        let contents = repo.workspace_contents(&unit.file, text);
         let n = self.shared.sessions_started.fetch_add(1, Ordering::SeqCst);
         let transcript = self.shared.transcripts.as_ref().map(|d| {
             d.join(format!(

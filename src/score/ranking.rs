@@ -1,16 +1,23 @@
 //! Ranking metrics of completion lists: per typed prefix length, how often the expected
-//! item is first, in the top five, found at all, its mean position and the MRR.
+//! item is first, in the top five, found at all, its mean position and the MRR, and how
+//! often the list shown was empty (completion sessions have no line cases, so the
+//! line-level `cases` and `empty_rate` say nothing of them).
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
 use super::records::Row;
-use super::sums::Sums;
+use super::sums::{Rates, Sums};
 
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct RankStats {
+    /// Sessions answered (a list, empty or not); errors and timeouts are not sessions.
     pub sessions: u64,
+    /// Sessions whose list, filtered by the typed prefix, was empty.
+    pub empty: u64,
+    /// `empty` over `sessions` (`null` in JSON without sessions).
+    pub empty_rate: f64,
     pub top1: f64,
     pub top5: f64,
     pub recall: f64,
@@ -24,6 +31,7 @@ pub struct RankStats {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct RankAcc {
     n: u64,
+    empty: u64,
     ranks: BTreeMap<u32, u64>,
 }
 
@@ -38,10 +46,13 @@ impl RankAcc {
         };
         let found = count(&|_| true);
         let pos: u64 = self.ranks.iter().map(|(r, c)| *r as u64 * c).sum();
-        let rr: f64 = self.ranks.iter().map(|(r, c)| *c as f64 / *r as f64).sum();
+        // A fold from +0.0: an empty float sum is -0.0, which would print as "-0.000".
+        let rr = (self.ranks.iter()).fold(0.0, |s, (r, c)| s + *c as f64 / *r as f64);
         let f = |x: f64| Sums::ratio(x, self.n);
         RankStats {
             sessions: self.n,
+            empty: self.empty,
+            empty_rate: Rates::of(self.n, self.n, self.empty, 0, 0).empty_rate,
             top1: f(count(&|r| r == 1) as f64),
             top5: f(count(&|r| r <= 5) as f64),
             recall: f(found as f64),
@@ -68,6 +79,9 @@ pub(crate) fn count(ranking: &mut Ranking, r: &Row) {
 
 fn add(e: &mut RankAcc, r: &Row) {
     e.n += 1;
+    if r.outcome == super::records::Outcome::Empty {
+        e.empty += 1;
+    }
     if r.rank() >= 1 {
         *e.ranks.entry(r.rank()).or_default() += 1;
     }
@@ -86,6 +100,7 @@ pub(crate) fn merge(into: &mut Ranking, from: Ranking) {
     for (k, r) in from {
         let e = into.entry(k).or_default();
         e.n += r.n;
+        e.empty += r.empty;
         for (rank, c) in r.ranks {
             *e.ranks.entry(rank).or_default() += c;
         }

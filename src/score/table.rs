@@ -46,6 +46,9 @@ pub fn score_table(s: &Summary) -> String {
             "\n\ncompletion lists (top-n over sessions answered)\n{}",
             ranking(s)
         ));
+        if let Some(t) = list_sessions(s) {
+            out.push_str(&format!("\n\n{t}"));
+        }
         if !s.ranking_pairwise.is_empty() {
             pairwise(s, &s.ranking_pairwise, &mut out);
         }
@@ -58,6 +61,44 @@ fn lists_only(a: &super::summary::AssistantScore) -> bool {
     a.cases == 0 && !a.ranking.is_empty()
 }
 
+/// Completion-only assistants, which the headline leaves out: their sessions, empty
+/// lists, failures and latency (`None` when every assistant has line cases).
+fn list_sessions(s: &Summary) -> Option<comfy_table::Table> {
+    let mut t = comfy_table::Table::new();
+    t.load_style(comfy_table::presets::ASCII_MARKDOWN);
+    t.set_header([
+        "assistant",
+        "sessions",
+        "empty %",
+        "error %",
+        "timeout %",
+        "p50 ms",
+        "p95 ms",
+    ]);
+    let mut any = false;
+    for (name, a) in s.assistants.iter().filter(|(_, a)| lists_only(a)) {
+        let Some(all) = a.ranking.get("all") else {
+            continue;
+        };
+        let (p50, p95) = a
+            .latency_ms
+            .as_ref()
+            .map(|l| (format!("{:.1}", l.p50), format!("{:.1}", l.p95)))
+            .unwrap_or_default();
+        t.add_row([
+            name.clone(),
+            all.sessions.to_string(),
+            pct(all.empty_rate),
+            pct(a.error_rate),
+            pct(a.timeout_rate),
+            p50,
+            p95,
+        ]);
+        any = true;
+    }
+    any.then_some(t)
+}
+
 /// Completion lists: by typed prefix, then by token kind, with ±2sd intervals.
 fn ranking(s: &Summary) -> comfy_table::Table {
     let mut t = comfy_table::Table::new();
@@ -66,6 +107,7 @@ fn ranking(s: &Summary) -> comfy_table::Table {
         "assistant",
         "sessions of",
         "sessions",
+        "empty %",
         "top-1 % (±2sd)",
         "top-5 % (±2sd)",
         "recall %",
@@ -91,6 +133,7 @@ fn ranking(s: &Summary) -> comfy_table::Table {
                 name.clone(),
                 group.replace("prefix all", "all"),
                 r.sessions.to_string(),
+                pct(r.empty_rate),
                 pm(r.top1, ci.map(|c| &c.top1)),
                 pm(r.top5, ci.map(|c| &c.top5)),
                 pct(r.recall),

@@ -2,6 +2,8 @@
 //! checks, and `typist serve-model` on a free loopback port.
 #![allow(dead_code)] // each test binary uses its own subset
 
+pub mod tokens;
+
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};

@@ -222,6 +222,7 @@ mod tests {
             name: name.into(),
             root: PathBuf::from(name),
             files,
+            build: Vec::new(),
         };
         Dataset {
             root: PathBuf::from("."),

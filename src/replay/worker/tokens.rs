@@ -7,9 +7,12 @@
 //! never the token itself (both contexts) is on the server's disk or in a document. A
 //! server is reused for the next case of its unit only in context `prefix`, and only
 //! when everything it has been shown (up to the last token's start plus the characters
-//! typed of it) lies before the next token: cases are taken in file order, so a server
-//! never completes a token it has seen. With context `full` every case gets a fresh
-//! server (it has been shown every other token of the file).
+//! typed of it) lies within what the next case shows (its token's start plus the
+//! characters it types): cases are taken in file order and, for one token, by typed
+//! prefix, so a server never completes a token it has seen more of than the case
+//! types, and the sessions of one token (prefix 0, 1, 2, 3) share one server instead of
+//! starting one each. With context `full` every case gets a fresh server (it has been
+//! shown every other token of the file).
 
 use anyhow::{Result, bail};
 
@@ -67,7 +70,7 @@ impl Worker {
         Ok(())
     }
 
-    /// One case: the document, a server that has seen nothing at or after the token,
+    /// One case: the document, a server that has seen nothing beyond what the case shows,
     /// the actions. A server that exits is restarted and the case replayed once more;
     /// `restart_after_timeouts` timeouts in a row restart it for the next case.
     async fn token_case(
@@ -88,9 +91,11 @@ impl Worker {
             )));
         };
         let mut outcome = TokenAsk::Invalid(String::new());
+        // What this case shows the server: up to the token's start plus its typed
+        // characters. A server that has seen no further may take it.
+        let shows = (line - 1, column + token.prefix_len as usize);
         for attempt in 0..2 {
-            let start = (line - 1, column);
-            let fresh = self.live.as_ref().is_none_or(|l| l.seen > start);
+            let fresh = self.live.as_ref().is_none_or(|l| l.seen > shows);
             if fresh || attempt > 0 {
                 self.start_session(unit, &text).await?;
             } else {
@@ -98,7 +103,7 @@ impl Worker {
             }
             if let Some(live) = self.live.as_mut() {
                 live.seen = match token.context {
-                    TokenContext::Prefix => (line - 1, column + token.prefix_len as usize),
+                    TokenContext::Prefix => shows,
                     TokenContext::Full => (usize::MAX, usize::MAX),
                 };
             }
