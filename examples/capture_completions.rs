@@ -117,6 +117,7 @@ async fn main() -> anyhow::Result<()> {
         ("jedi-language-server", PY),
         ("python-lsp-server", PY),
         ("typescript-language-server", TS),
+        ("typescript-native", TS),
         ("clangd", C),
     ];
     let only: Vec<String> = std::env::args().skip(2).collect();

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Recaptures fixtures/completion/*.json from the installed language servers (pyright,
 # basedpyright, jedi-language-server, python-lsp-server, typescript-language-server,
-# clangd; scripts/install-servers.sh installs them). Optional arguments: profile names
+# the TypeScript 7 server (typescript-native), clangd; scripts/install-servers.sh installs them). Optional arguments: profile names
 # to recapture only those.
 set -eu
 cd "$(dirname "$0")/.."

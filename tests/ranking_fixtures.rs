@@ -1,6 +1,6 @@
 //! The editor's ranking (`typist::editor::ranking`) on recorded real answers of
 //! pyright, basedpyright, jedi-language-server, python-lsp-server,
-//! typescript-language-server and clangd (C and C++; `fixtures/completion/*.json`, recaptured by
+//! typescript-language-server, the TypeScript 7 server and clangd (C and C++; `fixtures/completion/*.json`, recaptured by
 //! `scripts/capture-completions.sh`): the expected token's rank, the filtered list's
 //! size and its first items, pinned per fixture.
 
@@ -61,6 +61,24 @@ const PINNED: &[(&str, Option<u32>, usize, &str)] = &[
         Some(5),
         6,
         "toLocaleLowerCase",
+    ),
+    (
+        "typescript-native--local-name-p2",
+        Some(1),
+        87,
+        "helperFunction",
+    ),
+    (
+        "typescript-native--string-member-p0",
+        Some(16),
+        52,
+        "toString",
+    ),
+    (
+        "typescript-native--string-member-p1",
+        Some(4),
+        11,
+        "toString",
     ),
 ];
 
