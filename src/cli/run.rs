@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::{Context, Result, bail};
 
 use super::args::RunArgs;
-use super::{EXIT_INTERRUPTED, EXIT_NO_ANSWERS, runtime, silent_assistants};
+use super::{EXIT_INTERRUPTED, EXIT_NO_ANSWERS, replay_runtime, silent_assistants};
 use typist::config::{ConfigFile, Layer, RunSection};
 use typist::dataset::{Case, Dataset};
 use typist::editor::{Profile, profile};
@@ -199,7 +199,7 @@ fn replay(
     cond: RunConditions,
     opts: &RunOptions,
 ) -> Result<RunReport> {
-    let rt = runtime()?;
+    let rt = replay_runtime(opts.jobs)?;
     let cancel = Arc::new(AtomicBool::new(false));
     rt.block_on(async {
         let flag = cancel.clone();
