@@ -106,3 +106,154 @@ impl PlaceTable {
         self.places
     }
 }
+
+/// Set in a case key whose name is interned whole; clear in `(stem << 32) | number`.
+const WHOLE: u64 = 1 << 63;
+
+/// A case name split at its trailing number: `("repo/file.py:", 12)` of
+/// `repo/file.py:12` (typist's own line cases), `("repo/f.py:3:5+", 2)` of a token case.
+/// `None` when the name does not end in a number written the one way a `u32` is (no
+/// leading zero): so a name has at most one split and a split is one name.
+fn split_case(s: &str) -> Option<(&str, u32)> {
+    let digits = s.bytes().rev().take_while(u8::is_ascii_digit).count();
+    if digits == 0 || digits > 10 {
+        return None;
+    }
+    let (stem, number) = s.split_at(s.len() - digits);
+    if number.len() > 1 && number.starts_with('0') {
+        return None;
+    }
+    number.parse::<u32>().ok().map(|n| (stem, n))
+}
+
+/// Case names interned as keys: the stem before a trailing number (one per file for
+/// line cases, so consecutive records mostly hit the stem table's one-entry cache) and
+/// the number, or the whole name when it has no trailing number. Keys are integers: a
+/// case is found without hashing or comparing its whole name, and the main thread
+/// merges a block's cases with integer lookups. Ids are dense, in order of first sight.
+#[derive(Default)]
+pub(crate) struct CaseTable {
+    stems: NameTable,
+    whole: NameTable,
+    /// Each case's key, by id.
+    keys: Vec<u64>,
+    index: FxHashMap<u64, u32>,
+    /// A stem id that does not fit the key (more than 2^31 stems): refused.
+    overflow: bool,
+}
+
+impl CaseTable {
+    /// The id of case name `s`.
+    pub(crate) fn id(&mut self, s: &str) -> u32 {
+        let key = match split_case(s) {
+            Some((stem, n)) => {
+                let stem = self.stems.id(stem);
+                self.stem_key(stem, n)
+            }
+            None => WHOLE | u64::from(self.whole.id(s)),
+        };
+        self.key_id(key)
+    }
+
+    fn stem_key(&mut self, stem: u32, n: u32) -> u64 {
+        let key = (u64::from(stem) << 32) | u64::from(n);
+        self.overflow |= key & WHOLE != 0;
+        key
+    }
+
+    fn key_id(&mut self, key: u64) -> u32 {
+        let next = self.keys.len() as u32;
+        let id = *self.index.entry(key).or_insert(next);
+        if id == next {
+            self.keys.push(key);
+        }
+        id
+    }
+
+    /// Cases so far.
+    pub(crate) fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// More stems than a key can hold were seen.
+    pub(crate) fn overflowed(&self) -> bool {
+        self.overflow
+    }
+
+    /// Interns `block`'s cases in this table: the ids of its cases here, by its ids.
+    pub(crate) fn merge(&mut self, block: &CaseTable) -> Vec<u32> {
+        let global = |local: &NameTable, into: &mut NameTable| -> Vec<u32> {
+            (0..local.len() as u32)
+                .map(|i| into.id_hashed(local.get(i), local.hash(i)))
+                .collect()
+        };
+        let stems = global(&block.stems, &mut self.stems);
+        let whole = global(&block.whole, &mut self.whole);
+        self.overflow |= block.overflow;
+        self.index.reserve(block.keys.len());
+        block
+            .keys
+            .iter()
+            .map(|&k| {
+                let key = if k & WHOLE != 0 {
+                    WHOLE | u64::from(whole[(k & 0xffff_ffff) as usize])
+                } else {
+                    self.stem_key(stems[(k >> 32) as usize], k as u32)
+                };
+                self.key_id(key)
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_case_name_has_one_split_and_a_split_one_name() {
+        assert_eq!(split_case("r/a.py:12"), Some(("r/a.py:", 12)));
+        assert_eq!(split_case("r/a.py:3:5+0"), Some(("r/a.py:3:5+", 0)));
+        assert_eq!(split_case("123"), Some(("", 123)));
+        assert_eq!(
+            split_case("r/a.py:012"),
+            None,
+            "a leading zero is another name"
+        );
+        assert_eq!(split_case("r/a.py:4294967296"), None, "beyond u32");
+        assert_eq!(split_case("r0-c"), None);
+        let mut t = CaseTable::default();
+        let names = [
+            "r/a.py:12",
+            "r/a.py:012",
+            "r/a.py:1",
+            "r/a.py:12",
+            "r/a.py:",
+            "x",
+            "x1",
+        ];
+        let ids: Vec<u32> = names.iter().map(|n| t.id(n)).collect();
+        assert_eq!(ids, [0, 1, 2, 0, 3, 4, 5]);
+        assert_eq!(t.len(), 6);
+    }
+
+    #[test]
+    fn merged_blocks_give_one_id_per_name_whichever_block_saw_it() {
+        let names = ["r/a.py:1", "r/b.py:1", "q", "r/a.py:2", "r/a.py:01"];
+        let (mut b1, mut b2, mut global) = Default::default();
+        let l1: Vec<u32> = names.iter().map(|n| CaseTable::id(&mut b1, n)).collect();
+        let l2: Vec<u32> = names
+            .iter()
+            .rev()
+            .map(|n| CaseTable::id(&mut b2, n))
+            .collect();
+        let g1 = CaseTable::merge(&mut global, &b1);
+        let g2 = CaseTable::merge(&mut global, &b2);
+        let mut by_name: Vec<(u32, u32)> = l1.iter().map(|&i| (g1[i as usize], 0)).collect();
+        for (k, &i) in l2.iter().rev().enumerate() {
+            by_name[k].1 = g2[i as usize];
+        }
+        assert!(by_name.iter().all(|(a, b)| a == b), "{by_name:?}");
+        assert_eq!(global.len(), names.len());
+    }
+}

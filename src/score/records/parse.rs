@@ -8,7 +8,7 @@ use memchr::memchr;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, Visitor};
 
-use super::names::{NameTable, PlaceTable};
+use super::names::{CaseTable, NameTable, PlaceTable};
 use super::{Outcome, Place, Row, RowParts};
 use crate::score::distance::distances;
 use crate::score::pairs::{Pair, PairSource};
@@ -196,14 +196,15 @@ fn hash_prefix(h: Option<&str>) -> u64 {
         .unwrap_or(0)
 }
 
-/// Names interned per block: case, repo, language, assistant, file, error.
-pub(super) const NAMES: usize = 6;
+/// Names interned per block (cases apart): repo, language, assistant, file, error.
+pub(super) const NAMES: usize = 5;
 
 pub(super) struct Block {
     pub seq: u64,
     /// Lines in the chunk (problems' line numbers count from the chunk's start).
     pub lines: u64,
-    /// case, repo, language, assistant, file, error
+    pub cases: CaseTable,
+    /// repo, language, assistant, file, error
     pub names: [NameTable; NAMES],
     /// The block's places, in the ids of `names`.
     pub places: PlaceTable,
@@ -229,6 +230,7 @@ pub(super) struct Chunk {
 pub(super) const CHUNK: usize = 4 << 20;
 
 pub(super) fn parse_chunk(c: Chunk, want_pairs: bool) -> Block {
+    let mut cases = CaseTable::default();
     let mut names: [NameTable; NAMES] = Default::default();
     let mut places = PlaceTable::default();
     // Records are ~300 bytes.
@@ -257,13 +259,13 @@ pub(super) fn parse_chunk(c: Chunk, want_pairs: bool) -> Block {
             // is never inside a multi-byte sequence.
             parse_line(
                 unsafe { std::str::from_utf8_unchecked(line) },
-                (&mut names, &mut places),
+                (&mut cases, &mut names, &mut places),
                 sink,
             )
         } else {
             std::str::from_utf8(line)
                 .map_err(|e| format!("invalid UTF-8: {e}"))
-                .and_then(|l| parse_line(l, (&mut names, &mut places), sink))
+                .and_then(|l| parse_line(l, (&mut cases, &mut names, &mut places), sink))
         };
         match parsed {
             Ok(r) => rows.push(r),
@@ -282,6 +284,7 @@ pub(super) fn parse_chunk(c: Chunk, want_pairs: bool) -> Block {
     Block {
         lines: line_no,
         seq: c.seq,
+        cases,
         names,
         places,
         rows,
@@ -294,7 +297,11 @@ pub(super) fn parse_chunk(c: Chunk, want_pairs: bool) -> Block {
 }
 
 /// A block's interned names and places.
-type Interners<'n> = (&'n mut [NameTable; NAMES], &'n mut PlaceTable);
+type Interners<'n> = (
+    &'n mut CaseTable,
+    &'n mut [NameTable; NAMES],
+    &'n mut PlaceTable,
+);
 
 /// One line as a row; with `pairs`, its pair (if it is one) is added from the same
 /// parse. A line `Raw` refuses (malformed, rare) is read once more.
@@ -315,7 +322,11 @@ fn parse_line(line: &str, names: Interners, pairs: Option<&mut Vec<Pair>>) -> Re
 }
 
 /// The row of a parsed record; with `pairs`, its pair too (from the same parse).
-fn row(raw: Raw, (names, places): Interners, pairs: Option<&mut Vec<Pair>>) -> Result<Row, String> {
+fn row(
+    raw: Raw,
+    (cases, names, places): Interners,
+    pairs: Option<&mut Vec<Pair>>,
+) -> Result<Row, String> {
     let outcome = Outcome::parse(&raw.outcome);
     let completion = raw.kind.as_deref() == Some("completion");
     let expected = &*raw.expected;
@@ -336,19 +347,19 @@ fn row(raw: Raw, (names, places): Interners, pairs: Option<&mut Vec<Pair>>) -> R
         None => raw.case.rsplit_once(':').map_or(&*raw.case, |(f, _)| f),
     };
     let place = Place {
-        repo: names[1].id(&raw.repo),
-        file: names[4].id(file),
-        language: names[2].id(raw.language.as_deref().unwrap_or("unknown")),
+        repo: names[0].id(&raw.repo),
+        file: names[3].id(file),
+        language: names[1].id(raw.language.as_deref().unwrap_or("unknown")),
     };
     let error = match (outcome, raw.error.as_deref()) {
-        (Outcome::Error, Some(m)) => names[5].id(m),
-        (Outcome::Error, None) => names[5].id("(no message)"),
+        (Outcome::Error, Some(m)) => names[4].id(m),
+        (Outcome::Error, None) => names[4].id("(no message)"),
         _ => u32::MAX,
     };
-    let assistant = u16::try_from(names[3].id(&raw.assistant))
+    let assistant = u16::try_from(names[2].id(&raw.assistant))
         .map_err(|_| "more than 65,535 assistant names in one chunk".to_string())?;
     Ok(Row::from(RowParts {
-        case: names[0].id(&raw.case),
+        case: cases.id(&raw.case),
         place: places.id(place),
         assistant,
         pass: raw.pass.flatten().unwrap_or(1),

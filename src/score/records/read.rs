@@ -9,7 +9,7 @@ use std::thread::{Scope, ScopedJoinHandle};
 
 use rustc_hash::FxHashMap;
 
-use super::names::{NameTable, PlaceTable};
+use super::names::{CaseTable, NameTable, PlaceTable};
 use super::parse::{Block, CHUNK, Chunk, NAMES, parse_chunk};
 use super::{MAX_PROBLEMS, Place, Table};
 use crate::score::pairs::{self, Pair};
@@ -104,6 +104,7 @@ fn spawn<'scope>(
 /// The blocks merged so far. Names are interned as blocks come (ids do not reach the
 /// output, which is keyed by name); problems and pairs are put in order at the end.
 struct Merged {
+    cases: CaseTable,
     interners: [NameTable; NAMES],
     places: PlaceTable,
     /// A global assistant id beyond `u16`: the table cannot hold it.
@@ -132,6 +133,7 @@ impl Merged {
             .sum();
         table.rows.reserve((bytes / 128).min(1 << 28) as usize);
         Merged {
+            cases: CaseTable::default(),
             interners: Default::default(),
             places: PlaceTable::default(),
             too_many_assistants: false,
@@ -159,7 +161,8 @@ impl Merged {
                     .collect()
             })
             .collect();
-        let [case, repo, language, assistant, file, error] = [0, 1, 2, 3, 4, 5].map(|i| &global[i]);
+        let case = self.cases.merge(&block.cases);
+        let [repo, language, assistant, file, error] = [0, 1, 2, 3, 4].map(|i| &global[i]);
         let places: Vec<u32> = block
             .places
             .places()
@@ -185,7 +188,7 @@ impl Merged {
             block
                 .rows
                 .into_iter()
-                .map(|row| row.renamed(case, &places, &assistants, error)),
+                .map(|row| row.renamed(&case, &places, &assistants, error)),
         );
         if !block.pairs.is_empty() {
             self.pairs.push((block.seq, block.pairs));
@@ -212,9 +215,14 @@ impl Merged {
             .take(MAX_PROBLEMS)
             .map(|(f, line, msg)| format!("{}:{}: {}", paths[*f].display(), line, msg))
             .collect();
-        let [cases, repos, languages, assistants, files, errors] = self.interners;
-        // Case ids need not be kept: only their count is used.
-        let cases = cases.len();
+        if self.cases.overflowed() {
+            anyhow::bail!(
+                "more than 2^31 case names before a trailing number: scoring cannot tell them apart"
+            );
+        }
+        let [repos, languages, assistants, files, errors] = self.interners;
+        // Case names need not be kept: only their count is used.
+        let cases = self.cases.len();
         let [repos, languages, assistants, files, errors] =
             [repos, languages, assistants, files, errors].map(NameTable::into_strings);
         let table = Table {
