@@ -109,11 +109,17 @@ impl Document {
 
     /// The text of line `line` (without its newline).
     pub fn line_text(&self, line: u32) -> &str {
-        self.text
-            .split('\n')
-            .nth(line as usize)
-            .map(|l| l.strip_suffix('\r').unwrap_or(l))
-            .unwrap_or("")
+        let bytes = self.text.as_bytes();
+        let start = match line {
+            0 => 0,
+            n => match memchr::memchr_iter(b'\n', bytes).nth(n as usize - 1) {
+                Some(i) => i + 1,
+                None => return "",
+            },
+        };
+        let end = memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |i| start + i);
+        let l = &self.text[start..end];
+        l.strip_suffix('\r').unwrap_or(l)
     }
 }
 
@@ -194,6 +200,53 @@ pub fn apply_change_in_place(text: &mut String, change: &Value, enc: PositionEnc
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_appended_text_is_an_insertion_at_the_old_end() {
+        for (old, add) in [("", "a"), ("x\n", "y"), ("é😀", "\n\tz"), ("a\r\n", "b")] {
+            let new = format!("{old}{add}");
+            let doc = Document {
+                uri: String::new(),
+                language_id: String::new(),
+                version: 1,
+                text: old.to_string(),
+            };
+            for enc in [
+                PositionEncoding::Utf8,
+                PositionEncoding::Utf16,
+                PositionEncoding::Utf32,
+            ] {
+                let end = doc.end(enc).to_json();
+                let insert = json!({"range": {"start": end, "end": end}, "text": add});
+                assert_eq!(
+                    incremental_change(old, &new, enc),
+                    insert,
+                    "{old:?} + {add:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn line_text_is_the_line_between_newlines_without_its_cr() {
+        let texts = ["", "a", "a\n", "\n\nb", "x\r\ny\r\n", "é😀\nz\r"];
+        for t in texts {
+            let doc = Document {
+                uri: String::new(),
+                language_id: String::new(),
+                version: 1,
+                text: t.to_string(),
+            };
+            for n in 0..5u32 {
+                let want = t
+                    .split('\n')
+                    .nth(n as usize)
+                    .map(|l| l.strip_suffix('\r').unwrap_or(l))
+                    .unwrap_or("");
+                assert_eq!(doc.line_text(n), want, "{t:?} line {n}");
+            }
+        }
+    }
 
     #[test]
     fn positions_count_utf16_units() {

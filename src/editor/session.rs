@@ -31,7 +31,7 @@ pub use completion::Trigger;
 // Paths the rest of the crate has always used.
 pub use super::error::{COPILOT_NO_TOKEN, SessionError};
 pub use super::handshake::{ServerCaps, ServerInfo, SyncKind};
-pub use super::request_hash::{request_hash, sha256_hex};
+pub use super::request_hash::{TextHash, request_hash, request_hash_of, sha256_hex};
 pub use super::workspace::{scratch_dir, sweep_stale_workspaces};
 
 /// A suggestion and how long it took.
@@ -67,6 +67,12 @@ pub struct Session {
     focused: Option<String>,
     /// The canonical hash of the last suggestion request sent (see [`request_hash`]).
     last_request_hash: Option<String>,
+    /// Disk copies of documents being typed, open for appending (no open and close of
+    /// the file per change); dropped when the file is rewritten.
+    appending: BTreeMap<String, std::fs::File>,
+    /// Running sha256 of open documents' texts; an entry is dropped whenever its text
+    /// changes other than by appending.
+    text_hashes: BTreeMap<String, TextHash>,
 }
 
 /// Starts the profile's server in `root`, or attaches to the one it names (`connect`).
@@ -142,6 +148,8 @@ impl Session {
             state: ServerState::default(),
             focused: None,
             last_request_hash: None,
+            appending: BTreeMap::new(),
+            text_hashes: BTreeMap::new(),
         })
     }
 
@@ -193,6 +201,7 @@ impl Session {
             }})),
         );
         self.docs.insert(rel.to_string(), doc);
+        self.text_hashes.remove(rel);
         Ok(())
     }
 
@@ -200,6 +209,7 @@ impl Session {
     /// files (`workspace/didChangeWatchedFiles`, if it registered for it). Open documents
     /// are mirrored through this after every change.
     pub fn write_file(&mut self, rel: &str, text: &str) -> Result<(), SessionError> {
+        self.appending.remove(rel);
         let path = self.root.join(rel);
         let existed = path.exists();
         if let Some(parent) = path.parent() {
@@ -232,17 +242,25 @@ impl Session {
         if doc.text == text {
             return Ok(());
         }
-        let change = match sync {
-            SyncKind::Incremental => incremental_change(&doc.text, text, enc),
-            _ => json!({"text": text}),
-        };
         // Typing appends: the disk copy grows by the same bytes (no rewrite of the file
-        // per keystroke).
+        // per keystroke), and the change is an insertion at the end (what
+        // `incremental_change` finds, without comparing the texts byte by byte).
         let appended = text
             .starts_with(doc.text.as_str())
             .then_some(doc.text.len());
+        let change = match (sync, appended) {
+            (SyncKind::Incremental, Some(at)) => {
+                let end = doc.end(enc).to_json();
+                json!({"range": {"start": end, "end": end}, "text": &text[at..]})
+            }
+            (SyncKind::Incremental, None) => incremental_change(&doc.text, text, enc),
+            _ => json!({"text": text}),
+        };
         doc.text = text.to_string();
         send_change(&self.client, doc, change);
+        if appended.is_none() {
+            self.text_hashes.remove(rel);
+        }
         match appended {
             Some(at) => self.append_file(rel, &text[at..]),
             None => self.write_file(rel, text),
@@ -277,16 +295,30 @@ impl Session {
     fn append_file(&mut self, rel: &str, text: &str) -> Result<(), SessionError> {
         use std::io::Write;
         let path = self.root.join(rel);
-        std::fs::OpenOptions::new()
-            .append(true)
-            .open(&path)
-            .and_then(|mut f| f.write_all(text.as_bytes()))
+        let file = match self.appending.entry(rel.to_string()) {
+            std::collections::btree_map::Entry::Occupied(f) => Ok(f.into_mut()),
+            std::collections::btree_map::Entry::Vacant(v) => std::fs::OpenOptions::new()
+                .append(true)
+                .open(&path)
+                .map(|f| v.insert(f)),
+        };
+        file.and_then(|f| f.write_all(text.as_bytes()))
             .map_err(|e| SessionError::Workspace(format!("{}: {e}", path.display())))?;
         self.notify_watchers(&path, 2);
         Ok(())
     }
 
+    /// The sha256 (hex) of open document `rel`'s `text`, from its running hash.
+    fn text_sha256(&mut self, rel: &str, text: &str) -> String {
+        self.text_hashes
+            .entry(rel.to_string())
+            .or_default()
+            .of(text)
+    }
+
     pub fn close(&mut self, rel: &str) {
+        self.appending.remove(rel);
+        self.text_hashes.remove(rel);
         if let Some(doc) = self.docs.remove(rel) {
             self.client.notify(
                 "textDocument/didClose",
@@ -330,11 +362,12 @@ impl Session {
             self.conditions.formatting_options(),
             &self.profile.request_params,
         );
-        self.last_request_hash = Some(request_hash(
+        let text_sha256 = self.text_sha256(rel, &doc.text);
+        self.last_request_hash = Some(request_hash_of(
             method,
             &params,
             &uri::from_path(&self.root),
-            &doc.text,
+            &text_sha256,
         ));
         let start = Instant::now();
         let answer = self

@@ -123,7 +123,12 @@ impl Client {
             out_tx,
             transcript,
         ));
-        tokio::spawn(write_loop(writer, out_rx));
+        // Buffered: what the writer finds queued together (a change and the request
+        // after it) leaves in one write.
+        tokio::spawn(write_loop(
+            tokio::io::BufWriter::with_capacity(64 << 10, writer),
+            out_rx,
+        ));
         let attached = match &peer {
             Peer::Attached(a) => Some(a.to_string()),
             _ => None,

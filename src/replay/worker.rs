@@ -159,11 +159,22 @@ impl Live {
     /// Every line of `text` but the cursor's has been shown (a document's lines are the
     /// file's lines: the target line is cut to its typed prefix, never removed).
     fn show(&mut self, text: &str, cursor_line: usize) {
-        let n = text.split('\n').count();
+        let n = memchr::memchr_iter(b'\n', text.as_bytes()).count() + 1;
         self.shown.push(0..cursor_line.min(n));
         if cursor_line + 1 < n {
             self.shown.push(cursor_line + 1..n);
         }
+        // Kept sorted and disjoint, so a long file's cases do not each add ranges.
+        self.shown.retain(|r| !r.is_empty());
+        self.shown.sort_unstable_by_key(|r| r.start);
+        let mut merged: Vec<std::ops::Range<usize>> = Vec::with_capacity(self.shown.len());
+        for r in self.shown.drain(..) {
+            match merged.last_mut() {
+                Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
+                _ => merged.push(r),
+            }
+        }
+        self.shown = merged;
     }
 }
 

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use lsp_types::request::{Completion, Request};
 use serde_json::{Value, json};
 
-use super::{Session, SessionError, Timed, request_hash};
+use super::{Session, SessionError, Timed, request_hash_of};
 use crate::editor::document::Position;
 use crate::editor::profile::ReadinessRule;
 use crate::editor::ranking;
@@ -73,11 +73,16 @@ impl Session {
                 p.insert(k.clone(), v.clone());
             }
         }
-        self.last_request_hash = Some(request_hash(
+        let text_sha256 = self
+            .text_hashes
+            .entry(rel.to_string())
+            .or_default()
+            .of(&doc.text);
+        self.last_request_hash = Some(request_hash_of(
             Completion::METHOD,
             &params,
             &uri::from_path(&self.root),
-            &doc.text,
+            &text_sha256,
         ));
         let start = Instant::now();
         let answer = self
