@@ -110,6 +110,12 @@ impl PlaceTable {
 /// Set in a case key whose name is interned whole; clear in `(stem << 32) | number`.
 const WHOLE: u64 = 1 << 63;
 
+/// A dense slot no case has taken.
+const NONE: u32 = u32::MAX;
+
+/// Dense slots allowed per case (numbers sampled one line in 20 still fit).
+const DENSE_PER_CASE: usize = 16;
+
 /// A case name split at its trailing number: `("repo/file.py:", 12)` of
 /// `repo/file.py:12` (typist's own line cases), `("repo/f.py:3:5+", 2)` of a token case.
 /// `None` when the name does not end in a number written the one way a `u32` is (no
@@ -137,6 +143,11 @@ pub(crate) struct CaseTable {
     whole: NameTable,
     /// Each case's key, by id.
     keys: Vec<u64>,
+    /// By stem id: the ids of its numbers below the vector's length (`NONE` where not
+    /// seen yet), so most cases are found by two indexings; the rest are in `index`.
+    dense: Vec<Vec<u32>>,
+    /// Slots in `dense`, bounded by `DENSE_PER_CASE` per case.
+    dense_slots: usize,
     index: FxHashMap<u64, u32>,
     /// A stem id that does not fit the key (more than 2^31 stems): refused.
     overflow: bool,
@@ -162,12 +173,55 @@ impl CaseTable {
     }
 
     fn key_id(&mut self, key: u64) -> u32 {
-        let next = self.keys.len() as u32;
-        let id = *self.index.entry(key).or_insert(next);
-        if id == next {
-            self.keys.push(key);
+        if key & WHOLE != 0 {
+            let next = self.keys.len() as u32;
+            let id = *self.index.entry(key).or_insert(next);
+            if id == next {
+                self.keys.push(key);
+            }
+            return id;
+        }
+        let (stem, n) = ((key >> 32) as usize, key as u32 as usize);
+        if let Some(&id) = self.dense.get(stem).and_then(|v| v.get(n))
+            && id != NONE
+        {
+            return id;
+        }
+        // A number once refused a dense slot stays in the map, even if the stem's slots
+        // grow past it later: look there before calling the case new.
+        if !self.index.is_empty()
+            && let Some(&id) = self.index.get(&key)
+        {
+            return id;
+        }
+        let id = self.keys.len() as u32;
+        self.keys.push(key);
+        match self.dense_slot(stem, n) {
+            Some(slot) => *slot = id,
+            None => {
+                self.index.insert(key, id);
+            }
         }
         id
+    }
+
+    /// The dense slot of `n` under `stem`, growing the stem's slots when the bound
+    /// allows (numbers below 65,536, at most `DENSE_PER_CASE` slots per case in all, so
+    /// sparse or huge numbers cannot make the table large).
+    fn dense_slot(&mut self, stem: usize, n: usize) -> Option<&mut u32> {
+        if self.dense.len() <= stem {
+            self.dense.resize_with(stem + 1, Vec::new);
+        }
+        let v = &mut self.dense[stem];
+        if n >= v.len() {
+            let grow = n + 1 - v.len();
+            if n >= 1 << 16 || self.dense_slots + grow > DENSE_PER_CASE * (self.keys.len() + 4096) {
+                return None;
+            }
+            v.resize(n + 1, NONE);
+            self.dense_slots += grow;
+        }
+        Some(&mut v[n])
     }
 
     /// Cases so far.
@@ -190,7 +244,6 @@ impl CaseTable {
         let stems = global(&block.stems, &mut self.stems);
         let whole = global(&block.whole, &mut self.whole);
         self.overflow |= block.overflow;
-        self.index.reserve(block.keys.len());
         block
             .keys
             .iter()
@@ -235,6 +288,31 @@ mod tests {
         let ids: Vec<u32> = names.iter().map(|n| t.id(n)).collect();
         assert_eq!(ids, [0, 1, 2, 0, 3, 4, 5]);
         assert_eq!(t.len(), 6);
+    }
+
+    #[test]
+    fn numbers_refused_a_dense_slot_keep_their_id() {
+        let mut t = CaseTable::default();
+        // 70000 is beyond the dense bound, 60000 beyond the slots allowed so far; then
+        // the stem's slots grow past numbers already in the map.
+        let names: Vec<String> = [70000u32, 60000, 5, 60000, 70000, 0, 1, 2]
+            .iter()
+            .chain(&(0..4000).collect::<Vec<u32>>())
+            .map(|n| format!("r/a.py:{n}"))
+            .collect();
+        let ids: Vec<u32> = names.iter().map(|n| t.id(n)).collect();
+        let mut first: std::collections::HashMap<&str, u32> = Default::default();
+        for (n, &i) in names.iter().zip(&ids) {
+            assert_eq!(*first.entry(n).or_insert(i), i, "{n}");
+        }
+        assert_eq!(t.len(), first.len());
+        let mut distinct: Vec<u32> = first.values().copied().collect();
+        distinct.sort_unstable();
+        assert_eq!(
+            distinct,
+            (0..first.len() as u32).collect::<Vec<_>>(),
+            "dense ids"
+        );
     }
 
     #[test]
