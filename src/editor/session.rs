@@ -258,12 +258,12 @@ impl Session {
         };
         doc.text = text.to_string();
         send_change(&self.client, doc, change);
-        if appended.is_none() {
-            self.text_hashes.remove(rel);
-        }
         match appended {
             Some(at) => self.append_file(rel, &text[at..]),
-            None => self.write_file(rel, text),
+            None => {
+                self.text_hashes.remove(rel);
+                self.write_file(rel, text)
+            }
         }
     }
 
@@ -308,8 +308,9 @@ impl Session {
         Ok(())
     }
 
-    /// The sha256 (hex) of open document `rel`'s `text`, from its running hash.
-    fn text_sha256(&mut self, rel: &str, text: &str) -> String {
+    /// The sha256 (hex) of open document `rel`'s text, from its running hash.
+    pub(super) fn text_sha256(&mut self, rel: &str) -> String {
+        let text = self.docs.get(rel).map_or("", |d| d.text.as_str());
         self.text_hashes
             .entry(rel.to_string())
             .or_default()
@@ -362,7 +363,7 @@ impl Session {
             self.conditions.formatting_options(),
             &self.profile.request_params,
         );
-        let text_sha256 = self.text_sha256(rel, &doc.text);
+        let text_sha256 = self.text_sha256(rel);
         self.last_request_hash = Some(request_hash_of(
             method,
             &params,

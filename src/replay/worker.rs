@@ -164,17 +164,17 @@ impl Live {
         if cursor_line + 1 < n {
             self.shown.push(cursor_line + 1..n);
         }
-        // Kept sorted and disjoint, so a long file's cases do not each add ranges.
+        // Kept sorted and disjoint (merged in place), so a long file's cases do not each
+        // add ranges.
         self.shown.retain(|r| !r.is_empty());
         self.shown.sort_unstable_by_key(|r| r.start);
-        let mut merged: Vec<std::ops::Range<usize>> = Vec::with_capacity(self.shown.len());
-        for r in self.shown.drain(..) {
-            match merged.last_mut() {
-                Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
-                _ => merged.push(r),
+        self.shown.dedup_by(|next, kept| {
+            let overlaps = next.start <= kept.end;
+            if overlaps {
+                kept.end = kept.end.max(next.end);
             }
-        }
-        self.shown = merged;
+            overlaps
+        });
     }
 }
 

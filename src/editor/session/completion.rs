@@ -73,11 +73,7 @@ impl Session {
                 p.insert(k.clone(), v.clone());
             }
         }
-        let text_sha256 = self
-            .text_hashes
-            .entry(rel.to_string())
-            .or_default()
-            .of(&doc.text);
+        let text_sha256 = self.text_sha256(rel);
         self.last_request_hash = Some(request_hash_of(
             Completion::METHOD,
             &params,
