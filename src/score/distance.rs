@@ -55,22 +55,26 @@ pub fn ld1(a: &str, b: &str) -> usize {
 /// bit-parallel paths after their common prefix and suffix are stripped (which leaves
 /// both distances unchanged); anything else goes to `rapidfuzz`.
 pub fn distances(a: &str, b: &str) -> (usize, usize) {
-    if !(a.is_ascii() && b.is_ascii()) {
+    distances_known(a, a.is_ascii(), b)
+}
+
+/// [`distances`] when whether `a` is ASCII is already known (scoring has checked it to
+/// count the expected line's characters).
+pub(crate) fn distances_known(a: &str, a_ascii: bool, b: &str) -> (usize, usize) {
+    if !(a_ascii && b.is_ascii()) {
         return (
             rapidfuzz::distance::indel::distance(a.chars(), b.chars()),
             rapidfuzz::distance::levenshtein::distance(a.chars(), b.chars()),
         );
     }
+    if a == b {
+        return (0, 0);
+    }
     let (mut a, mut b) = (a.as_bytes(), b.as_bytes());
-    let pre = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let pre = common_prefix(a, b);
     a = &a[pre..];
     b = &b[pre..];
-    let suf = a
-        .iter()
-        .rev()
-        .zip(b.iter().rev())
-        .take_while(|(x, y)| x == y)
-        .count();
+    let suf = common_suffix(a, b);
     a = &a[..a.len() - suf];
     b = &b[..b.len() - suf];
     if a.is_empty() || b.is_empty() {
@@ -92,6 +96,47 @@ pub fn distances(a: &str, b: &str) -> (usize, usize) {
             )
         }
     }
+}
+
+/// The length of the bytes `a` and `b` start with in common, compared eight at a time.
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    let n = a.len().min(b.len());
+    let word = |s: &[u8], i: usize| u64::from_le_bytes(s[i..i + 8].try_into().unwrap_or([0; 8]));
+    let mut i = 0;
+    while i + 8 <= n {
+        let x = word(a, i) ^ word(b, i);
+        if x != 0 {
+            // Little-endian: the first differing byte is the lowest set one.
+            return i + (x.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while i < n && a[i] == b[i] {
+        i += 1;
+    }
+    i
+}
+
+/// The length of the bytes `a` and `b` end with in common, compared eight at a time.
+fn common_suffix(a: &[u8], b: &[u8]) -> usize {
+    let n = a.len().min(b.len());
+    let word = |s: &[u8], back: usize| {
+        let end = s.len() - back;
+        u64::from_le_bytes(s[end - 8..end].try_into().unwrap_or([0; 8]))
+    };
+    let mut i = 0;
+    while i + 8 <= n {
+        let x = word(a, i) ^ word(b, i);
+        if x != 0 {
+            // Little-endian: the last byte of the word is the highest.
+            return i + (x.leading_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while i < n && a[a.len() - 1 - i] == b[b.len() - 1 - i] {
+        i += 1;
+    }
+    i
 }
 
 fn both<const N: usize>(peq: &Peq, m: usize, t: &[u8]) -> (usize, usize) {
@@ -281,6 +326,38 @@ mod tests {
         // Non-ASCII takes the general path.
         assert_eq!(ld2("ab日本c", "日c"), naive("ab日本c", "日c", 2));
         assert_eq!(ld1("ab日本c", "日c"), naive("ab日本c", "日c", 1));
+    }
+
+    #[test]
+    fn common_ends_word_at_a_time() {
+        let naive_pre = |a: &[u8], b: &[u8]| a.iter().zip(b).take_while(|(x, y)| x == y).count();
+        let naive_suf = |a: &[u8], b: &[u8]| {
+            a.iter()
+                .rev()
+                .zip(b.iter().rev())
+                .take_while(|(x, y)| x == y)
+                .count()
+        };
+        let base = b"0123456789abcdefghijklmnopqrstuv";
+        for la in 0..=base.len() {
+            for cut in 0..=la {
+                let a = &base[..la];
+                let mut b = a.to_vec();
+                if cut < la {
+                    b[cut] = b'#';
+                }
+                b.extend_from_slice(b"tail");
+                assert_eq!(common_prefix(a, &b), naive_pre(a, &b), "{la} {cut}");
+                assert_eq!(common_prefix(&b, a), naive_pre(&b, a));
+                let mut c = vec![b'#'; 3];
+                c.extend_from_slice(a);
+                if cut < la {
+                    c[3 + cut] = b'!';
+                }
+                assert_eq!(common_suffix(a, &c), naive_suf(a, &c), "{la} {cut}");
+                assert_eq!(common_suffix(&c, a), naive_suf(&c, a));
+            }
+        }
     }
 
     #[test]

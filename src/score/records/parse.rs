@@ -10,7 +10,7 @@ use serde::de::{self, Deserializer, IgnoredAny, Visitor};
 
 use super::names::{CaseTable, NameTable, PlaceTable};
 use super::{Outcome, Place, Row, RowParts};
-use crate::score::distance::distances;
+use crate::score::distance::distances_known;
 use crate::score::pairs::{Pair, PairSource};
 
 /// Parses one record line as scoring does (the same borrowed fields, the same parser)
@@ -315,30 +315,37 @@ fn parse_line(line: &str, names: Interners, pairs: Option<&mut Vec<Pair>>) -> Re
                 pairs.extend(Pair::parse(line));
             }
             let raw: RawRow = serde_json::from_str(line).map_err(|e| e.to_string())?;
-            return row(raw.into(), names, None);
+            return row(&raw.into(), names, None);
         }
     };
-    row(raw, names, pairs)
+    row(&raw, names, pairs)
 }
 
 /// The row of a parsed record; with `pairs`, its pair too (from the same parse).
 fn row(
-    raw: Raw,
+    raw: &Raw,
     (cases, names, places): Interners,
     pairs: Option<&mut Vec<Pair>>,
 ) -> Result<Row, String> {
     let outcome = Outcome::parse(&raw.outcome);
     let completion = raw.kind.as_deref() == Some("completion");
     let expected = &*raw.expected;
-    let len = expected.chars().count();
+    let ascii = expected.is_ascii();
+    let len = if ascii {
+        expected.len()
+    } else {
+        expected.chars().count()
+    };
     let dist = match (outcome, raw.predicted.as_deref()) {
-        (Some(Outcome::Suggestion), Some(p)) if !completion => Some(distances(expected, p)),
+        (Some(Outcome::Suggestion), Some(p)) if !completion => {
+            Some(distances_known(expected, ascii, p))
+        }
         _ => None,
     };
     if let Some(pairs) = pairs
         && !completion
     {
-        pairs.extend(pair_source(&raw).map(|src| Pair::new(src, dist)));
+        pairs.extend(pair_source(raw).map(|src| Pair::new(src, dist)));
     }
     let outcome = outcome.ok_or_else(|| format!("unknown outcome {:?}", raw.outcome))?;
     let (d2, d1) = dist.unwrap_or((len, len));
