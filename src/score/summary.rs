@@ -145,10 +145,17 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
         languages: table.languages.len(),
         units: &units,
     };
+    let t0 = std::time::Instant::now();
+    let step = |what: &str| tracing::debug!(secs = t0.elapsed().as_secs_f64(), "summary: {what}");
+    step("kept one record per case");
     let mut accs = accumulate_table(&ctx, table, &kept.keep);
+    step("accumulated");
     let nondet = nondeterminism(table, &kept.keep);
+    step("nondeterminism");
     let ps = pair_sums(table, &kept.keep, opts.pass, &names, &units);
+    step("pair sums");
     let draws = draws(&accs, &names, &ps, units.count, opts);
+    step("bootstrap");
     let bands = if opts.curve_bands && units.count > 0 {
         curve_bands(&accs, &names, units.count, opts)
     } else {
@@ -156,6 +163,7 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
     };
     let (mut rank_cis, ranking_pairwise) =
         super::rank_boot::rank_boot(table, &kept.keep, &units, &names, opts);
+    step("ranking");
     let mut assistants = BTreeMap::new();
     for (i, &a) in names.iter().enumerate() {
         let acc = &mut accs[a as usize];
