@@ -8,6 +8,7 @@ pub mod bench;
 pub mod config;
 pub mod copilot;
 pub mod dataset;
+pub mod digest;
 pub mod doctor;
 pub mod drill;
 pub mod editor;

@@ -16,7 +16,6 @@ mod walk;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 pub use plan::{PlanSource, changed_files, plan_hash, read_plan, write_plan};
 pub use sample::{Case, SampleOptions, draw, draw_token, sample};
@@ -147,11 +146,4 @@ impl Dataset {
     }
 }
 
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    let d = Sha256::digest(bytes);
-    let mut s = String::with_capacity(64);
-    for b in d {
-        s.push_str(&format!("{b:02x}"));
-    }
-    s
-}
+pub use crate::digest::sha256_hex;

@@ -140,10 +140,7 @@ pub fn plan_hash(cases: &[Case]) -> String {
         h.update(b"\n");
     }
     let d = h.finalize();
-    format!(
-        "sha256:{}",
-        d.iter().map(|b| format!("{b:02x}")).collect::<String>()
-    )
+    format!("sha256:{}", crate::digest::hex(&d))
 }
 
 /// Files whose content changed (or vanished) since the plan was made.
