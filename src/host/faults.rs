@@ -127,10 +127,29 @@ impl Kind {
     }
 }
 
+/// A handle of its own on stdout (a duplicate of the descriptor): each write is one
+/// system call, with none of `std`'s line buffering.
+pub(super) fn stdout_file() -> std::io::Result<std::fs::File> {
+    use std::os::fd::AsFd;
+    Ok(std::fs::File::from(
+        std::io::stdout().as_fd().try_clone_to_owned()?,
+    ))
+}
+
+/// A raw frame, written at once as tower-lsp's messages are (`serve_stdio`), so that
+/// nothing of either waits in a buffer for the other.
 fn raw_stdout(bytes: &[u8]) {
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(bytes);
-    let _ = out.flush();
+    let _ = std::io::stdout().flush();
+    match stdout_file() {
+        Ok(mut out) => {
+            let _ = out.write_all(bytes);
+        }
+        Err(_) => {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(bytes);
+            let _ = out.flush();
+        }
+    }
 }
 
 fn frame(body: &[u8]) -> Vec<u8> {
