@@ -61,22 +61,35 @@ pub fn distances(a: &str, b: &str) -> (usize, usize) {
 /// [`distances`] when whether `a` is ASCII is already known (scoring has checked it to
 /// count the expected line's characters).
 pub(crate) fn distances_known(a: &str, a_ascii: bool, b: &str) -> (usize, usize) {
-    if !(a_ascii && b.is_ascii()) {
+    if a == b {
+        return (0, 0);
+    }
+    let ascii = a_ascii && b.is_ascii();
+    let mut pre = common_prefix(a.as_bytes(), b.as_bytes());
+    let mut suf = common_suffix(&a.as_bytes()[pre..], &b.as_bytes()[pre..]);
+    if !ascii {
+        // Cut between characters: a common prefix ending inside a character (both lines
+        // share its first bytes) gives that character back, and so does a common suffix
+        // starting inside one. The bytes before the prefix's end (after the suffix's
+        // start) are the same in both lines, so a cut between characters of one line
+        // is one of the other too.
+        while !a.is_char_boundary(pre) {
+            pre -= 1;
+        }
+        while !a.is_char_boundary(a.len() - suf) {
+            suf -= 1;
+        }
+    }
+    let (a, b) = (&a[pre..a.len() - suf], &b[pre..b.len() - suf]);
+    // Lines that differ only where they are ASCII (most non-ASCII lines: a comment or a
+    // string the prediction got right) take the ASCII paths too.
+    if !(ascii || (a.is_ascii() && b.is_ascii())) {
         return (
             rapidfuzz::distance::indel::distance(a.chars(), b.chars()),
             rapidfuzz::distance::levenshtein::distance(a.chars(), b.chars()),
         );
     }
-    if a == b {
-        return (0, 0);
-    }
-    let (mut a, mut b) = (a.as_bytes(), b.as_bytes());
-    let pre = common_prefix(a, b);
-    a = &a[pre..];
-    b = &b[pre..];
-    let suf = common_suffix(a, b);
-    a = &a[..a.len() - suf];
-    b = &b[..b.len() - suf];
+    let (a, b) = (a.as_bytes(), b.as_bytes());
     if a.is_empty() || b.is_empty() {
         return (a.len() + b.len(), a.len().max(b.len()));
     }
@@ -326,6 +339,48 @@ mod tests {
         // Non-ASCII takes the general path.
         assert_eq!(ld2("ab日本c", "日c"), naive("ab日本c", "日c", 2));
         assert_eq!(ld1("ab日本c", "日c"), naive("ab日本c", "日c", 1));
+    }
+
+    /// Lines with characters of several bytes, some sharing their first bytes (é è,
+    /// 日 旦, 😀 😁): common ends are cut between characters, and middles that are
+    /// ASCII take the ASCII paths.
+    #[test]
+    fn non_ascii_lines_match_the_naive_reference() {
+        let mut state = 29u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let alpha: Vec<char> = "ab (é)è日旦😀😁x=".chars().collect();
+        for round in 0..4000 {
+            let mk = |n: usize, next: &mut dyn FnMut() -> u64| -> String {
+                (0..n)
+                    .map(|_| alpha[(next() % alpha.len() as u64) as usize])
+                    .collect()
+            };
+            let a = mk((next() % 40) as usize, &mut next);
+            // Often a copy with a few characters changed, so the ends are shared.
+            let b = if round % 2 == 0 {
+                let mut c: Vec<char> = a.chars().collect();
+                for _ in 0..1 + next() % 3 {
+                    if !c.is_empty() {
+                        let i = (next() % c.len() as u64) as usize;
+                        c[i] = alpha[(next() % alpha.len() as u64) as usize];
+                    }
+                }
+                c.into_iter().collect()
+            } else {
+                mk((next() % 40) as usize, &mut next)
+            };
+            assert_eq!(ld2(&a, &b), naive(&a, &b, 2), "ld2 {a:?} {b:?}");
+            assert_eq!(ld1(&a, &b), naive(&a, &b, 1), "ld1 {a:?} {b:?}");
+        }
+        assert_eq!(distances("é", "è"), (2, 1));
+        assert_eq!(distances("x日y", "x旦y"), (2, 1));
+        assert_eq!(distances("😀 ab", "😀 ac"), (2, 1));
+        assert_eq!(distances("ab 😀", "ac 😀"), (2, 1));
     }
 
     #[test]

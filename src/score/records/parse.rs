@@ -189,11 +189,37 @@ impl<'de> Deserialize<'de> for LineNo {
     }
 }
 
-/// The first 64 bits of a hex digest; 0 when absent or not hex.
+/// The first 64 bits of a hex digest; 0 when absent or not hex. Reads what
+/// `u64::from_str_radix(&h[..16], 16)` reads (a leading `+` and 15 digits too), a digit
+/// at a time through a table.
 fn hash_prefix(h: Option<&str>) -> u64 {
-    h.and_then(|h| h.get(..16))
-        .and_then(|p| u64::from_str_radix(p, 16).ok())
-        .unwrap_or(0)
+    /// A byte's value as a hex digit, or 0x80 when it is none.
+    const HEX: [u8; 256] = {
+        let mut t = [0x80u8; 256];
+        let mut i = 0;
+        while i < 10 {
+            t[b'0' as usize + i] = i as u8;
+            i += 1;
+        }
+        let mut i = 0;
+        while i < 6 {
+            t[b'a' as usize + i] = 10 + i as u8;
+            t[b'A' as usize + i] = 10 + i as u8;
+            i += 1;
+        }
+        t
+    };
+    let Some(p) = h.and_then(|h| h.as_bytes().get(..16)) else {
+        return 0;
+    };
+    let digits = p.strip_prefix(b"+").unwrap_or(p);
+    let (mut v, mut bad) = (0u64, 0u8);
+    for &c in digits {
+        let d = HEX[usize::from(c)];
+        bad |= d;
+        v = (v << 4) | u64::from(d & 0x0f);
+    }
+    if bad & 0x80 == 0 { v } else { 0 }
 }
 
 /// Names interned per block (cases apart): repo, language, assistant, file, error.
@@ -415,4 +441,39 @@ fn pair_source<'r>(raw: &'r Raw) -> Option<PairSource<'r>> {
         latency_ms: raw.latency_ms,
         typed: or_absent(raw.typed, 0)?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hash_prefix;
+
+    /// The table reads what `from_str_radix` reads, and refuses what it refuses.
+    #[test]
+    fn hash_prefix_reads_as_from_str_radix() {
+        let reference = |h: Option<&str>| {
+            h.and_then(|h| h.get(..16))
+                .and_then(|p| u64::from_str_radix(p, 16).ok())
+                .unwrap_or(0)
+        };
+        for h in [
+            None,
+            Some(""),
+            Some("abc"),
+            Some("b8b6a5433330ad20aa83965f98dae83af989504512a1aea2283b7d24d0031241"),
+            Some("B8B6A5433330AD20"),
+            Some("ffffffffffffffff"),
+            Some("0000000000000000"),
+            Some("+8b6a5433330ad20x"),
+            Some("-8b6a5433330ad20"),
+            Some("8b6a5433330ad2g0"),
+            Some("8b6a5433330ad2 0"),
+            Some("8b6a5433330ad2\u{e9}0"),
+            Some("8b6a5433330ad20\u{e9}"),
+            Some("++6a5433330ad200"),
+            Some("+"),
+        ] {
+            assert_eq!(hash_prefix(h), reference(h), "{h:?}");
+            assert_ne!(hash_prefix(Some("b8b6a5433330ad20")), 0);
+        }
+    }
 }
