@@ -1,11 +1,12 @@
 //! Fault and latency shaping of `typist host`, off by default: the faults a real server
 //! cannot be made to produce on demand, for the tests and `typist drill`.
 //!
-//! Raw frames are written to stdout between tower-lsp's own messages: the client sends
-//! one request at a time per session and has read every earlier answer, so nothing of
-//! tower-lsp's is half-written when a fault writes.
+//! Raw frames are written to stdout between tower-lsp's own messages: on stdio both go
+//! through one lock ([`Stdout`]), so nothing of tower-lsp's is half-written when a
+//! fault writes.
 
 use std::io::Write;
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use serde_json::json;
@@ -127,29 +128,72 @@ impl Kind {
     }
 }
 
-/// A handle of its own on stdout (a duplicate of the descriptor): each write is one
-/// system call, with none of `std`'s line buffering.
-pub(super) fn stdout_file() -> std::io::Result<std::fs::File> {
-    use std::os::fd::AsFd;
-    Ok(std::fs::File::from(
-        std::io::stdout().as_fd().try_clone_to_owned()?,
-    ))
+/// The host's stdout: one descriptor of its own (a duplicate of fd 1), shared by
+/// tower-lsp's messages ([`Stdout`]) and the raw fault frames, each written whole under
+/// one lock, so a frame never lands inside a message, and with none of `std`'s line
+/// buffering, so a message leaves in one `write` when the pipe takes it. `None` when fd
+/// 1 cannot be duplicated: both then go through `std`'s stdout.
+fn shared_stdout() -> &'static Option<Mutex<std::fs::File>> {
+    static OUT: OnceLock<Option<Mutex<std::fs::File>>> = OnceLock::new();
+    OUT.get_or_init(|| {
+        use std::os::fd::AsFd;
+        match std::io::stdout().as_fd().try_clone_to_owned() {
+            Ok(fd) => Some(Mutex::new(std::fs::File::from(fd))),
+            Err(e) => {
+                tracing::debug!("no descriptor of its own on stdout ({e}): writing through std");
+                None
+            }
+        }
+    })
 }
 
-/// A raw frame, written at once as tower-lsp's messages are (`serve_stdio`), so that
-/// nothing of either waits in a buffer for the other.
-fn raw_stdout(bytes: &[u8]) {
-    let _ = std::io::stdout().flush();
-    match stdout_file() {
-        Ok(mut out) => {
-            let _ = out.write_all(bytes);
+/// Writes `bytes` whole to the host's stdout (see [`shared_stdout`]).
+fn write_stdout(bytes: &[u8]) -> std::io::Result<()> {
+    match shared_stdout() {
+        Some(out) => {
+            // Whatever `std` holds (the listen address) goes first.
+            std::io::stdout().flush()?;
+            let mut out = out.lock().unwrap_or_else(|e| e.into_inner());
+            out.write_all(bytes)
         }
-        Err(_) => {
+        None => {
             let mut out = std::io::stdout().lock();
-            let _ = out.write_all(bytes);
-            let _ = out.flush();
+            out.write_all(bytes)?;
+            out.flush()
         }
     }
+}
+
+/// tower-lsp's writer on stdio: each buffer it hands over is written at once, whole
+/// ([`write_stdout`]). The write blocks the task's thread until the pipe has taken it,
+/// as a message is small and the client reads all the time.
+pub(super) struct Stdout;
+
+impl tokio::io::AsyncWrite for Stdout {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::task::Poll::Ready(write_stdout(buf).map(|()| buf.len()))
+    }
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+}
+
+/// A raw frame, written whole between tower-lsp's messages.
+fn raw_stdout(bytes: &[u8]) {
+    let _ = write_stdout(bytes);
 }
 
 fn frame(body: &[u8]) -> Vec<u8> {

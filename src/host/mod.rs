@@ -423,16 +423,10 @@ impl LanguageServer for Host {
 /// Serves the host on stdin/stdout until the client says `exit`.
 pub async fn serve_stdio(args: HostArgs) {
     let linger = args.faults.linger_secs;
-    // Messages go to a handle of its own on stdout, not through `std`'s line-buffered
-    // stdout: that wrote each message in two (its header ends in a newline, its body
-    // does not), and the client woke up twice for every answer.
-    match faults::stdout_file() {
-        Ok(out) => serve(args, tokio::io::stdin(), tokio::fs::File::from_std(out)).await,
-        Err(e) => {
-            tracing::debug!("no handle of its own on stdout ({e}): writing through std");
-            serve(args, tokio::io::stdin(), tokio::io::stdout()).await
-        }
-    }
+    // Messages are written whole, at once (`faults::Stdout`), not through tokio's
+    // stdout over `std`'s line-buffered one: that wrote each message in two (its header
+    // ends in a newline, its body does not), and the client woke up twice per answer.
+    serve(args, tokio::io::stdin(), faults::Stdout).await;
     if linger > 0 {
         tracing::warn!("fault: lingering {linger} s after the client left");
         std::thread::sleep(Duration::from_secs(linger));

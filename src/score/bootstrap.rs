@@ -274,11 +274,13 @@ mod tests {
             .collect();
         let sums = resample_sums(&matrix, repos, cols, resamples, 5);
         let mut rng = Pcg64::seed_from_u64(5);
+        let mut draws: Vec<Vec<u32>> = Vec::new();
         for s in &sums {
             let mut w = vec![0u32; repos];
             for _ in 0..repos {
                 w[below(&mut rng, repos as u64) as usize] += 1;
             }
+            draws.push(w.clone());
             let mut plain = vec![0.0f64; cols];
             for (r, &w) in w.iter().enumerate() {
                 if w > 0 {
@@ -291,5 +293,8 @@ mod tests {
             assert_eq!(bits(s), bits(&plain));
         }
         assert_eq!(sums.len(), resamples);
+        // The baseline copy too, where the run above took the AVX2 one.
+        let group: Vec<&[u32]> = draws.iter().map(|w| w.as_slice()).collect();
+        assert_eq!(sum_group(&matrix, cols, repos, &group), sums);
     }
 }

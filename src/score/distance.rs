@@ -61,6 +61,7 @@ pub fn distances(a: &str, b: &str) -> (usize, usize) {
 /// [`distances`] when whether `a` is ASCII is already known (scoring has checked it to
 /// count the expected line's characters).
 pub(crate) fn distances_known(a: &str, a_ascii: bool, b: &str) -> (usize, usize) {
+    debug_assert_eq!(a_ascii, a.is_ascii());
     if a == b {
         return (0, 0);
     }

@@ -133,6 +133,8 @@ pub struct Summary {
 }
 
 pub fn summarize(table: &Table, opts: &Options) -> Summary {
+    let t0 = std::time::Instant::now();
+    let step = |what: &str| tracing::debug!(secs = t0.elapsed().as_secs_f64(), "summary: {what}");
     let kept = keep_one(table);
     let units = Units::of(table);
     let mut names: Vec<u32> = (0..table.assistants.len() as u32).collect();
@@ -145,9 +147,7 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
         languages: table.languages.len(),
         units: &units,
     };
-    let t0 = std::time::Instant::now();
-    let step = |what: &str| tracing::debug!(secs = t0.elapsed().as_secs_f64(), "summary: {what}");
-    step("kept one record per case");
+    step("kept one record per case, units");
     let mut accs = accumulate_table(&ctx, table, &kept.keep);
     step("accumulated");
     let nondet = nondeterminism(table, &kept.keep);
