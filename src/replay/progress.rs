@@ -31,6 +31,13 @@ pub(super) fn spawn_writer(
     tokio::spawn(async move {
         let started = std::time::Instant::now();
         let (mut written, mut empty, mut error, mut timeout) = (0usize, 0u64, 0u64, 0u64);
+        // The message is formatted when the bar is shown and at most ten times a second
+        // (the bar redraws less often than that), not once per record.
+        let mut shown: Option<std::time::Instant> = None;
+        let message = |written: usize, empty: u64, error: u64, timeout: u64| {
+            let rate = written as f64 / started.elapsed().as_secs_f64().max(1e-3);
+            format!("{rate:.0}/s, empty {empty}, error {error}, timeout {timeout}")
+        };
         while let Some(r) = rx.recv().await {
             sink.write(&r)?;
             written += 1;
@@ -40,11 +47,16 @@ pub(super) fn spawn_writer(
                 "timeout" => timeout += 1,
                 _ => {}
             }
-            let rate = written as f64 / started.elapsed().as_secs_f64().max(1e-3);
-            bar.set_message(format!(
-                "{rate:.0}/s, empty {empty}, error {error}, timeout {timeout}"
-            ));
+            if !bar.is_hidden()
+                && shown.is_none_or(|t| t.elapsed() >= std::time::Duration::from_millis(100))
+            {
+                bar.set_message(message(written, empty, error, timeout));
+                shown = Some(std::time::Instant::now());
+            }
             bar.inc(1);
+        }
+        if !bar.is_hidden() {
+            bar.set_message(message(written, empty, error, timeout));
         }
         anyhow::Ok(written)
     })
