@@ -145,5 +145,3 @@ impl Dataset {
             .find(|f| f.rel == rel)
     }
 }
-
-pub use crate::digest::sha256_hex;

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
-use super::{BuildFile, Dataset, Language, Repo, Skipped, SourceFile, sha256_hex};
+use super::{BuildFile, Dataset, Language, Repo, Skipped, SourceFile};
+use crate::digest::sha256_hex;
 
 /// File names of build configuration a server needs to parse a repository's code
 /// (include paths and language flags for clangd), copied into every workspace. They

@@ -125,7 +125,7 @@ fn digest(dir: &Path) -> Result<String> {
         all.extend_from_slice(f.to_string_lossy().as_bytes());
         all.push(0);
         let bytes = std::fs::read(&f).with_context(|| format!("cannot read {}", f.display()))?;
-        all.extend_from_slice(crate::dataset::sha256_hex(&bytes).as_bytes());
+        all.extend_from_slice(crate::digest::sha256_hex(&bytes).as_bytes());
     }
-    Ok(crate::dataset::sha256_hex(&all))
+    Ok(crate::digest::sha256_hex(&all))
 }

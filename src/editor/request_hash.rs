@@ -3,6 +3,8 @@
 
 use serde_json::Value;
 
+use crate::digest::{hex, sha256_hex};
+
 /// sha256 of the canonical form of a suggestion request: the method, the parameters
 /// with the workspace's location and every document version taken out, and the
 /// document's text. Two requests with the same hash asked the same thing of the same
@@ -94,9 +96,6 @@ impl TextHash {
         hex(&self.state.clone().finalize())
     }
 }
-
-use crate::digest::hex;
-pub use crate::digest::sha256_hex;
 
 #[cfg(test)]
 mod tests {

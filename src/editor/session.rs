@@ -31,7 +31,7 @@ pub use completion::Trigger;
 // Paths the rest of the crate has always used.
 pub use super::error::{COPILOT_NO_TOKEN, SessionError};
 pub use super::handshake::{ServerCaps, ServerInfo, SyncKind};
-pub use super::request_hash::{TextHash, request_hash, request_hash_of, sha256_hex};
+pub use super::request_hash::{TextHash, request_hash, request_hash_of};
 pub use super::workspace::{scratch_dir, sweep_stale_workspaces};
 
 /// A suggestion and how long it took.

@@ -150,12 +150,10 @@ fn shared_stdout() -> &'static Option<Mutex<std::fs::File>> {
 /// Writes `bytes` whole to the host's stdout (see [`shared_stdout`]).
 fn write_stdout(bytes: &[u8]) -> std::io::Result<()> {
     match shared_stdout() {
-        Some(out) => {
-            // Whatever `std` holds (the listen address) goes first.
-            std::io::stdout().flush()?;
-            let mut out = out.lock().unwrap_or_else(|e| e.into_inner());
-            out.write_all(bytes)
-        }
+        Some(out) => out
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .write_all(bytes),
         None => {
             let mut out = std::io::stdout().lock();
             out.write_all(bytes)?;

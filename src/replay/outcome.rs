@@ -68,7 +68,7 @@ fn line_outcome(
                 r.latency_ms = Some((t.latency_ms * 1000.0).round() / 1000.0);
             }
             r.items = Some(t.value.len());
-            r.response_hash = Some(crate::editor::session::sha256_hex(
+            r.response_hash = Some(crate::digest::sha256_hex(
                 serde_json::to_string(&t.value)
                     .unwrap_or_default()
                     .as_bytes(),
@@ -151,7 +151,7 @@ pub(super) fn completion_record(
                 .into_iter()
                 .map(|it| [it.label, it.sort, it.insert])
                 .collect();
-            r.response_hash = Some(crate::editor::session::sha256_hex(
+            r.response_hash = Some(crate::digest::sha256_hex(
                 serde_json::to_string(&shown).unwrap_or_default().as_bytes(),
             ));
             r.top = Some(ranked.top);

@@ -6,8 +6,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde_json::Value;
+use typist::dataset::Case;
 use typist::dataset::token::{Action, TokenCase, TokenContext, TokenKind};
-use typist::dataset::{Case, sha256_hex};
+use typist::digest::sha256_hex;
 
 use super::{ok, typist};
 
