@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The README's local-model table from a run's output folder.
+"""The local-model table (docs/results/2026-11-23-local-model-smollm2.md) from a run's
+output folder.
 
     typist score OUT/records.jsonl --json > OUT/score.json   (typist run writes it)
     scripts/model-table.py OUT

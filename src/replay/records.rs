@@ -9,7 +9,8 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
-/// One case's outcome for one assistant in one pass (the records format of README).
+/// One case's outcome for one assistant in one pass (the records format of
+/// docs/records.md).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Record {
     pub case: String,

@@ -1,4 +1,4 @@
-//! Paired comparisons (methodology §6): for each pair of assistants, the difference of
+//! Paired comparisons (methodology §4): for each pair of assistants, the difference of
 //! each headline metric over the cases both answered, its bootstrap spread on the same
 //! resamples, and a two-sided p-value.
 
