@@ -26,7 +26,6 @@ use super::workspace::{self, Workspace};
 use crate::lsp::{Address, Client, ClientOptions, ClientStats, Event, ExitInfo, uri};
 
 mod completion;
-pub use completion::Trigger;
 
 // Paths the rest of the crate has always used.
 pub use super::error::{COPILOT_NO_TOKEN, SessionError};

@@ -1,0 +1,59 @@
+//! `typist drill --quick`, as CI runs it: over 1,000 injected faults of every kind and
+//! three SIGKILLs with resumes, nothing lost, nothing left behind.
+
+use crate::common::*;
+use serde_json::Value;
+
+#[test]
+fn the_quick_drill_loses_nothing() {
+    let keep = tempfile::tempdir().unwrap();
+    let o = typist()
+        .args(["drill", "--quick", "--json", "--dataset"])
+        .arg(DATASET)
+        .arg("--keep")
+        .arg(keep.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let r: Value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("{e}: {stdout}\n{}", String::from_utf8_lossy(&o.stderr)));
+    assert!(o.status.success(), "{r:#}");
+    assert_eq!(r["lost"], 0, "{r:#}");
+    assert!(r["injected_total"].as_u64().unwrap() >= 1000, "{r:#}");
+    for kind in [
+        "crash",
+        "truncated",
+        "crash-after",
+        "hang",
+        "error-answer",
+        "garbage",
+        "huge-length",
+        "bad-utf8",
+        "unknown-id",
+        "notification-flood",
+        "stderr-flood",
+        "request-storm",
+    ] {
+        assert!(
+            r["injected"][kind].as_u64().unwrap_or(0) >= 20,
+            "{kind}: {r:#}"
+        );
+    }
+    assert_eq!(r["records"], r["planned"], "{r:#}");
+    for zero in [
+        "false_empties",
+        "false_answers",
+        "duplicates",
+        "stray",
+        "leftover_processes",
+        "leftover_workspaces",
+    ] {
+        assert_eq!(r[zero], 0, "{zero}: {r:#}");
+    }
+    // Faults that end a request were recorded as failures, never as answers.
+    assert!(r["outcomes"]["error"].as_u64().unwrap() > 0);
+    assert!(r["outcomes"]["timeout"].as_u64().unwrap() > 0);
+    assert_eq!(r["kills_landed"], 3, "{r:#}");
+    assert_eq!(r["kill_records_equal"], true);
+    assert_eq!(r["dataset_unchanged"], true);
+}
