@@ -33,7 +33,7 @@ pub async fn login(profile: &Profile, wait: Duration) -> Result<String> {
     })?;
     let store = store().context("no HOME: cannot place typist's config folder")?;
     // Named `typist-PID-…` like the workspaces: swept if typist is killed meanwhile.
-    let tmp = crate::editor::session::scratch_dir("login-")?;
+    let tmp = crate::editor::workspace::scratch_dir("login-")?;
     let config = tmp.path().join("config");
     let client = start_server(profile, &program, tmp.path(), &config).await?;
     let signed_in = sign_in(&client, wait).await;

@@ -125,7 +125,7 @@ async fn refuse(
     profiles: &[Profile],
     cond: &RunConditions,
 ) -> Result<()> {
-    let swept = crate::editor::session::sweep_stale_workspaces();
+    let swept = crate::editor::workspace::sweep_stale_workspaces();
     if swept > 0 {
         tracing::info!(
             "removed {swept} temporary workspace(s) left by typist processes that are gone"

@@ -18,11 +18,11 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
+use crate::score::pairs::Pair;
 use crate::score::{Options, Summary, read_records_and_pairs, summarize};
 pub use escape::esc;
 pub use format::{p_text, pct};
 pub use markdown::markdown;
-use pairs::Pair;
 
 #[derive(Debug, Clone)]
 pub struct ReportOptions {

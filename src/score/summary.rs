@@ -18,13 +18,14 @@ use super::records::Table;
 use super::repeat::{nondeterminism, repeat_skip};
 use super::sums::{COLUMNS, Draws};
 
+// The one public path of these two: their files are private to `score`.
 pub use super::accumulate::MIN_UNITS;
-pub use super::curve::{BAND_STEP, CURVE_STEPS};
-pub use super::pairwise::Pairwise;
 pub use super::rank_boot::RankCi;
-pub use super::ranking::RankStats;
-pub use super::repeat::{Nondeterminism, PassStat, RepeatSkip};
-pub use super::sums::{Breakdown, Rates, Sums, Terms, share};
+
+use super::pairwise::Pairwise;
+use super::ranking::RankStats;
+use super::repeat::{Nondeterminism, RepeatSkip};
+use super::sums::{Breakdown, Rates, Sums};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Latency {

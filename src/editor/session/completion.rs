@@ -7,11 +7,13 @@ use std::time::{Duration, Instant};
 use lsp_types::request::{Completion, Request};
 use serde_json::{Value, json};
 
-use super::{Session, SessionError, Timed, request_hash_of};
+use super::{Session, Timed};
+use crate::editor::SessionError;
 use crate::editor::conditions::Trigger;
 use crate::editor::document::Position;
 use crate::editor::profile::ReadinessRule;
 use crate::editor::ranking;
+use crate::editor::request_hash::request_hash_of;
 use crate::lsp::uri;
 
 impl Session {
