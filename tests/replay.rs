@@ -1374,6 +1374,7 @@ fn ctrl_c_twice_forces_exit() {
         60_000,
     );
     let out = tmp.path().join("out");
+    let transcripts = tmp.path().join("transcripts");
     let mut child = typist()
         .args(["run", "--config", "/dev/null", "--quiet", "--no-latency"])
         .args([
@@ -1388,21 +1389,36 @@ fn ctrl_c_twice_forces_exit() {
         .arg(&editors)
         .arg("--out")
         .arg(&out)
+        .arg("--transcripts")
+        .arg(&transcripts)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
+    let stderr = StderrLines::of(&mut child);
     let servers = lingering_servers(child.id(), 1);
-    // Let the first request reach the server (start-up, initialize, the first case).
-    std::thread::sleep(Duration::from_millis(2500));
+    // The first suggestion request is in flight once the transcript holds it (the
+    // transcript is flushed per message, before the frame is written to the server).
+    wait_for("a suggestion request in a transcript", Duration::from_secs(60), || {
+        std::fs::read_dir(&transcripts).ok().is_some_and(|d| {
+            d.flatten().any(|e| {
+                std::fs::read_to_string(e.path()).is_ok_and(|t| t.contains("inlineCompletion"))
+            })
+        })
+    });
     // SAFETY: kill(2) on our own child's pid.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    std::thread::sleep(Duration::from_millis(700));
+    wait_for("typist's answer to the first Ctrl-C", Duration::from_secs(10), || {
+        stderr.text().contains("stopping after the cases in flight")
+    });
     if let Some(s) = child.try_wait().unwrap() {
-        let mut err = String::new();
-        std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
-        panic!("one Ctrl-C waits for the case in flight; exited {s}: {err}");
+        panic!(
+            "one Ctrl-C waits for the case in flight; exited {s}: {}",
+            stderr.text()
+        );
     }
+    // The second Ctrl-C's own message (below) shows typist was still waiting when it
+    // came: only the handler of a second Ctrl-C prints it.
     let second = Instant::now();
     // SAFETY: as above.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
@@ -1417,10 +1433,55 @@ fn ctrl_c_twice_forces_exit() {
         std::thread::sleep(Duration::from_millis(20));
     };
     assert_eq!(status.code(), Some(130));
-    let mut err = String::new();
-    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    wait_for("typist's answer to the second Ctrl-C", Duration::from_secs(5), || {
+        stderr.closed()
+    });
+    let err = stderr.text();
     assert!(err.contains("stopped at once"), "{err}");
     assert_gone_within_5s(&servers);
+}
+
+/// Polls `done` every 20 ms until it holds; fails naming `what` after `deadline`.
+fn wait_for(what: &str, deadline: Duration, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < deadline, "no {what} within {deadline:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A child's stderr read on a thread of its own as it comes, so a test can wait for a
+/// line without blocking on the pipe.
+struct StderrLines {
+    text: std::sync::Arc<std::sync::Mutex<String>>,
+    reader: std::thread::JoinHandle<()>,
+}
+
+impl StderrLines {
+    fn of(child: &mut std::process::Child) -> StderrLines {
+        let mut pipe = child.stderr.take().unwrap();
+        let text = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let into = text.clone();
+        let reader = std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = std::io::Read::read(&mut pipe, &mut buf) {
+                if n == 0 {
+                    break;
+                }
+                into.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+        StderrLines { text, reader }
+    }
+
+    fn text(&self) -> String {
+        self.text.lock().unwrap().clone()
+    }
+
+    /// The pipe reached its end (every writer gone).
+    fn closed(&self) -> bool {
+        self.reader.is_finished()
+    }
 }
 
 /// A panic in a worker stops the run with a message and exit 1, keeps every record
