@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::json;
-use typist::editor::session::Trigger;
+use typist::editor::conditions::Trigger;
 use typist::editor::{Conditions, Session, SessionOptions, profile};
 
 struct Snippet {

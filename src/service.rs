@@ -272,7 +272,7 @@ impl Services {
             Some(l) => l,
             None => self
                 .logs
-                .insert(crate::editor::session::scratch_dir("services-")?),
+                .insert(crate::editor::workspace::scratch_dir("services-")?),
         };
         let log = logs.path().join(format!("{}.log", spec.name));
         let child = spawn(spec, &program, &args, port, &log)?;

@@ -1,5 +1,6 @@
 //! A benchmarked child process: wall time, CPU time (user + system) and peak resident
-//! memory, from `wait4`'s resource usage of that child alone.
+//! memory, from `wait4`'s resource usage of that child alone; and the machine's load
+//! average the measurement was taken under.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -57,4 +58,12 @@ pub fn timed(cmd: &mut Command, stdout: &Path) -> Result<Timing> {
         // Linux reports kilobytes.
         peak_mb: usage.ru_maxrss as f64 / 1024.0,
     })
+}
+
+/// `/proc/loadavg`'s three averages, or `?`.
+pub(crate) fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|| "?".into())
 }

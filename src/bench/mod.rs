@@ -251,7 +251,7 @@ pub fn score(opts: &BenchOptions) -> Result<String> {
         opts.repos,
         opts.assistants,
         opts.resamples,
-        load_average(),
+        child::load_average(),
         rows.join("\n"),
         opts.runs.max(1),
         summary(opts, &best),
@@ -261,12 +261,4 @@ pub fn score(opts: &BenchOptions) -> Result<String> {
         out.push_str(&agreement(&opts.dir)?);
     }
     Ok(out)
-}
-
-/// `/proc/loadavg`'s three averages, or `?`.
-pub(crate) fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_else(|| "?".into())
 }

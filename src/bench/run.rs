@@ -208,7 +208,7 @@ pub fn run(opts: &RunOptions) -> Result<String> {
          best of {}:\n\n{}",
         opts.dataset.display(),
         what,
-        super::load_average(),
+        super::child::load_average(),
         rows.join("\n"),
         opts.runs.max(1),
         best_table(&best, &opts.jobs),

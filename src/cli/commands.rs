@@ -53,7 +53,7 @@ pub fn login(a: LoginArgs) -> Result<ExitCode> {
     let LoginTarget::Copilot = a.assistant;
     let p = profile::find_profile(&a.profile, a.editors.as_deref())?;
     let rt = runtime()?;
-    let done = rt.block_on(typist::copilot::login(
+    let done = rt.block_on(typist::copilot::login::login(
         &p,
         std::time::Duration::from_secs(a.timeout),
     ))?;

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use serde_json::Value;
 
-use super::DrillReport;
 use super::harness::Drill;
+use super::report::DrillReport;
 use crate::host::faults::Kind;
 
 /// Runs the plan against the `drill-faults` profile, whose host logs to `log`, and

@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use super::{DrillOptions, DrillReport};
+use super::options::DrillOptions;
+use super::report::DrillReport;
 
 const HOST_LANGUAGES: &str = "languages = [\"python\", \"javascript\", \"typescript\"]\nextensions = [\"py\", \"js\", \"ts\", \"mjs\", \"cjs\"]\n";
 

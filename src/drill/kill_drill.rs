@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
-use super::DrillReport;
 use super::harness::Drill;
+use super::report::DrillReport;
 
 /// Runs the plan once uninterrupted, then killed and resumed `opts.kills` times, and
 /// compares the records.

@@ -10,7 +10,7 @@ use lsp_types::request::{Completion as CompletionRequest, InlineCompletionReques
 use serde_json::{Value, json};
 
 use super::document::{Document, Position, PositionEncoding};
-pub use super::suggestions::{CompletionEntry, InlineSuggestion, Suggestions, strip_snippet};
+use super::suggestions::{CompletionEntry, InlineSuggestion, Suggestions, strip_snippet};
 
 fn text_of(v: &Value) -> Option<String> {
     match v {

@@ -19,7 +19,8 @@ pub mod workspace;
 
 pub use conditions::{Conditions, TriggerKind};
 pub use document::{Document, Position, PositionEncoding};
+pub use error::SessionError;
 pub use handshake::{ServerCaps, ServerInfo, SyncKind};
 pub use profile::{DialectKind, Profile, ReadinessRule};
-pub use session::{Session, SessionError, SessionOptions};
+pub use session::{Session, SessionOptions};
 pub use suggestions::{CompletionEntry, InlineSuggestion, Suggestions};

@@ -17,22 +17,20 @@ use lsp_types::{DidChangeConfigurationParams, InitializedParams};
 
 use super::answers;
 use super::conditions::Conditions;
-use super::dialect::{self, Suggestions};
+use super::dialect;
 use super::document::{Document, Position, PositionEncoding, incremental_change};
 use super::handshake;
 use super::profile::{DialectKind, Profile, ReadinessRule};
 use super::server_state::ServerState;
+use super::suggestions::Suggestions;
 use super::workspace::{self, Workspace};
 use crate::lsp::{Address, Client, ClientOptions, ClientStats, Event, ExitInfo, uri};
 
 mod completion;
-pub use completion::Trigger;
 
-// Paths the rest of the crate has always used.
-pub use super::error::{COPILOT_NO_TOKEN, SessionError};
-pub use super::handshake::{ServerCaps, ServerInfo, SyncKind};
-pub use super::request_hash::{TextHash, request_hash, request_hash_of};
-pub use super::workspace::{scratch_dir, sweep_stale_workspaces};
+use super::error::{COPILOT_NO_TOKEN, SessionError};
+use super::handshake::{ServerCaps, ServerInfo, SyncKind};
+use super::request_hash::{TextHash, request_hash_of};
 
 /// A suggestion and how long it took.
 #[derive(Debug, Clone, Serialize)]
@@ -65,7 +63,7 @@ pub struct Session {
     caps: ServerCaps,
     state: ServerState,
     focused: Option<String>,
-    /// The canonical hash of the last suggestion request sent (see [`request_hash`]).
+    /// The canonical hash of the last suggestion request sent (see [`super::request_hash::request_hash`]).
     last_request_hash: Option<String>,
     /// Disk copies of documents being typed, open for appending (no open and close of
     /// the file per change); dropped when the file is rewritten.

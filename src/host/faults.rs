@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::json;
 use tower_lsp_server::ls_types::{ConfigurationItem, MessageType};
 
-use super::Host;
+use tower_lsp_server::Client;
 
 /// Fault and latency shaping, off by default.
 #[derive(Debug, Clone, Default)]
@@ -214,10 +214,12 @@ fn stderr_junk(bytes: u64) {
     let _ = err.flush();
 }
 
-impl Host {
+/// What the faults do to one request: the host hands itself in pieces (its client for
+/// the messages a fault sends), so this file never names the host.
+impl Faults {
     /// Applies the configured faults for the request numbered `n`; false: answer empty.
-    pub(super) async fn shape(&self, n: u64) -> bool {
-        let f = &self.faults;
+    pub(super) async fn shape(&self, client: &Client, n: u64) -> bool {
+        let f = self;
         if f.crash_after.is_some_and(|c| n >= c) {
             tracing::warn!("fault: crashing at request {n}");
             std::process::exit(3);
@@ -233,7 +235,7 @@ impl Host {
             stderr_junk(f.stderr_junk);
         }
         for i in 0..f.log_flood {
-            self.client
+            client
                 .log_message(MessageType::LOG, format!("flood {i} of request {n}"))
                 .await;
         }
@@ -248,7 +250,7 @@ impl Host {
 
     /// The fault of the mix this request meets, if any (the same for the same case).
     pub(super) fn drawn_fault(&self, rel: &str, line: u32) -> Option<Kind> {
-        let f = &self.faults;
+        let f = self;
         if f.fault_mix <= 0.0 {
             return None;
         }
@@ -262,7 +264,7 @@ impl Host {
     /// One line of the fault log: `answer` is the text answered (`""`: empty), `None`
     /// when the fault ends the request.
     pub(super) fn log_fault(&self, rel: &str, line: u32, kind: Option<Kind>, answer: Option<&str>) {
-        let Some(path) = &self.faults.fault_log else {
+        let Some(path) = &self.fault_log else {
             return;
         };
         let entry = json!({
@@ -287,7 +289,7 @@ impl Host {
 
     /// Acts out the part of `kind` that comes before the answer; returns only if the
     /// answer is still to be sent.
-    pub(super) async fn inject(&self, kind: Kind) {
+    pub(super) async fn inject(&self, client: &Client, kind: Kind) {
         match kind {
             Kind::Crash => {
                 tracing::warn!("fault: crash on arrival");
@@ -309,7 +311,7 @@ impl Host {
             )),
             Kind::NotificationFlood => {
                 for i in 0..300 {
-                    self.client
+                    client
                         .log_message(MessageType::LOG, format!("flood {i}"))
                         .await;
                 }
@@ -321,9 +323,9 @@ impl Host {
                         scope_uri: None,
                         section: Some(format!("typist.storm{i}")),
                     };
-                    let _ = self.client.configuration(vec![item]).await;
+                    let _ = client.configuration(vec![item]).await;
                     if i % 8 == 0 {
-                        let _ = self.client.workspace_folders().await;
+                        let _ = client.workspace_folders().await;
                     }
                 }
             }
@@ -333,8 +335,7 @@ impl Host {
 
     /// The secret `--leak-env` names, if set.
     pub(super) fn leaked(&self) -> Option<String> {
-        self.faults
-            .leak_env
+        self.leak_env
             .as_ref()
             .map(|v| std::env::var(v).unwrap_or_default())
     }

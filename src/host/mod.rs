@@ -32,7 +32,7 @@ use crate::editor::document::{
 pub use faults::Faults;
 use faults::Kind;
 use ngram::previous_line;
-use workspace::Model;
+use workspace::{Doc, Model};
 
 /// Which model answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -75,12 +75,6 @@ pub struct HostArgs {
     pub ngram_context: NgramContext,
     pub http: http::HttpOptions,
     pub faults: Faults,
-}
-
-struct Doc {
-    text: String,
-    language: Option<Language>,
-    path: Option<PathBuf>,
 }
 
 pub struct Host {
@@ -220,39 +214,39 @@ impl Host {
                 "position missing",
             ));
         };
-        if let Some(err) = self.leak_error(n) {
+        if let Some(err) = self.faults.leak_error(n) {
             return Err(err);
         }
         let rel = self.rel_path(uri);
-        let fault = self.drawn_fault(&rel, pos.line);
+        let fault = self.faults.drawn_fault(&rel, pos.line);
         if let Some(kind) = fault {
             if kind.ends_request().is_some() {
-                self.log_fault(&rel, pos.line, fault, None);
+                self.faults.log_fault(&rel, pos.line, fault, None);
             }
             if kind == Kind::ErrorAnswer {
                 let mut err = tower_lsp_server::jsonrpc::Error::internal_error();
                 err.message = "injected fault: error answer".into();
                 return Err(err);
             }
-            self.inject(kind).await;
+            self.faults.inject(&self.client, kind).await;
         }
-        if !self.shape(n).await {
-            self.log_fault(&rel, pos.line, fault, Some(""));
+        if !self.faults.shape(&self.client, n).await {
+            self.faults.log_fault(&rel, pos.line, fault, Some(""));
             return Ok(json!({"items": []}));
         }
         let predicted = self.predict(uri, pos).await.map_err(|e| {
-            self.log_fault(&rel, pos.line, fault, None);
+            self.faults.log_fault(&rel, pos.line, fault, None);
             let mut err = tower_lsp_server::jsonrpc::Error::internal_error();
             err.message = e.into();
             err
         })?;
-        self.log_fault(
+        self.faults.log_fault(
             &rel,
             pos.line,
             fault,
             Some(predicted.as_deref().unwrap_or("")),
         );
-        self.after_answer(fault);
+        self.faults.after_answer(fault);
         let items = match predicted {
             Some(t) => vec![json!({
                 "insertText": t,
@@ -278,7 +272,7 @@ impl LanguageServer for Host {
                 .as_ref()
                 .and_then(|u| crate::lsp::uri::to_path(u.as_str()))
         });
-        if let Some(secret) = self.leaked() {
+        if let Some(secret) = self.faults.leaked() {
             eprintln!("careless server: starting with key {secret}");
         }
         if let (Ok(mut r), Some(root)) = (self.root.lock(), &root) {
@@ -386,7 +380,7 @@ impl LanguageServer for Host {
 
     async fn completion(&self, p: CompletionParams) -> RpcResult<Option<CompletionResponse>> {
         let n = self.requests.fetch_add(1, Ordering::SeqCst) + 1;
-        if !self.shape(n).await {
+        if !self.faults.shape(&self.client, n).await {
             return Ok(Some(CompletionResponse::Array(vec![])));
         }
         let tdp = &p.text_document_position;

@@ -5,9 +5,15 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use super::Doc;
 use super::ngram::{self, Counts, Vocab, predict_line, tokenize};
 use crate::dataset::Language;
+
+/// An open document as the host holds it: its text, language and path on disk.
+pub(super) struct Doc {
+    pub(super) text: String,
+    pub(super) language: Option<Language>,
+    pub(super) path: Option<PathBuf>,
+}
 
 const MAX_CRAWL_FILE: u64 = 1 << 20;
 /// Weight of counts from the open documents against the workspace's.

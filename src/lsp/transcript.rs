@@ -41,4 +41,4 @@ impl Transcript {
     }
 }
 
-pub use crate::secrets::redact;
+use crate::secrets::redact;

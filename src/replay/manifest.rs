@@ -240,7 +240,7 @@ fn now_rfc3339() -> String {
 fn profile_json(p: &Profile) -> Value {
     let mut v = serde_json::to_value(p).unwrap_or(Value::Null);
     v["source"] = Value::from(p.source.display().to_string());
-    crate::lsp::transcript::redact(&v)
+    crate::secrets::redact(&v)
 }
 
 /// Writes `v` pretty-printed to `path` atomically, secrets scrubbed.

@@ -124,6 +124,10 @@ pub(super) async fn run_workers(
     failure
 }
 
+/// Where a server's view of the target file ends, for token cases: (0-based line,
+/// character). The server may know everything before it.
+type Seen = (usize, usize);
+
 struct Worker {
     id: usize,
     shared: Arc<Shared>,
@@ -149,7 +153,7 @@ struct Live {
     /// 0-based lines of the target file this server has been shown in full.
     shown: Vec<std::ops::Range<usize>>,
     /// Token cases: where the server's view of the target file ends.
-    seen: tokens::Seen,
+    seen: Seen,
 }
 
 impl Live {

@@ -9,9 +9,9 @@ use askama::Template;
 
 use super::charts;
 use super::examples::{Examples, examples};
+use super::format::{num_attr, p_text, pct};
 use super::ranking::{RankPair, RankRow, ranking, ranking_pairs};
 use super::run_section::{RunView, run_view};
-use super::{num_attr, p_text, pct};
 use crate::score::summary::{AssistantScore, MIN_UNITS};
 use crate::score::{Estimate, Pair, Summary};
 

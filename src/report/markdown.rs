@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use super::{p_text, pct};
+use super::format::{p_text, pct};
 use crate::score::{Estimate, Summary};
 
 /// A compact summary for a pull-request comment.

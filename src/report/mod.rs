@@ -7,6 +7,7 @@
 pub mod charts;
 pub mod escape;
 mod examples;
+mod format;
 mod html;
 mod markdown;
 pub mod pairs;
@@ -17,10 +18,11 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
+use crate::score::pairs::Pair;
 use crate::score::{Options, Summary, read_records_and_pairs, summarize};
 pub use escape::esc;
+pub use format::{p_text, pct};
 pub use markdown::markdown;
-use pairs::Pair;
 
 #[derive(Debug, Clone)]
 pub struct ReportOptions {
@@ -44,29 +46,6 @@ pub struct Report {
     pub markdown: String,
     pub pairs: Vec<Pair>,
     pub summary: Summary,
-}
-
-/// A share as a percentage with one decimal ("–" when undefined).
-pub fn pct(x: f64) -> String {
-    if x.is_finite() {
-        format!("{:.1}", 100.0 * x)
-    } else {
-        "–".into()
-    }
-}
-
-/// A number for a `data-value` attribute (empty when undefined).
-fn num_attr(x: f64) -> String {
-    if x.is_finite() {
-        format!("{x}")
-    } else {
-        String::new()
-    }
-}
-
-/// A p-value to three places, or "n/a" when there is none.
-pub fn p_text(p: Option<f64>) -> String {
-    p.map_or("n/a".to_string(), |v| format!("{v:.3}"))
 }
 
 /// Reads the records (once: the scoring table and the pairs come from one parse) and

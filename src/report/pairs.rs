@@ -5,7 +5,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-pub use crate::score::pairs::Pair;
+use crate::score::pairs::Pair;
 
 pub fn write_csv(path: &Path, pairs: &[Pair]) -> Result<()> {
     let mut w =

@@ -1,7 +1,7 @@
 //! The report's completion-list section: rankings by typed prefix and by token kind
 //! with their intervals, and the paired differences between servers.
 
-use super::{p_text, pct};
+use super::format::{p_text, pct};
 use crate::score::Summary;
 
 pub(super) struct RankRow<'a> {

@@ -6,9 +6,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::accumulate::Acc;
 use super::bootstrap::{percentile, resample_sums};
-use super::summary::Options;
+use super::options::Options;
 use super::sums::Sums;
 
 /// 101 thresholds t = k/100.
@@ -58,10 +57,18 @@ pub(crate) fn bucket(len: u32, ld: u32) -> usize {
     ((gain * CURVE_STEPS as u64) / len.max(1) as u64) as usize
 }
 
+/// One assistant's sums per bootstrap unit, as the bands read them: the buckets of
+/// `c_help` and the sums (for the denominators).
+pub(crate) struct UnitCurves<'a> {
+    pub buckets: &'a [Buckets],
+    pub sums: &'a [Sums],
+}
+
 /// Percentile bands of H(S|t) every `BAND_STEP`/100, with and without empties, on the
-/// same draws as every other interval (same seed).
-pub(crate) fn curve_bands(
-    accs: &[Acc],
+/// same draws as every other interval (same seed). `per_assistant` gives an assistant's
+/// per-unit sums by its name's index (the accumulator is handed down, never named here).
+pub(crate) fn curve_bands<'a>(
+    per_assistant: impl Fn(u32) -> UnitCurves<'a>,
     names: &[u32],
     n_units: usize,
     opts: &Options,
@@ -72,17 +79,17 @@ pub(crate) fn curve_bands(
     let mut matrix = vec![0.0f64; n_units * cols];
     for r in 0..n_units {
         for (i, &a) in names.iter().enumerate() {
-            let acc = &accs[a as usize];
+            let unit = per_assistant(a);
             let row = &mut matrix[r * cols + i * per..r * cols + (i + 1) * per];
             let mut tail = [0u64; CURVE_STEPS + 2];
             for k in (0..=CURVE_STEPS).rev() {
-                tail[k] = tail[k + 1] + acc.unit_buckets[r][k];
+                tail[k] = tail[k + 1] + unit.buckets[r][k];
             }
             for (j, &k) in ks.iter().enumerate() {
                 row[j] = tail[k] as f64;
             }
-            row[ks.len()] = acc.per_unit[r].len as f64;
-            row[ks.len() + 1] = acc.per_unit[r].len_nonempty as f64;
+            row[ks.len()] = unit.sums[r].len as f64;
+            row[ks.len() + 1] = unit.sums[r].len_nonempty as f64;
         }
     }
     let resamples = resample_sums(&matrix, n_units, cols, opts.bootstrap, opts.seed);

@@ -7,6 +7,7 @@ mod accumulate;
 pub mod bootstrap;
 pub mod curve;
 pub mod distance;
+mod options;
 pub mod pairs;
 pub mod pairwise;
 mod rank_boot;
@@ -18,7 +19,8 @@ pub mod sums;
 pub mod table;
 
 pub use bootstrap::Estimate;
+pub use options::Options;
 pub use pairs::Pair;
 pub use records::{Outcome, Table, read_records, read_records_and_pairs};
-pub use summary::{Options, Summary, summarize};
+pub use summary::{Summary, summarize};
 pub use table::score_table;

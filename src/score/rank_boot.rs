@@ -10,9 +10,9 @@ use serde::Serialize;
 
 use super::accumulate::{MIN_UNITS, Units};
 use super::bootstrap::{Estimate, p_value, resample_sums};
+use super::options::Options;
 use super::pairwise::Pairwise;
 use super::records::{Row, TOKEN_KINDS, Table};
-use super::summary::Options;
 
 /// Top-1, top-5 and MRR with their bootstrap spread.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]

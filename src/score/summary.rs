@@ -11,40 +11,21 @@ use serde::Serialize;
 
 use super::accumulate::{Acc, AccCtx, Units, accumulate_table, keep_one};
 use super::bootstrap::{Estimate, percentile_unsorted, resample_sums};
-use super::curve::{BandPoint, CurvePoint, curve, curve_bands};
+use super::curve::{BandPoint, CurvePoint, UnitCurves, curve, curve_bands};
+use super::options::Options;
 use super::pairwise::{PairSums, pair_sums, pairwise};
 use super::records::Table;
 use super::repeat::{nondeterminism, repeat_skip};
 use super::sums::{COLUMNS, Draws};
 
+// The one public path of these two: their files are private to `score`.
 pub use super::accumulate::MIN_UNITS;
-pub use super::curve::{BAND_STEP, CURVE_STEPS};
-pub use super::pairwise::Pairwise;
 pub use super::rank_boot::RankCi;
-pub use super::ranking::RankStats;
-pub use super::repeat::{Nondeterminism, PassStat, RepeatSkip};
-pub use super::sums::{Breakdown, Rates, Sums, Terms, share};
 
-#[derive(Debug, Clone)]
-pub struct Options {
-    pub bootstrap: usize,
-    pub seed: u64,
-    pub pass: u32,
-    /// Also bootstrap the H(S|t) curves (percentile bands every 0.05); off by default,
-    /// as it costs more than every other interval together.
-    pub curve_bands: bool,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Options {
-            bootstrap: 1000,
-            seed: 0,
-            pass: 1,
-            curve_bands: false,
-        }
-    }
-}
+use super::pairwise::Pairwise;
+use super::ranking::RankStats;
+use super::repeat::{Nondeterminism, RepeatSkip};
+use super::sums::{Breakdown, Rates, Sums};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Latency {
@@ -157,7 +138,14 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
     let draws = draws(&accs, &names, &ps, units.count, opts);
     step("bootstrap");
     let bands = if opts.curve_bands && units.count > 0 {
-        curve_bands(&accs, &names, units.count, opts)
+        let per_assistant = |a: u32| {
+            let acc = &accs[a as usize];
+            UnitCurves {
+                buckets: &acc.unit_buckets,
+                sums: &acc.per_unit,
+            }
+        };
+        curve_bands(per_assistant, &names, units.count, opts)
     } else {
         BTreeMap::new()
     };

@@ -225,7 +225,7 @@ fn notes(s: &Summary, out: &mut String) {
     }
 }
 
-fn pairwise(s: &Summary, rows: &[super::summary::Pairwise], out: &mut String) {
+fn pairwise(s: &Summary, rows: &[super::pairwise::Pairwise], out: &mut String) {
     let mut p = comfy_table::Table::new();
     p.load_style(comfy_table::presets::ASCII_MARKDOWN);
     p.set_header([

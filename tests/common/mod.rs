@@ -1,6 +1,6 @@
 //! Helpers the integration tests share: the typist binary, the bundled dataset, exit
 //! checks, and `typist serve-model` on a free loopback port.
-#![allow(dead_code)] // each test binary uses its own subset
+#![allow(dead_code)] // tests/services.rs uses a subset
 
 pub mod tokens;
 

@@ -173,16 +173,16 @@ pub fn patient_profile(dir: &Path, name: &str) -> std::path::PathBuf {
     editors
 }
 
-pub fn installed(name: &str) -> bool {
+/// Fails the test when the profile's server is not installed, naming the install step:
+/// every server these tests use is one `scripts/install-servers.sh` installs, so a
+/// missing one is a broken set-up, never a reason to pass.
+pub fn require_installed(name: &str) {
     let p = typist::editor::profile::find_profile(name, None).unwrap();
-    if p.resolve_command().is_none() {
-        eprintln!(
-            "SKIPPED: {name} is not installed ({}); scripts/install-servers.sh installs it",
-            p.install_hint
-        );
-        return false;
-    }
-    true
+    assert!(
+        p.resolve_command().is_some(),
+        "{name} is not installed ({}): run scripts/install-servers.sh",
+        p.install_hint
+    );
 }
 
 pub fn ranks(records: &BTreeMap<String, Value>) -> BTreeMap<&str, Option<u64>> {

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Token, find_tokens};
+use super::find::{Token, find_tokens};
 use crate::dataset::{
     Action, Case, Dataset, Language, SampleOptions, TokenCase, TokenContext, TokenKind, draw_token,
 };

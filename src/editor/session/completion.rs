@@ -7,40 +7,14 @@ use std::time::{Duration, Instant};
 use lsp_types::request::{Completion, Request};
 use serde_json::{Value, json};
 
-use super::{Session, SessionError, Timed, request_hash_of};
+use super::{Session, Timed};
+use crate::editor::SessionError;
+use crate::editor::conditions::Trigger;
 use crate::editor::document::Position;
 use crate::editor::profile::ReadinessRule;
 use crate::editor::ranking;
+use crate::editor::request_hash::request_hash_of;
 use crate::lsp::uri;
-
-/// How a completion request is triggered (`CompletionTriggerKind`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Trigger {
-    /// 1: typing an identifier or an explicit invocation.
-    Invoked,
-    /// 2: a trigger character the server declared.
-    Character(String),
-    /// 3: the prefix grew while the last list was incomplete.
-    Incomplete,
-}
-
-impl Trigger {
-    /// `Character(c)` when the server declares `c` a trigger character, else `Invoked`.
-    pub fn for_character(c: Option<&str>, declared: &[String]) -> Trigger {
-        match c {
-            Some(c) if declared.iter().any(|d| d == c) => Trigger::Character(c.to_string()),
-            _ => Trigger::Invoked,
-        }
-    }
-
-    fn context(&self) -> Value {
-        match self {
-            Trigger::Invoked => json!({"triggerKind": 1}),
-            Trigger::Character(c) => json!({"triggerKind": 2, "triggerCharacter": c}),
-            Trigger::Incomplete => json!({"triggerKind": 3}),
-        }
-    }
-}
 
 impl Session {
     /// The server's declared completion trigger characters.

@@ -19,15 +19,11 @@ use anyhow::{Result, bail};
 use super::Worker;
 use crate::dataset::Case;
 use crate::dataset::token::{Action, TokenCase, TokenContext};
-use crate::editor::session::Trigger;
+use crate::editor::conditions::Trigger;
 use crate::editor::{Document, SessionError, ranking};
 use crate::replay::outcome::{self, TokenAsk};
 use crate::replay::typing;
 use crate::replay::units::Unit;
-
-/// Where a server's view of the target file ends: (0-based line, character). The
-/// server may know everything before it.
-pub(super) type Seen = (usize, usize);
 
 /// A session's state while replaying one case's actions.
 struct Typing {

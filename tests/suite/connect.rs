@@ -2,13 +2,11 @@
 //! (`profiles --show`), and `--connect` to a server already running (`typist host
 //! --listen` on TCP and on a Unix socket), compared with the same profile spawned.
 
-mod common;
-
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Output, Stdio};
 
-use common::{TYPIST, ok, typist};
+use crate::common::{TYPIST, ok, typist};
 use serde_json::Value;
 
 /// `typist host --listen` on 127.0.0.1 or a socket, killed when dropped.

@@ -2,11 +2,10 @@
 //! input gives a message naming the file and line, never a panic, and what is good in
 //! it is kept.
 
-mod common;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 fn bad(name: &str) -> PathBuf {

@@ -8,13 +8,11 @@
 //! server honours `HTTPS_PROXY`); where the machine has no network at all (this one),
 //! the login is also tried without it.
 
-mod common;
-
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::typist;
+use crate::common::typist;
 use serde_json::Value;
 
 fn installed() {

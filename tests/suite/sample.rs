@@ -1,9 +1,7 @@
 //! `typist sample`: line plans stay what they were; token plans are deterministic and
 //! hold what the replay needs.
 
-mod common;
-
-use common::{DATASET, ok, typist};
+use crate::common::{DATASET, ok, typist};
 use serde_json::Value;
 
 const DATASET_C: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/dataset-c");

@@ -2,10 +2,10 @@
 //! untrusted input: the frame decoder, the client's message handling, and the records
 //! readers. Each property runs `PROPTEST_CASES` cases (256 by default, a few seconds in
 //! CI); run longer by hand with, for example,
-//! `PROPTEST_CASES=200000 cargo nextest run --test fuzz`. A failure is shrunk and its seed saved
-//! in `tests/fuzz.proptest-regressions`, which is committed: it then runs first, every
-//! time (the first entry is a records file with a byte that is not UTF-8, which
-//! `read_for_resume` reported without naming the file).
+//! `PROPTEST_CASES=200000 cargo nextest run --test suite fuzz::`. A failure is shrunk
+//! and its seed saved in `tests/suite/fuzz.proptest-regressions`, which is committed:
+//! it then runs first, every time (the first entry is a records file with a byte that
+//! is not UTF-8, which `read_for_resume` reported without naming the file).
 
 use std::time::Duration;
 

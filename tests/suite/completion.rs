@@ -1,16 +1,14 @@
 //! Completion-list sessions end to end (issue 11): a hand-written token plan over a tiny
 //! repository replayed by `typist run` against the real pyright and
-//! typescript-language-server (skipped, saying so, only when the server is not
-//! installed: scripts/install-servers.sh installs both), exact ranks for known cases;
+//! typescript-language-server (scripts/install-servers.sh installs both; a missing one
+//! fails its test, naming that step), exact ranks for known cases;
 //! and typist's own cheating host, which lists every identifier it can read on disk and
 //! in the documents, finding no token that only appears later in the file.
 
-mod common;
-
 use std::collections::BTreeMap;
 
-use common::tokens::{case, installed, patient_profile, ranks, run_plan};
-use common::typist;
+use crate::common::tokens::{case, patient_profile, ranks, require_installed, run_plan};
+use crate::common::typist;
 use typist::dataset::token::{TokenContext, TokenKind};
 
 const PY: &str = "import os
@@ -28,9 +26,7 @@ print(os.path.join(\"a\", \"b\"))
 
 #[test]
 fn pyright_ranks_known_tokens() {
-    if !installed("pyright") {
-        return;
-    }
+    require_installed("pyright");
     use TokenContext::{Full, Prefix};
     use TokenKind::*;
     let f = |line, col, kind, p, ctx| case("demo", "app.py", PY, line, col, kind, p, ctx);
@@ -82,9 +78,7 @@ const value = helperFunction(2);
 
 #[test]
 fn typescript_language_server_ranks_known_tokens() {
-    if !installed("typescript-language-server") {
-        return;
-    }
+    require_installed("typescript-language-server");
     use TokenContext::Prefix;
     use TokenKind::*;
     let f = |line, col, kind, p| case("demo", "app.ts", TS, line, col, kind, p, Prefix);

@@ -3,12 +3,10 @@
 //! against `typist serve-model` on loopback (answers equal to the baseline computed
 //! here), and the fault drills (garbage frames, log floods) a run survives.
 
-mod common;
-
 use std::path::Path;
 use std::time::Duration;
 
-use common::{TYPIST, serve_model};
+use crate::common::{TYPIST, serve_model};
 
 use typist::editor::{Conditions, Position, Profile, Session, SessionOptions, Suggestions};
 use typist::host::ngram::predict_document;
@@ -239,16 +237,16 @@ fn runs_survive_garbage_frames_and_log_floods() {
         ("garbage", ["--garbage-after", "1"]),
         ("flood", ["--log-flood", "200"]),
     ] {
-        let editors = common::editors_with(tmp.path(), name, &extra, 5000);
+        let editors = crate::common::editors_with(tmp.path(), name, &extra, 5000);
         let out = tmp.path().join(name);
-        let o = common::typist()
+        let o = crate::common::typist()
             .args([
                 "run",
                 "--config",
                 "/dev/null",
                 "--quiet",
                 "--dataset",
-                common::DATASET,
+                crate::common::DATASET,
             ])
             .args([
                 "--assistant",
@@ -287,7 +285,7 @@ fn runs_survive_garbage_frames_and_log_floods() {
 /// The adversary of the replay's honesty test is real: a workspace whose target file is
 /// on disk in full when the server starts (the old replay's leak) lets `--backend cheat`
 /// answer the hidden line exactly, although the editor's document holds only the lines
-/// above it. (`tests/replay.rs` shows it finds nothing in a real run.)
+/// above it. (`tests/suite/replay/typing.rs` shows it finds nothing in a real run.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_cheating_backend_finds_a_line_left_on_disk() {
     let full = "import os\nprint(os.getcwd())\nx = 1\n";

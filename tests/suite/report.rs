@@ -2,12 +2,10 @@
 //! `typist score --json`, markdown and CSV outputs, and seen as a person would: headless
 //! Chromium renders it without console errors to a non-empty screenshot.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{DATASET, TYPIST, ok, typist};
+use crate::common::{DATASET, TYPIST, ok, typist};
 use serde_json::Value;
 
 fn run_fixture(out: &Path) {

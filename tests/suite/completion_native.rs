@@ -1,15 +1,15 @@
 //! Completion-list sessions end to end against clangd on the bundled C/C++ dataset
 //! (`fixtures/dataset-c`, with each project's `compile_flags.txt`) and the TypeScript 7
 //! native server (issue 11): a hand-written token plan replayed by `typist run`, exact
-//! ranks for known cases. Skipped, saying so, only when the server is not installed
-//! (scripts/install-servers.sh installs both).
-
-mod common;
+//! ranks for known cases. scripts/install-servers.sh installs both; a missing one fails
+//! its test, naming that step.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use common::tokens::{case, installed, patient_profile, ranks, run_plan, run_plan_on};
+use crate::common::tokens::{
+    case, patient_profile, ranks, require_installed, run_plan, run_plan_on,
+};
 use typist::dataset::token::TokenContext::Prefix;
 use typist::dataset::token::TokenKind::{self, Call, Member, Name, Type};
 
@@ -40,9 +40,7 @@ fn without_flags(to: &Path) {
 /// clangd cannot know `Py_ssize_t`: the replay must copy the file into the workspace.
 #[test]
 fn clangd_ranks_known_tokens_with_the_projects_compile_flags() {
-    if !installed("clangd") {
-        return;
-    }
+    require_installed("clangd");
     let c = fixture("mmh3/src/mmh3/murmurhash3.c");
     let cc = fixture("bcrypt/src/bcrypt.cc");
     let m = |line, col, kind: TokenKind, p| {
@@ -118,12 +116,10 @@ const value = helperFunction(2);
 ";
 
 /// The TypeScript 7 server on the snippet typescript-language-server is pinned on
-/// (tests/completion.rs).
+/// (tests/suite/completion.rs).
 #[test]
 fn typescript_native_ranks_known_tokens() {
-    if !installed("typescript-native") {
-        return;
-    }
+    require_installed("typescript-native");
     let f = |line, col, kind: TokenKind, p| case("demo", "app.ts", TS, line, col, kind, p, Prefix);
     let plan = vec![
         f(5, 23, Member, 0),

@@ -7,10 +7,9 @@
 //! `doctor`. Nothing written or printed may hold a canary, and the errors that quoted
 //! one must show `[redacted]` in its place.
 
-mod common;
 use std::path::Path;
 
-use common::*;
+use crate::common::*;
 
 const KEY: &str = "sk-canary-0f9e8d7c6b5a4938";
 const TOKEN: &str = "canary-init-token-5e4d3c2b";

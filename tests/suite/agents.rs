@@ -6,12 +6,10 @@
 //! sends, how it post-processes): the test prints the comparison and checks the facts
 //! about each agent's requests that explain it.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use common::{DATASET, ok, typist};
+use crate::common::{DATASET, ok, typist};
 use serde_json::Value;
 
 fn installed(name: &str) -> bool {

@@ -1,8 +1,7 @@
 //! `typist drill --quick`, as CI runs it: over 1,000 injected faults of every kind and
 //! three SIGKILLs with resumes, nothing lost, nothing left behind.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 #[test]

@@ -1,0 +1,87 @@
+//! What a run is told and what it tells back: the editor conditions of a run (recorded
+//! in the manifest, the same for a resumed run), the run's options, its status and its
+//! report. Plain values every file of the layer reads; this file uses none of them but
+//! the shard and the typing modes.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::shard::Shard;
+use super::typing::{ContextMode, Granularity, TypingMode};
+use crate::editor::Conditions;
+
+/// The editor conditions of a run beyond the client's own (`editor`): all recorded in
+/// the manifest, and a resumed run must use the same.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunConditions {
+    pub context: ContextMode,
+    /// With `context = prefix`: lines below the target also in the document.
+    pub suffix_lines: u32,
+    pub typing: TypingMode,
+    pub granularity: Granularity,
+    /// Characters of the expected line typed before asking.
+    pub typed_prefix: u32,
+    /// Wait this long after the last change before asking.
+    pub settle_ms: u64,
+    /// Neighbouring files of the same repository opened first.
+    pub open_tabs: u32,
+    /// Record `latency_ms` (off: null, for byte-identical records across runs).
+    pub latency: bool,
+    pub editor: Conditions,
+}
+
+impl Default for RunConditions {
+    fn default() -> Self {
+        RunConditions {
+            context: ContextMode::Prefix,
+            suffix_lines: 0,
+            typing: TypingMode::Paste,
+            granularity: Granularity::Line,
+            typed_prefix: 0,
+            settle_ms: 0,
+            open_tabs: 0,
+            latency: true,
+            editor: Conditions::default(),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    pub out: PathBuf,
+    pub jobs: usize,
+    pub passes: u32,
+    pub resume: bool,
+    pub shard: Option<Shard>,
+    pub quiet: bool,
+    /// Server restarts a worker may make in a row before the run stops.
+    pub max_restarts: u32,
+    /// Where the plan came from (a path, or how it was sampled), for the manifest.
+    pub plan_source: String,
+    /// Write each session's LSP transcript (secrets redacted) into this folder.
+    pub transcripts: Option<PathBuf>,
+    /// With `resume`: ask again the cases recorded as `error` or `timeout`.
+    pub retry_errors: bool,
+    /// The model services started for the run (`service::Services::describe`).
+    pub services: Vec<Value>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunStatus {
+    Running,
+    Complete,
+    Interrupted,
+    Failed,
+}
+
+#[derive(Debug, Clone)]
+pub struct RunReport {
+    pub status: RunStatus,
+    pub records: usize,
+    pub new_records: usize,
+    pub message: Option<String>,
+}

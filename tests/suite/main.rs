@@ -1,0 +1,25 @@
+//! The integration tests, one binary (each test binary links the whole crate: one link
+//! instead of seventeen keeps the suite's build short on two cores). One module per
+//! subject; `tests/services.rs` stays a binary of its own.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod agents;
+mod bad_input;
+mod completion;
+mod completion_native;
+mod connect;
+mod copilot;
+mod drill;
+mod fuzz;
+mod host;
+mod module_graph;
+mod protocol;
+mod ranking_fixtures;
+mod real_servers;
+mod replay;
+mod report;
+mod sample;
+mod score;
+mod secrets;
