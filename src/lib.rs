@@ -13,6 +13,7 @@ pub mod doctor;
 pub mod drill;
 pub mod editor;
 pub mod host;
+pub mod lang;
 pub mod lsp;
 pub mod replay;
 pub mod report;

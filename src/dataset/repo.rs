@@ -22,21 +22,23 @@ pub enum Language {
 }
 
 impl Language {
+    /// The language of a file extension (`crate::lang`'s table).
     pub fn from_extension(ext: &str) -> Option<Language> {
-        Some(match ext {
-            "py" | "pyi" => Language::Python,
-            "java" => Language::Java,
-            "js" | "mjs" | "cjs" | "jsx" => Language::JavaScript,
-            "ts" | "mts" | "cts" | "tsx" => Language::TypeScript,
-            "rs" => Language::Rust,
-            "go" => Language::Go,
-            "c" | "h" => Language::C,
-            "cc" | "cpp" | "cxx" | "hpp" | "hh" | "hxx" => Language::Cpp,
-            "cs" => Language::CSharp,
-            "kt" | "kts" => Language::Kotlin,
-            _ => return None,
-        })
+        let name = crate::lang::extension(ext)?.language;
+        Language::ALL.into_iter().find(|l| l.name() == name)
     }
+    const ALL: [Language; 10] = [
+        Language::Python,
+        Language::Java,
+        Language::JavaScript,
+        Language::TypeScript,
+        Language::Rust,
+        Language::Go,
+        Language::C,
+        Language::Cpp,
+        Language::CSharp,
+        Language::Kotlin,
+    ];
     pub fn name(self) -> &'static str {
         match self {
             Language::Python => "python",

@@ -34,17 +34,14 @@ pub struct AdHoc {
     pub connect: Option<String>,
 }
 
-/// Every extension a language id is given for (the inverse of
-/// [`language_id_for_extension`]).
-const EXTENSIONS: &[&str] = &[
-    "py", "pyi", "ts", "mts", "cts", "tsx", "js", "mjs", "cjs", "jsx", "c", "h", "cc", "cpp",
-    "cxx", "hpp", "hh", "hxx", "go", "rs", "java", "kt", "kts", "cs",
-];
+/// Every extension a language id is given for (`crate::lang`'s table).
+fn known_extensions() -> impl Iterator<Item = &'static str> {
+    crate::lang::EXTENSIONS.iter().map(|e| e.ext)
+}
 
 /// The languages [`Profile::ad_hoc`] knows the file extensions of.
 pub fn known_languages() -> Vec<&'static str> {
-    let mut v: Vec<&str> = EXTENSIONS
-        .iter()
+    let mut v: Vec<&str> = known_extensions()
         .filter_map(|e| language_id_for_extension(e))
         .collect();
     v.sort_unstable();
@@ -78,8 +75,7 @@ impl Profile {
         }
         let mut extensions = Vec::new();
         for l in &spec.languages {
-            let of: Vec<String> = EXTENSIONS
-                .iter()
+            let of: Vec<String> = known_extensions()
                 .filter(|e| language_id_for_extension(e) == Some(l.as_str()))
                 .map(|e| e.to_string())
                 .collect();

@@ -313,23 +313,9 @@ impl Profile {
     }
 }
 
-/// The LSP language id of a file extension.
+/// The LSP language id of a file extension (`crate::lang`'s table).
 pub fn language_id_for_extension(ext: &str) -> Option<&'static str> {
-    Some(match ext {
-        "py" | "pyi" => "python",
-        "ts" | "mts" | "cts" => "typescript",
-        "tsx" => "typescriptreact",
-        "js" | "mjs" | "cjs" => "javascript",
-        "jsx" => "javascriptreact",
-        "c" | "h" => "c",
-        "cc" | "cpp" | "cxx" | "hpp" | "hh" | "hxx" => "cpp",
-        "go" => "go",
-        "rs" => "rust",
-        "java" => "java",
-        "kt" | "kts" => "kotlin",
-        "cs" => "csharp",
-        _ => return None,
-    })
+    crate::lang::extension(ext).map(|e| e.lsp_id)
 }
 
 /// Folders that hold installed servers: `$TYPIST_SERVERS`, `./.servers`, and the

@@ -26,6 +26,7 @@ use std::path::{Path, PathBuf};
 /// here fails the test, so a new one gets a layer when it is added.
 const LAYERS: &[(&str, u32)] = &[
     ("digest", 0),
+    ("lang", 0),
     ("secrets", 0),
     ("lsp", 1),
     ("dataset", 1),
