@@ -204,6 +204,78 @@ pub fn p_value(diff: f64, sd: f64) -> f64 {
     libm::erfc(diff.abs() / sd / std::f64::consts::SQRT_2)
 }
 
+/// The standard normal distribution function, `Φ(x) = erfc(−x/√2)/2`.
+pub fn normal_cdf(x: f64) -> f64 {
+    0.5 * libm::erfc(-x / std::f64::consts::SQRT_2)
+}
+
+/// Student's t distribution function with `df` degrees of freedom (through the
+/// regularized incomplete beta function).
+pub fn t_cdf(t: f64, df: f64) -> f64 {
+    let x = df / (df + t * t);
+    let tail = 0.5 * incomplete_beta(df / 2.0, 0.5, x);
+    if t >= 0.0 { 1.0 - tail } else { tail }
+}
+
+/// The `p` quantile (0 < p < 1) of Student's t with `df` degrees of freedom, by
+/// bisection on [`t_cdf`] (to 1e-12).
+pub fn t_quantile(p: f64, df: f64) -> f64 {
+    let (mut lo, mut hi) = (-1e3, 1e3);
+    while hi - lo > 1e-12 {
+        let mid = 0.5 * (lo + hi);
+        if t_cdf(mid, df) < p {
+            lo = mid
+        } else {
+            hi = mid
+        }
+    }
+    0.5 * (lo + hi)
+}
+
+/// The regularized incomplete beta function `I_x(a, b)`, by its continued fraction
+/// (modified Lentz), on the side where it converges fast.
+fn incomplete_beta(a: f64, b: f64, x: f64) -> f64 {
+    if x <= 0.0 {
+        return 0.0;
+    }
+    if x >= 1.0 {
+        return 1.0;
+    }
+    let ln_front =
+        libm::lgamma(a + b) - libm::lgamma(a) - libm::lgamma(b) + a * x.ln() + b * (1.0 - x).ln();
+    if x < (a + 1.0) / (a + b + 2.0) {
+        ln_front.exp() * beta_fraction(a, b, x) / a
+    } else {
+        1.0 - ln_front.exp() * beta_fraction(b, a, 1.0 - x) / b
+    }
+}
+
+fn beta_fraction(a: f64, b: f64, x: f64) -> f64 {
+    const TINY: f64 = 1e-300;
+    let clamp = |v: f64| if v.abs() < TINY { TINY } else { v };
+    let (qab, qap, qam) = (a + b, a + 1.0, a - 1.0);
+    let mut c = 1.0;
+    let mut d = 1.0 / clamp(1.0 - qab * x / qap);
+    let mut h = d;
+    for m in 1..300 {
+        let m = m as f64;
+        let m2 = 2.0 * m;
+        let aa = m * (b - m) * x / ((qam + m2) * (a + m2));
+        d = 1.0 / clamp(1.0 + aa * d);
+        c = clamp(1.0 + aa / c);
+        h *= d * c;
+        let aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
+        d = 1.0 / clamp(1.0 + aa * d);
+        c = clamp(1.0 + aa / c);
+        let del = d * c;
+        h *= del;
+        if (del - 1.0).abs() < 1e-15 {
+            break;
+        }
+    }
+    h
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -215,6 +287,22 @@ mod tests {
         assert_eq!(p_value(0.0, 0.0), 1.0);
         assert_eq!(p_value(0.3, 0.0), 0.0);
         assert!((p_value(-1.0, 1.0) - 0.3173).abs() < 1e-4);
+    }
+
+    #[test]
+    fn t_quantiles_match_the_tables() {
+        // R's qt(0.975, df) for df 3, 11, 19, 39, and the normal limit.
+        for (df, q) in [
+            (3.0, 3.182446305),
+            (11.0, 2.200985160),
+            (19.0, 2.093024054),
+            (39.0, 2.022690901),
+            (1e6, 1.959966),
+        ] {
+            assert!((t_quantile(0.975, df) - q).abs() < 1e-6, "df {df}");
+        }
+        assert!((t_cdf(0.0, 5.0) - 0.5).abs() < 1e-12);
+        assert!((normal_cdf(1.959963985) - 0.975).abs() < 1e-9);
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::accumulate::{Acc, AccCtx, Units, accumulate_table, keep_one};
-use super::bootstrap::{Estimate, percentile_unsorted, resample_sums};
+use super::bootstrap::{Estimate, percentile_unsorted};
 use super::curve::{BandPoint, CurvePoint, curve, curve_bands};
 use super::pairwise::{PairSums, pair_sums, pairwise};
 use super::records::Table;
@@ -216,11 +216,7 @@ fn draws(accs: &[Acc], names: &[u32], ps: &PairSums, n_units: usize, opts: &Opti
             row[o + COLUMNS..o + 2 * COLUMNS].copy_from_slice(&sums[r].1.columns());
         }
     }
-    Draws(if n_units == 0 {
-        vec![]
-    } else {
-        resample_sums(&matrix, n_units, cols, opts.bootstrap, opts.seed)
-    })
+    Draws::of(&matrix, n_units, cols, opts.bootstrap, opts.seed)
 }
 
 /// One assistant's score from its sums; its bootstrap columns start at `offset`. The
@@ -233,7 +229,7 @@ fn assistant_score(
     offset: usize,
 ) -> AssistantScore {
     let t = acc.total;
-    let est = |m: usize, v: f64| Estimate::new(v, &draws.metric(offset, m));
+    let est = |m: usize, v: f64| draws.estimate(offset, m, v);
     let rates = Rates::of(acc.records, t.cases, t.empties, acc.errors, acc.timeouts);
     AssistantScore {
         records: acc.records,

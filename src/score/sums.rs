@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 
+use super::bootstrap::{Estimate, resample_sums};
 use super::records::{Outcome, Row};
 
 /// Fixed-point scale for sums of non-integer terms: integer addition is associative,
@@ -215,6 +216,37 @@ impl From<&Sums> for Breakdown {
 pub(crate) struct Draws(pub Vec<Vec<f64>>);
 
 impl Draws {
+    /// The bootstrap of a row-major `units × cols` matrix of per-unit columns, as
+    /// `typist score` makes it (`typist bench coverage` makes it the same way).
+    pub(crate) fn of(
+        matrix: &[f64],
+        units: usize,
+        cols: usize,
+        resamples: usize,
+        seed: u64,
+    ) -> Draws {
+        Draws(if units == 0 {
+            vec![]
+        } else {
+            resample_sums(matrix, units, cols, resamples, seed)
+        })
+    }
+
+    /// Metric `m` of the sums whose columns start at `offset`: its point value with the
+    /// resamples' spread.
+    pub(crate) fn estimate(&self, offset: usize, m: usize, point: f64) -> Estimate {
+        Estimate::new(point, &self.metric(offset, m))
+    }
+
+    /// The paired difference of metric `m` between the sums at `a` and those at `b`
+    /// (the same units, so the same resamples): `point` with the spread of the
+    /// resampled differences.
+    pub(crate) fn paired(&self, a: usize, b: usize, m: usize, point: f64) -> Estimate {
+        let (ra, rb) = (self.metric(a, m), self.metric(b, m));
+        let diffs: Vec<f64> = ra.iter().zip(&rb).map(|(x, y)| x - y).collect();
+        Estimate::new(point, &diffs)
+    }
+
     /// Metric `m` of [`METRICS`] in every resample, from the columns starting at `offset`
     /// (NaN where the denominator is 0).
     pub(crate) fn metric(&self, offset: usize, m: usize) -> Vec<f64> {
