@@ -10,7 +10,7 @@ use rand_core::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use serde::Serialize;
 
-use crate::score::bootstrap::{Estimate, normal_cdf, t_quantile};
+use crate::score::bootstrap::{Estimate, Spread, normal_cdf, t_quantile};
 use crate::score::summary::{MIN_UNITS, Sums};
 use crate::score::sums::{COLUMNS, Draws, FIX};
 
@@ -232,7 +232,7 @@ fn estimates(s: &Sample, by_repo: bool, resamples: usize, seed: u64) -> [Estimat
         a.merge(ua);
         b.merge(ub);
     }
-    let draws = Draws::of(&matrix, units.len(), cols, resamples, seed);
+    let draws = Draws::of(&matrix, units.len(), cols, resamples, seed, by_repo);
     [
         draws.estimate(0, 0, a.integral_help()),
         draws.estimate(0, 1, a.exact_share()),
@@ -254,6 +254,10 @@ pub struct Row {
     pub typist_unit: bool,
     /// The t quantile (0.975, units − 1 degrees of freedom).
     pub t: f64,
+    /// The multiplier of sd in typist's `ci95` for this unit and count.
+    pub q: f64,
+    /// Coverage of `ci95` as `typist score` gives it (`value ± q·sd`).
+    pub ci95: [f64; 3],
     /// Coverage (0..1) of integral help, exact share and the paired difference, by
     /// interval: `two_sd`, `t_sd`, `percentile`.
     pub two_sd: [f64; 3],
@@ -311,19 +315,23 @@ pub fn measure(opts: &CoverageOptions) -> Coverage {
                     repos * FILES_PER_REPO
                 };
                 let t = t_quantile(0.975, (units.max(2) - 1) as f64);
+                let q = Spread::of(by_repo, units).q;
                 let (mut two, mut tsd, mut pct, mut these) = ([0usize; 3], [0usize; 3], [0; 3], 0);
+                let mut ci = [0usize; 3];
                 let (mut sds, mut values) = (Vec::new(), Vec::new());
                 for (rep, s) in samples.iter().enumerate() {
                     let boot_seed = mix(opts.seed ^ 0xC0FF_EE, pi, repos, rep);
                     let est = estimates(s, by_repo, opts.resamples, boot_seed);
                     for (k, e) in est.iter().enumerate() {
                         let inside = |lo: f64, hi: f64| lo <= target[k] && target[k] <= hi;
-                        two[k] += inside(e.ci95[0], e.ci95[1]) as usize;
+                        ci[k] += inside(e.ci95[0], e.ci95[1]) as usize;
+                        two[k] += inside(e.value - 2.0 * e.sd, e.value + 2.0 * e.sd) as usize;
                         tsd[k] += inside(e.value - t * e.sd, e.value + t * e.sd) as usize;
                         pct[k] += inside(e.pct95[0], e.pct95[1]) as usize;
                     }
                     let e = &est[0];
-                    these += (e.ci95[0] <= s.these_repos && s.these_repos <= e.ci95[1]) as usize;
+                    let (lo, hi) = (e.value - 2.0 * e.sd, e.value + 2.0 * e.sd);
+                    these += (lo <= s.these_repos && s.these_repos <= hi) as usize;
                     sds.push(e.sd);
                     values.push(e.value);
                 }
@@ -338,6 +346,8 @@ pub fn measure(opts: &CoverageOptions) -> Coverage {
                     units,
                     typist_unit: by_repo == (repos >= MIN_UNITS),
                     t,
+                    q,
+                    ci95: share(ci),
                     two_sd: share(two),
                     t_sd: share(tsd),
                     percentile: share(pct),
@@ -394,14 +404,15 @@ pub fn coverage(opts: &CoverageOptions) -> anyhow::Result<String> {
     }
     out.push_str(
         "\nCoverage (%) of the intervals of integral help (IH), exact share (ES) and the \
-         paired difference of integral help (Δ); `*`: the unit typist score resamples.\n\n\
-         | population | repos × files × lines | unit | ±2 sd: IH | ES | Δ | ±t·sd: IH | ES | Δ | t | percentile: IH | ES | Δ | IH ±2 sd, these repos' files | mean sd / true sd (IH) |\n\
-         |---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+         paired difference of integral help (Δ); `*`: the unit typist score resamples; \
+         typist's ci95 is value ± q·sd.\n\n\
+         | population | repos × files × lines | unit | typist's ci95: IH | ES | Δ | q | ±2 sd: IH | ES | Δ | ±t·sd: IH | ES | Δ | t | percentile: IH | ES | Δ | IH ±2 sd, these repos' files | mean sd / true sd (IH) |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     let pc = |x: f64| format!("{:.1}", 100.0 * x);
     for r in &c.rows {
         out.push_str(&format!(
-            "| {} | {} × {} × {} | {} ({}){} | {} | {} | {} | {} | {} | {} | {:.3} | {} | {} | {} | {} | {:.2} |\n",
+            "| {} | {} × {} × {} | {} ({}){} | {} | {} | {} | {:.3} | {} | {} | {} | {} | {} | {} | {:.3} | {} | {} | {} | {} | {:.2} |\n",
             r.population,
             r.repositories,
             r.files,
@@ -409,6 +420,10 @@ pub fn coverage(opts: &CoverageOptions) -> anyhow::Result<String> {
             r.unit,
             r.units,
             if r.typist_unit { " *" } else { "" },
+            pc(r.ci95[0]),
+            pc(r.ci95[1]),
+            pc(r.ci95[2]),
+            r.q,
             pc(r.two_sd[0]),
             pc(r.two_sd[1]),
             pc(r.two_sd[2]),

@@ -5,7 +5,6 @@
 use serde::Serialize;
 
 use super::accumulate::{MIN_UNITS, Units, answered_line};
-use super::bootstrap::p_value;
 use super::records::{Row, Table};
 use super::sums::{COLUMNS, Draws, METRICS, Sums, Terms};
 
@@ -151,7 +150,7 @@ pub(crate) fn pairwise(
                 cases: sa.cases,
                 diff: point,
                 sd: e.sd,
-                p_value: (e.sd > 0.0).then(|| p_value(point, e.sd)),
+                p_value: (e.sd > 0.0).then(|| draws.1.p_value(point, e.sd)),
                 few_units: n_units < MIN_UNITS,
             });
         }

@@ -154,7 +154,7 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
     step("nondeterminism");
     let ps = pair_sums(table, &kept.keep, opts.pass, &names, &units);
     step("pair sums");
-    let draws = draws(&accs, &names, &ps, units.count, opts);
+    let draws = draws(&accs, &names, &ps, units.count, !units.by_file, opts);
     step("bootstrap");
     let bands = if opts.curve_bands && units.count > 0 {
         curve_bands(&accs, &names, units.count, opts)
@@ -200,7 +200,14 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
 
 /// The bootstrap's resamples of one matrix: per unit, [`COLUMNS`] columns per assistant
 /// (in name order), then `2·COLUMNS` per pair (a's side, then b's).
-fn draws(accs: &[Acc], names: &[u32], ps: &PairSums, n_units: usize, opts: &Options) -> Draws {
+fn draws(
+    accs: &[Acc],
+    names: &[u32],
+    ps: &PairSums,
+    n_units: usize,
+    repositories: bool,
+    opts: &Options,
+) -> Draws {
     let cols = names.len() * COLUMNS + ps.pairs.len() * 2 * COLUMNS;
     let mut matrix = vec![0.0f64; n_units * cols];
     for r in 0..n_units {
@@ -216,7 +223,14 @@ fn draws(accs: &[Acc], names: &[u32], ps: &PairSums, n_units: usize, opts: &Opti
             row[o + COLUMNS..o + 2 * COLUMNS].copy_from_slice(&sums[r].1.columns());
         }
     }
-    Draws::of(&matrix, n_units, cols, opts.bootstrap, opts.seed)
+    Draws::of(
+        &matrix,
+        n_units,
+        cols,
+        opts.bootstrap,
+        opts.seed,
+        repositories,
+    )
 }
 
 /// One assistant's score from its sums; its bootstrap columns start at `offset`. The
