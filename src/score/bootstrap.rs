@@ -172,6 +172,11 @@ impl Spread {
 }
 
 impl Estimate {
+    /// Half the width of `ci95` (2·sd, or q·sd with repositories as units).
+    pub fn half(&self) -> f64 {
+        (self.ci95[1] - self.ci95[0]) / 2.0
+    }
+
     /// From a point value and the resampled values (NaNs, from resamples where the
     /// metric is undefined, are left out), with the study's `value ± 2·sd`.
     pub fn new(value: f64, resampled: &[f64]) -> Estimate {

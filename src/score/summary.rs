@@ -120,6 +120,10 @@ pub struct Summary {
     pub unit: &'static str,
     /// How many units there are.
     pub units: u64,
+    /// With fewer than [`MIN_UNITS`] repositories (files resampled), what the intervals
+    /// and p-values are about, in one sentence (see [`estimand`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub estimand: Option<String>,
     pub pass: u32,
     pub bootstrap: usize,
     pub seed: u64,
@@ -188,6 +192,7 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
         repositories: table.repos.len() as u64,
         unit: if units.by_file { "file" } else { "repository" },
         units: units.count as u64,
+        estimand: estimand(units.by_file, table.repos.len()),
         pass: opts.pass,
         bootstrap: opts.bootstrap,
         seed: opts.seed,
@@ -196,6 +201,26 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
         ranking_pairwise,
         repeat_skip: repeat_skip(table, &kept.sorted, &names),
     }
+}
+
+/// With files resampled (fewer than [`MIN_UNITS`] repositories), what an interval or a
+/// p-value is about: the files of these repositories, not code in general (files of
+/// one repository are alike, so the interval is narrow for the wider question:
+/// `typist bench coverage`). Shown beside every interval: the table, the JSON, the
+/// report and the markdown summary.
+pub fn estimand(by_file: bool, repositories: usize) -> Option<String> {
+    by_file.then(|| {
+        format!(
+            "Intervals and p-values are about the files of these {repositories} {}; \
+             they do not carry over to other code (that needs at least {MIN_UNITS} \
+             repositories).",
+            if repositories == 1 {
+                "repository"
+            } else {
+                "repositories"
+            }
+        )
+    })
 }
 
 /// The bootstrap's resamples of one matrix: per unit, [`COLUMNS`] columns per assistant
