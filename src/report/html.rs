@@ -43,6 +43,8 @@ struct Head {
     bootstrap: usize,
     units: u64,
     unit: &'static str,
+    /// "files", "repositories".
+    unit_plural: String,
     seed: u64,
     version: &'static str,
     /// With files as the unit: how many repositories there are.
@@ -225,6 +227,7 @@ fn head(s: &Summary, records: &[PathBuf]) -> Head {
         bootstrap: s.bootstrap,
         units: s.units,
         unit: s.unit,
+        unit_plural: crate::score::table::plural(s.unit),
         seed: s.seed,
         version: env!("CARGO_PKG_VERSION"),
         few_repositories: (s.unit == "file").then_some(s.repositories),

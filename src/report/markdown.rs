@@ -10,8 +10,13 @@ pub fn markdown(s: &Summary) -> String {
     let mut m = String::new();
     let _ = writeln!(
         m,
-        "### typist: {} records, {} repositories (pass {}, {} resamples of {} {}s)\n",
-        s.records, s.repositories, s.pass, s.bootstrap, s.units, s.unit
+        "### typist: {} records, {} repositories (pass {}, {} resamples of {} {})\n",
+        s.records,
+        s.repositories,
+        s.pass,
+        s.bootstrap,
+        s.units,
+        crate::score::table::plural(s.unit)
     );
     if let Some(e) = &s.estimand {
         let _ = writeln!(m, "{e}\n");
@@ -52,7 +57,11 @@ pub fn markdown(s: &Summary) -> String {
                 p_text(p.p_value),
                 p.cases,
                 if p.few_units {
-                    format!("; only {} {}s resampled", s.units, s.unit)
+                    format!(
+                        "; only {} {} resampled",
+                        s.units,
+                        crate::score::table::plural(s.unit)
+                    )
                 } else {
                     String::new()
                 }

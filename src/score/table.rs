@@ -13,18 +13,26 @@ fn pct(x: f64) -> String {
     }
 }
 
+/// A resampling unit's plural ("files", "repositories").
+pub fn plural(unit: &str) -> String {
+    match unit.strip_suffix('y') {
+        Some(stem) => format!("{stem}ies"),
+        None => format!("{unit}s"),
+    }
+}
+
 /// The summary as text: a line on the data, the headline table, notes per assistant,
 /// and the pairwise table when there are pairs.
 pub fn score_table(s: &Summary) -> String {
     let lines = s.assistants.values().any(|a| !lists_only(a));
     let mut out = format!(
-        "{} records, {} repositories, pass {}, {} resamples of {} {}s (seed {}){}{}",
+        "{} records, {} repositories, pass {}, {} resamples of {} {} (seed {}){}{}",
         s.records,
         s.repositories,
         s.pass,
         s.bootstrap,
         s.units,
-        s.unit,
+        plural(s.unit),
         s.seed,
         match &s.estimand {
             Some(e) => format!(" — fewer than 10 repositories: files are resampled.\n{e}"),
@@ -253,12 +261,13 @@ fn pairwise(s: &Summary, rows: &[super::summary::Pairwise], out: &mut String) {
     out.push_str(&format!("\n\n{p}"));
     if rows.iter().any(|r| r.few_units) {
         out.push_str(&format!(
-            "\n* {} {}s resampled (fewer than 10): read with care",
-            s.units, s.unit
+            "\n* {} {} resampled (fewer than 10): read with care",
+            s.units,
+            plural(s.unit)
         ));
-        if let Some(e) = &s.estimand {
-            out.push_str(&format!("\n{e}"));
-        }
+    }
+    if let Some(e) = &s.estimand {
+        out.push_str(&format!("\n{e}"));
     }
     if rows.iter().any(|r| r.p_value.is_none()) {
         out.push_str("\nn/a: no spread in the resamples, so no p-value");
