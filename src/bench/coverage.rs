@@ -320,7 +320,7 @@ pub fn measure(opts: &CoverageOptions) -> Coverage {
                 let mut ci = [0usize; 3];
                 let (mut sds, mut values) = (Vec::new(), Vec::new());
                 for (rep, s) in samples.iter().enumerate() {
-                    let boot_seed = mix(opts.seed ^ 0xC0FF_EE, pi, repos, rep);
+                    let boot_seed = mix(opts.seed ^ 0x00C0_FFEE, pi, repos, rep);
                     let est = estimates(s, by_repo, opts.resamples, boot_seed);
                     for (k, e) in est.iter().enumerate() {
                         let inside = |lo: f64, hi: f64| lo <= target[k] && target[k] <= hi;
