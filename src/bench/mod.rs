@@ -4,9 +4,11 @@
 //! core, nothing else), `typist score --json` as a child process end to end with its
 //! CPU time and peak memory, and optionally the polars + rapidfuzz + numpy reference
 //! script in `benches/` on the same file; prints every run, the best of each and the
-//! ratios against the targets. `typist bench run`: see [`run`].
+//! ratios against the targets. `typist bench run`: see [`run`]. `typist bench
+//! coverage`: see [`coverage`].
 
 mod child;
+pub mod coverage;
 pub mod generate;
 pub mod limit;
 mod run;
@@ -18,6 +20,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 
+pub use coverage::{CoverageOptions, coverage};
 pub use run::{Cases, RunOptions, run};
 
 use child::{Timing, timed};

@@ -276,6 +276,10 @@ pub enum BenchCommand {
     /// Time `typist score --json` on a generated records file, optionally beside the
     /// polars + rapidfuzz + numpy reference script.
     Score(BenchScoreFlags),
+    /// How often `typist score`'s intervals contain the value they estimate, on
+    /// simulated populations (with and without repository effects) at several
+    /// repository counts, resampling repositories and files.
+    Coverage(BenchCoverageFlags),
 }
 impl SamplingArgs {
     /// The sampling flags as a layer of the run's settings.
@@ -361,6 +365,36 @@ impl From<BenchScoreFlags> for typist::bench::BenchOptions {
             seed: f.seed,
             reference: f.reference,
             runs: f.runs,
+        }
+    }
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct BenchCoverageFlags {
+    /// Simulated data sets per population and repository count.
+    #[arg(long, default_value_t = 1000)]
+    pub replicates: usize,
+    /// Bootstrap resamples per interval (`typist score --bootstrap`).
+    #[arg(long, default_value_t = 1000)]
+    pub resamples: usize,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Repository counts (each with four files per repository and about 160 lines).
+    #[arg(long, value_delimiter = ',', default_values_t = [4usize, 8, 12, 20, 40])]
+    pub repos: Vec<usize>,
+    /// The figures as JSON instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl From<BenchCoverageFlags> for typist::bench::CoverageOptions {
+    fn from(f: BenchCoverageFlags) -> Self {
+        typist::bench::CoverageOptions {
+            replicates: f.replicates,
+            resamples: f.resamples,
+            seed: f.seed,
+            repos: f.repos,
+            json: f.json,
         }
     }
 }

@@ -42,7 +42,7 @@ fn known_extensions() -> impl Iterator<Item = &'static str> {
 /// The languages [`Profile::ad_hoc`] knows the file extensions of.
 pub fn known_languages() -> Vec<&'static str> {
     let mut v: Vec<&str> = known_extensions()
-        .filter_map(|e| language_id_for_extension(e))
+        .filter_map(language_id_for_extension)
         .collect();
     v.sort_unstable();
     v.dedup();

@@ -43,11 +43,15 @@ struct Head {
     bootstrap: usize,
     units: u64,
     unit: &'static str,
+    /// "files", "repositories".
+    unit_plural: String,
     seed: u64,
     version: &'static str,
     /// With files as the unit: how many repositories there are.
     few_repositories: Option<u64>,
     min_units: usize,
+    /// With files as the unit: what the intervals and p-values are about.
+    estimand: Option<String>,
 }
 
 /// A share as `data-value` (the number, empty when undefined) and as text.
@@ -223,10 +227,12 @@ fn head(s: &Summary, records: &[PathBuf]) -> Head {
         bootstrap: s.bootstrap,
         units: s.units,
         unit: s.unit,
+        unit_plural: crate::score::table::plural(s.unit),
         seed: s.seed,
         version: env!("CARGO_PKG_VERSION"),
         few_repositories: (s.unit == "file").then_some(s.repositories),
         min_units: MIN_UNITS,
+        estimand: s.estimand.clone(),
     }
 }
 
@@ -240,9 +246,9 @@ fn head_row<'a>(name: &'a str, a: &AssistantScore) -> HeadRow<'a> {
         name,
         cases: a.cases,
         integral_help: a.integral_help.value.into(),
-        integral_help_2sd: pct(2.0 * a.integral_help.sd),
+        integral_help_2sd: pct(a.integral_help.half()),
         exact_share: a.exact_share.value.into(),
-        exact_share_2sd: pct(2.0 * a.exact_share.sd),
+        exact_share_2sd: pct(a.exact_share.half()),
         help_at_0: a.help_at_0.value.into(),
         integral_help_nonempty: a.integral_help_nonempty.value.into(),
         empty_rate: a.empty_rate.into(),

@@ -10,16 +10,24 @@ pub fn markdown(s: &Summary) -> String {
     let mut m = String::new();
     let _ = writeln!(
         m,
-        "### typist: {} records, {} repositories (pass {}, {} resamples of {} {}s)\n",
-        s.records, s.repositories, s.pass, s.bootstrap, s.units, s.unit
+        "### typist: {} records, {} repositories (pass {}, {} resamples of {} {})\n",
+        s.records,
+        s.repositories,
+        s.pass,
+        s.bootstrap,
+        s.units,
+        crate::score::table::plural(s.unit)
     );
+    if let Some(e) = &s.estimand {
+        let _ = writeln!(m, "{e}\n");
+    }
     let _ = writeln!(
         m,
         "| assistant | cases | integral help % | exact share % | help at 0 % | empty % | error % | timeout % |"
     );
     let _ = writeln!(m, "|---|---:|---:|---:|---:|---:|---:|---:|");
     for (n, a) in &s.assistants {
-        let pm = |e: &Estimate| format!("{} ± {}", pct(e.value), pct(2.0 * e.sd));
+        let pm = |e: &Estimate| format!("{} ± {}", pct(e.value), pct(e.half()));
         let _ = writeln!(
             m,
             "| {n} | {} | {} | {} | {} | {} | {} | {} |",
@@ -49,7 +57,11 @@ pub fn markdown(s: &Summary) -> String {
                 p_text(p.p_value),
                 p.cases,
                 if p.few_units {
-                    format!("; only {} {}s resampled", s.units, s.unit)
+                    format!(
+                        "; only {} {} resampled",
+                        s.units,
+                        crate::score::table::plural(s.unit)
+                    )
                 } else {
                     String::new()
                 }
@@ -60,7 +72,7 @@ pub fn markdown(s: &Summary) -> String {
     m
 }
 
-/// Completion lists: top-1, top-5 and MRR by typed prefix and token kind (±2sd).
+/// Completion lists: top-1, top-5 and MRR by typed prefix and token kind (95% intervals).
 fn ranking(s: &Summary, m: &mut String) {
     if s.assistants.values().all(|a| a.ranking.is_empty()) {
         return;
@@ -82,18 +94,18 @@ fn ranking(s: &Summary, m: &mut String) {
                     .map(|(k, r)| (format!("kind {k}"), r, a.ranking_by_kind_ci.get(k))),
             );
         for (g, r, ci) in rows {
-            let sd = |f: fn(&crate::score::summary::RankCi) -> f64| ci.map_or(0.0, f);
+            let half = |f: fn(&crate::score::summary::RankCi) -> f64| ci.map_or(0.0, f);
             let _ = writeln!(
                 m,
                 "| {n} | {} | {} | {} ± {} | {} ± {} | {:.3} ± {:.3} |",
                 g.replace("prefix all", "all"),
                 r.sessions,
                 pct(r.top1),
-                pct(2.0 * sd(|c| c.top1.sd)),
+                pct(half(|c| c.top1.half())),
                 pct(r.top5),
-                pct(2.0 * sd(|c| c.top5.sd)),
+                pct(half(|c| c.top5.half())),
                 r.mrr,
-                2.0 * sd(|c| c.mrr.sd)
+                half(|c| c.mrr.half())
             );
         }
     }

@@ -25,7 +25,7 @@ pub(super) struct RankPair<'a> {
     pub(super) p: String,
 }
 
-/// Completion-list rankings by typed prefix, then by token kind, with ±2sd intervals;
+/// Completion-list rankings by typed prefix, then by token kind, with 95% intervals;
 /// empty when no assistant has any.
 pub(super) fn ranking(s: &Summary) -> Vec<RankRow<'_>> {
     let mut out = Vec::new();
@@ -43,20 +43,20 @@ pub(super) fn ranking(s: &Summary) -> Vec<RankRow<'_>> {
             .iter()
             .map(|(k, r)| (format!("kind {k}"), r, a.ranking_by_kind_ci.get(k)));
         for (group, r, ci) in by_prefix.chain(by_kind) {
-            let pm = |v: f64, sd: Option<f64>| match sd {
-                Some(sd) => format!("{} ± {}", pct(v), pct(2.0 * sd)),
+            let pm = |v: f64, half: Option<f64>| match half {
+                Some(h) => format!("{} ± {}", pct(v), pct(h)),
                 None => pct(v),
             };
             out.push(RankRow {
                 name: n,
                 group,
                 sessions: r.sessions,
-                top1: pm(r.top1, ci.map(|c| c.top1.sd)),
-                top5: pm(r.top5, ci.map(|c| c.top5.sd)),
+                top1: pm(r.top1, ci.map(|c| c.top1.half())),
+                top5: pm(r.top5, ci.map(|c| c.top5.half())),
                 recall: pct(r.recall),
                 mean_position: format!("{:.2}", r.mean_position),
                 mrr: match ci {
-                    Some(c) => format!("{:.3} ± {:.3}", r.mrr, 2.0 * c.mrr.sd),
+                    Some(c) => format!("{:.3} ± {:.3}", r.mrr, c.mrr.half()),
                     None => format!("{:.3}", r.mrr),
                 },
             });

@@ -5,7 +5,6 @@
 use serde::Serialize;
 
 use super::accumulate::{MIN_UNITS, Units, answered_line};
-use super::bootstrap::{Estimate, p_value};
 use super::records::{Row, Table};
 use super::sums::{COLUMNS, Draws, METRICS, Sums, Terms};
 
@@ -143,10 +142,7 @@ pub(crate) fn pairwise(
             (1, sa.exact_share() - sb.exact_share()),
             (2, sa.help_at_0() - sb.help_at_0()),
         ] {
-            let ra = draws.metric(offset, m);
-            let rb = draws.metric(offset + COLUMNS, m);
-            let diffs: Vec<f64> = ra.iter().zip(&rb).map(|(x, y)| x - y).collect();
-            let e = Estimate::new(point, &diffs);
+            let e = draws.paired(offset, offset + COLUMNS, m, point);
             out.push(Pairwise {
                 a: table.assistants[a as usize].clone(),
                 b: table.assistants[b as usize].clone(),
@@ -154,7 +150,7 @@ pub(crate) fn pairwise(
                 cases: sa.cases,
                 diff: point,
                 sd: e.sd,
-                p_value: (e.sd > 0.0).then(|| p_value(point, e.sd)),
+                p_value: (e.sd > 0.0).then(|| draws.1.p_value(point, e.sd)),
                 few_units: n_units < MIN_UNITS,
             });
         }

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::accumulate::{MIN_UNITS, Units};
-use super::bootstrap::{Estimate, p_value, resample_sums};
+use super::bootstrap::{Estimate, Spread, resample_sums};
 use super::options::Options;
 use super::pairwise::Pairwise;
 use super::records::{Row, TOKEN_KINDS, Table};
@@ -184,15 +184,16 @@ pub(crate) fn rank_boot(
     let totals: Vec<f64> = (0..cols)
         .map(|c| (0..units.count).map(|u| matrix[u * cols + c]).sum())
         .collect();
-    let cis = intervals(&layout, &draws, &totals);
+    let spread = Spread::of(!units.by_file, units.count);
+    let cis = intervals(&layout, &draws, &totals, spread);
     let pairs = paired(&layout, &draws, &totals, table, names, units);
     (cis, pairs)
 }
 
-fn intervals(layout: &Layout, draws: &[Vec<f64>], totals: &[f64]) -> RankCis {
+fn intervals(layout: &Layout, draws: &[Vec<f64>], totals: &[f64], spread: Spread) -> RankCis {
     let estimate = |at: usize, m: usize| {
         let v: Vec<f64> = draws.iter().map(|s| metric(s, at, m)).collect();
-        Estimate::new(metric(totals, at, m), &v)
+        Estimate::with(metric(totals, at, m), &v, spread)
     };
     let mut cis: RankCis = BTreeMap::new();
     for ((a, g), &b) in &layout.blocks {
@@ -227,7 +228,8 @@ fn paired(
                 .iter()
                 .map(|s| metric(s, at, m) - metric(s, at + C, m))
                 .collect();
-            let mut e = Estimate::new(point, &diffs);
+            let spread = Spread::of(!units.by_file, units.count);
+            let mut e = Estimate::with(point, &diffs, spread);
             // Identical resamples (one unit) can leave a rounding residue in the sd:
             // no spread, so no p-value.
             if e.sd < 1e-12 {
@@ -240,7 +242,7 @@ fn paired(
                 cases: totals[at] as u64,
                 diff: point,
                 sd: e.sd,
-                p_value: (e.sd > 0.0).then(|| p_value(point, e.sd)),
+                p_value: (e.sd > 0.0).then(|| spread.p_value(point, e.sd)),
                 few_units: units.count < MIN_UNITS,
             });
         }

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::accumulate::{Acc, AccCtx, Units, accumulate_table, keep_one};
-use super::bootstrap::{Estimate, percentile_unsorted, resample_sums};
+use super::bootstrap::{Estimate, percentile_unsorted};
 use super::curve::{BandPoint, CurvePoint, UnitCurves, curve, curve_bands};
 use super::options::Options;
 use super::pairwise::{PairSums, pair_sums, pairwise};
@@ -101,6 +101,10 @@ pub struct Summary {
     pub unit: &'static str,
     /// How many units there are.
     pub units: u64,
+    /// With fewer than [`MIN_UNITS`] repositories (files resampled), what the intervals
+    /// and p-values are about, in one sentence (see [`estimand`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub estimand: Option<String>,
     pub pass: u32,
     pub bootstrap: usize,
     pub seed: u64,
@@ -135,7 +139,7 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
     step("nondeterminism");
     let ps = pair_sums(table, &kept.keep, opts.pass, &names, &units);
     step("pair sums");
-    let draws = draws(&accs, &names, &ps, units.count, opts);
+    let draws = draws(&accs, &names, &ps, units.count, !units.by_file, opts);
     step("bootstrap");
     let bands = if opts.curve_bands && units.count > 0 {
         let per_assistant = |a: u32| {
@@ -176,6 +180,7 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
         repositories: table.repos.len() as u64,
         unit: if units.by_file { "file" } else { "repository" },
         units: units.count as u64,
+        estimand: estimand(units.by_file, table.repos.len()),
         pass: opts.pass,
         bootstrap: opts.bootstrap,
         seed: opts.seed,
@@ -186,9 +191,36 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
     }
 }
 
+/// With files resampled (fewer than [`MIN_UNITS`] repositories), what an interval or a
+/// p-value is about: the files of these repositories, not code in general (files of
+/// one repository are alike, so the interval is narrow for the wider question:
+/// `typist bench coverage`). Shown beside every interval: the table, the JSON, the
+/// report and the markdown summary.
+pub fn estimand(by_file: bool, repositories: usize) -> Option<String> {
+    by_file.then(|| {
+        format!(
+            "Intervals and p-values are about the files of these {repositories} {}; \
+             they do not carry over to other code (that needs at least {MIN_UNITS} \
+             repositories).",
+            if repositories == 1 {
+                "repository"
+            } else {
+                "repositories"
+            }
+        )
+    })
+}
+
 /// The bootstrap's resamples of one matrix: per unit, [`COLUMNS`] columns per assistant
 /// (in name order), then `2·COLUMNS` per pair (a's side, then b's).
-fn draws(accs: &[Acc], names: &[u32], ps: &PairSums, n_units: usize, opts: &Options) -> Draws {
+fn draws(
+    accs: &[Acc],
+    names: &[u32],
+    ps: &PairSums,
+    n_units: usize,
+    repositories: bool,
+    opts: &Options,
+) -> Draws {
     let cols = names.len() * COLUMNS + ps.pairs.len() * 2 * COLUMNS;
     let mut matrix = vec![0.0f64; n_units * cols];
     for r in 0..n_units {
@@ -204,11 +236,14 @@ fn draws(accs: &[Acc], names: &[u32], ps: &PairSums, n_units: usize, opts: &Opti
             row[o + COLUMNS..o + 2 * COLUMNS].copy_from_slice(&sums[r].1.columns());
         }
     }
-    Draws(if n_units == 0 {
-        vec![]
-    } else {
-        resample_sums(&matrix, n_units, cols, opts.bootstrap, opts.seed)
-    })
+    Draws::of(
+        &matrix,
+        n_units,
+        cols,
+        opts.bootstrap,
+        opts.seed,
+        repositories,
+    )
 }
 
 /// One assistant's score from its sums; its bootstrap columns start at `offset`. The
@@ -221,7 +256,7 @@ fn assistant_score(
     offset: usize,
 ) -> AssistantScore {
     let t = acc.total;
-    let est = |m: usize, v: f64| Estimate::new(v, &draws.metric(offset, m));
+    let est = |m: usize, v: f64| draws.estimate(offset, m, v);
     let rates = Rates::of(acc.records, t.cases, t.empties, acc.errors, acc.timeouts);
     AssistantScore {
         records: acc.records,

@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 
+use super::bootstrap::{Estimate, Spread, resample_sums};
 use super::records::{Outcome, Row};
 
 /// Fixed-point scale for sums of non-integer terms: integer addition is associative,
@@ -210,11 +211,45 @@ impl From<&Sums> for Breakdown {
     }
 }
 
-/// The bootstrap's resampled column sums (one row per resample), and the metrics read
-/// from them.
-pub(crate) struct Draws(pub Vec<Vec<f64>>);
+/// The bootstrap's resampled column sums (one row per resample), the metrics read
+/// from them, and how their spread becomes an interval.
+pub(crate) struct Draws(pub Vec<Vec<f64>>, pub Spread);
 
 impl Draws {
+    /// The bootstrap of a row-major `units × cols` matrix of per-unit columns
+    /// (repositories when `repositories`, else files), as `typist score` makes it
+    /// (`typist bench coverage` makes it the same way).
+    pub(crate) fn of(
+        matrix: &[f64],
+        units: usize,
+        cols: usize,
+        resamples: usize,
+        seed: u64,
+        repositories: bool,
+    ) -> Draws {
+        let sums = if units == 0 {
+            vec![]
+        } else {
+            resample_sums(matrix, units, cols, resamples, seed)
+        };
+        Draws(sums, Spread::of(repositories, units))
+    }
+
+    /// Metric `m` of the sums whose columns start at `offset`: its point value with the
+    /// resamples' spread.
+    pub(crate) fn estimate(&self, offset: usize, m: usize, point: f64) -> Estimate {
+        Estimate::with(point, &self.metric(offset, m), self.1)
+    }
+
+    /// The paired difference of metric `m` between the sums at `a` and those at `b`
+    /// (the same units, so the same resamples): `point` with the spread of the
+    /// resampled differences.
+    pub(crate) fn paired(&self, a: usize, b: usize, m: usize, point: f64) -> Estimate {
+        let (ra, rb) = (self.metric(a, m), self.metric(b, m));
+        let diffs: Vec<f64> = ra.iter().zip(&rb).map(|(x, y)| x - y).collect();
+        Estimate::with(point, &diffs, self.1)
+    }
+
     /// Metric `m` of [`METRICS`] in every resample, from the columns starting at `offset`
     /// (NaN where the denominator is 0).
     pub(crate) fn metric(&self, offset: usize, m: usize) -> Vec<f64> {

@@ -13,23 +13,30 @@ fn pct(x: f64) -> String {
     }
 }
 
+/// A resampling unit's plural ("files", "repositories").
+pub fn plural(unit: &str) -> String {
+    match unit.strip_suffix('y') {
+        Some(stem) => format!("{stem}ies"),
+        None => format!("{unit}s"),
+    }
+}
+
 /// The summary as text: a line on the data, the headline table, notes per assistant,
 /// and the pairwise table when there are pairs.
 pub fn score_table(s: &Summary) -> String {
     let lines = s.assistants.values().any(|a| !lists_only(a));
     let mut out = format!(
-        "{} records, {} repositories, pass {}, {} resamples of {} {}s (seed {}){}{}",
+        "{} records, {} repositories, pass {}, {} resamples of {} {} (seed {}){}{}",
         s.records,
         s.repositories,
         s.pass,
         s.bootstrap,
         s.units,
-        s.unit,
+        plural(s.unit),
         s.seed,
-        if s.unit == "file" {
-            " — fewer than 10 repositories: files are resampled"
-        } else {
-            ""
+        match &s.estimand {
+            Some(e) => format!(" — fewer than 10 repositories: files are resampled.\n{e}"),
+            None => String::new(),
         },
         if lines {
             format!("\n\n{}", headline(s))
@@ -99,7 +106,7 @@ fn list_sessions(s: &Summary) -> Option<comfy_table::Table> {
     any.then_some(t)
 }
 
-/// Completion lists: by typed prefix, then by token kind, with ±2sd intervals.
+/// Completion lists: by typed prefix, then by token kind, with 95% intervals.
 fn ranking(s: &Summary) -> comfy_table::Table {
     let mut t = comfy_table::Table::new();
     t.load_style(comfy_table::presets::ASCII_MARKDOWN);
@@ -108,11 +115,11 @@ fn ranking(s: &Summary) -> comfy_table::Table {
         "sessions of",
         "sessions",
         "empty %",
-        "top-1 % (±2sd)",
-        "top-5 % (±2sd)",
+        "top-1 % (±95%)",
+        "top-5 % (±95%)",
         "recall %",
         "mean position",
-        "MRR (±2sd)",
+        "MRR (±95%)",
     ]);
     for (name, a) in &s.assistants {
         let groups = a
@@ -126,7 +133,7 @@ fn ranking(s: &Summary) -> comfy_table::Table {
             );
         for (group, r, ci) in groups {
             let pm = |v: f64, e: Option<&Estimate>| match e {
-                Some(e) => format!("{} ± {}", pct(v), pct(2.0 * e.sd)),
+                Some(e) => format!("{} ± {}", pct(v), pct(e.half())),
                 None => pct(v),
             };
             t.add_row([
@@ -143,7 +150,7 @@ fn ranking(s: &Summary) -> comfy_table::Table {
                     format!("{:.2}", r.mean_position)
                 },
                 match ci {
-                    Some(c) => format!("{:.3} ± {:.3}", r.mrr, 2.0 * c.mrr.sd),
+                    Some(c) => format!("{:.3} ± {:.3}", r.mrr, c.mrr.half()),
                     None => format!("{:.3}", r.mrr),
                 },
             ]);
@@ -161,15 +168,15 @@ fn headline(s: &Summary) -> comfy_table::Table {
         "empty %",
         "error %",
         "timeout %",
-        "integral help % (±2sd)",
-        "exact share % (±2sd)",
+        "integral help % (±95%)",
+        "exact share % (±95%)",
         "help@0 %",
         "integral non-empty %",
         "p50 ms",
         "p95 ms",
     ]);
     for (name, a) in s.assistants.iter().filter(|(_, a)| !lists_only(a)) {
-        let pm = |e: &Estimate| format!("{} ± {}", pct(e.value), pct(2.0 * e.sd));
+        let pm = |e: &Estimate| format!("{} ± {}", pct(e.value), pct(e.half()));
         let (p50, p95) = a
             .latency_ms
             .as_ref()
@@ -254,9 +261,13 @@ fn pairwise(s: &Summary, rows: &[super::pairwise::Pairwise], out: &mut String) {
     out.push_str(&format!("\n\n{p}"));
     if rows.iter().any(|r| r.few_units) {
         out.push_str(&format!(
-            "\n* {} {}s resampled (fewer than 10): read with care",
-            s.units, s.unit
+            "\n* {} {} resampled (fewer than 10): read with care",
+            s.units,
+            plural(s.unit)
         ));
+    }
+    if let Some(e) = &s.estimand {
+        out.push_str(&format!("\n{e}"));
     }
     if rows.iter().any(|r| r.p_value.is_none()) {
         out.push_str("\nn/a: no spread in the resamples, so no p-value");
