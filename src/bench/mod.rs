@@ -9,6 +9,7 @@
 mod child;
 pub mod generate;
 pub mod limit;
+pub mod model;
 mod run;
 
 use std::collections::BTreeMap;
@@ -264,7 +265,7 @@ pub fn score(opts: &BenchOptions) -> Result<String> {
 }
 
 /// `/proc/loadavg`'s three averages, or `?`.
-pub(crate) fn load_average() -> String {
+pub fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .ok()
         .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))

@@ -102,6 +102,7 @@ pub fn bench(c: BenchCommand) -> Result<ExitCode> {
     let table = match c {
         BenchCommand::Run(opts) => typist::bench::run(&opts.into())?,
         BenchCommand::Score(opts) => typist::bench::score(&opts.into())?,
+        BenchCommand::Model(flags) => return super::bench_model::run(*flags),
     };
     out!("{table}");
     Ok(ExitCode::SUCCESS)

@@ -19,6 +19,7 @@ macro_rules! out {
 }
 
 pub mod args;
+pub mod bench_model;
 pub mod choice;
 pub mod commands;
 pub mod host_args;
