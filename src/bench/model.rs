@@ -81,7 +81,11 @@ impl Relay {
     pub fn start(upstream: &str) -> Result<Relay> {
         let server = tiny_http::Server::http("127.0.0.1:0")
             .map_err(|e| anyhow::anyhow!("relay: cannot listen on 127.0.0.1: {e}"))?;
-        let port = server.server_addr().to_ip().context("relay: no port")?.port();
+        let port = server
+            .server_addr()
+            .to_ip()
+            .context("relay: no port")?
+            .port();
         let server = Arc::new(server);
         let captured = Arc::new(Mutex::new(Vec::new()));
         let base = upstream.trim_end_matches('/').to_string();
@@ -314,7 +318,9 @@ impl Row {
         let identical = captured
             .iter()
             .zip(&direct.answers)
-            .filter(|(c, (status, a))| c.status == *status && normalized(&c.answer) == normalized(a))
+            .filter(|(c, (status, a))| {
+                c.status == *status && normalized(&c.answer) == normalized(a)
+            })
             .count();
         let ok = |s: u16| (200..300).contains(&s);
         let typist_rph = per_hour(captured.len(), typist_seconds);
@@ -410,7 +416,10 @@ mod tests {
                 .send(format!("{{\"prompt\":\"{i}\"}}").as_bytes())
                 .unwrap();
             let text = r.body_mut().read_to_string().unwrap();
-            assert!(text.contains(&format!("{{\\\"prompt\\\":\\\"{i}\\\"}}")), "{text}");
+            assert!(
+                text.contains(&format!("{{\\\"prompt\\\":\\\"{i}\\\"}}")),
+                "{text}"
+            );
         }
         a.get(format!("{via}/health")).call().unwrap();
         let captured = relay.finish();
