@@ -199,6 +199,33 @@ impl Services {
         profiles: &[Profile],
         slots: usize,
     ) -> Result<(Services, Vec<Result<Profile>>)> {
+        Services::start_each_relayed(profiles, slots, &mut |_, port| Ok(port))
+    }
+
+    /// As [`Services::start`], but the profiles (and the services started after it) are
+    /// given the port `relay` returns for each service instead of the service's own:
+    /// `typist bench model` puts a recording relay there. `relay` is called once per
+    /// service started.
+    pub fn start_relayed(
+        profiles: &[Profile],
+        slots: usize,
+        relay: &mut dyn FnMut(&ServiceSpec, u16) -> Result<u16>,
+    ) -> Result<(Services, Vec<Profile>)> {
+        let (services, each) = Services::start_each_relayed(profiles, slots, relay)?;
+        let mut out = Vec::new();
+        for p in each {
+            out.push(p?);
+        }
+        Ok((services, out))
+    }
+
+    fn start_each_relayed(
+        profiles: &[Profile],
+        slots: usize,
+        relay: &mut dyn FnMut(&ServiceSpec, u16) -> Result<u16>,
+    ) -> Result<(Services, Vec<Result<Profile>>)> {
+        // The port each started service is reached at (its relay's, if any).
+        let mut seen: BTreeMap<String, u16> = BTreeMap::new();
         let mut services = Services {
             running: Vec::new(),
             logs: None,
@@ -217,7 +244,7 @@ impl Services {
                     continue 'profiles;
                 }
                 let port = match services.running.iter().find(|r| r.spec.name == spec.name) {
-                    Some(r) if r.spec == *spec => r.port,
+                    Some(r) if r.spec == *spec => seen.get(&spec.name).copied().unwrap_or(r.port),
                     Some(_) => {
                         out.push(Err(anyhow::anyhow!(
                             "profile {}: another profile declares a different service called {:?}",
@@ -226,8 +253,14 @@ impl Services {
                         )));
                         continue 'profiles;
                     }
-                    None => match services.launch(spec, &own) {
-                        Ok(port) => port,
+                    None => match services
+                        .launch(spec, &own)
+                        .and_then(|port| relay(spec, port))
+                    {
+                        Ok(port) => {
+                            seen.insert(spec.name.clone(), port);
+                            port
+                        }
                         Err(e) => {
                             let why = format!("{e:#}");
                             out.push(Err(anyhow::anyhow!("profile {}: {why}", p.name)));
@@ -370,6 +403,14 @@ impl Services {
     /// them), health URL, version, model file and its sha256.
     pub fn describe(&self) -> Vec<Value> {
         self.running.iter().map(|r| r.describe.clone()).collect()
+    }
+
+    /// The port each running service listens on, by name.
+    pub fn ports(&self) -> BTreeMap<String, u16> {
+        self.running
+            .iter()
+            .map(|r| (r.spec.name.clone(), r.port))
+            .collect()
     }
 
     pub fn is_empty(&self) -> bool {

@@ -61,7 +61,7 @@ pub fn timed(cmd: &mut Command, stdout: &Path) -> Result<Timing> {
 }
 
 /// `/proc/loadavg`'s three averages, or `?`.
-pub(crate) fn load_average() -> String {
+pub fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .ok()
         .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))

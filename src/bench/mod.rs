@@ -7,10 +7,11 @@
 //! ratios against the targets. `typist bench run`: see [`run`]. `typist bench
 //! coverage`: see [`coverage`].
 
-mod child;
+pub mod child;
 pub mod coverage;
 pub mod generate;
 pub mod limit;
+pub mod model;
 mod run;
 
 use std::collections::BTreeMap;

@@ -280,6 +280,21 @@ pub enum BenchCommand {
     /// simulated populations (with and without repository effects) at several
     /// repository counts, resampling repositories and files.
     Coverage(BenchCoverageFlags),
+    /// The model server's limit: run the plan through typist with every request that
+    /// reaches each model service captured, send exactly those requests straight to a
+    /// fresh server with the same settings, and compare the rates and the answers.
+    Model(Box<BenchModelFlags>),
+}
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct BenchModelFlags {
+    /// `typist run`'s flags; --out is the folder of the captured requests and the
+    /// records [default: target/bench/model].
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
 }
 impl SamplingArgs {
     /// The sampling flags as a layer of the run's settings.

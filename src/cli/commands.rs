@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use super::args::{
     BenchCommand, Cases, DoctorArgs, DrillArgs, LoginArgs, LoginTarget, MergeArgs, ProfilesArgs,
@@ -103,6 +103,7 @@ pub fn bench(c: BenchCommand) -> Result<ExitCode> {
         BenchCommand::Run(opts) => typist::bench::run(&opts.into())?,
         BenchCommand::Score(opts) => typist::bench::score(&opts.into())?,
         BenchCommand::Coverage(opts) => typist::bench::coverage(&opts.into())?,
+        BenchCommand::Model(flags) => return super::bench_model::run(*flags),
     };
     out!("{table}");
     Ok(ExitCode::SUCCESS)
@@ -201,21 +202,15 @@ pub fn report(a: ReportArgs) -> Result<ExitCode> {
             pass: a.pass,
         },
     )?;
-    write_scrubbed(&a.out, &r.html)?;
+    super::write_scrubbed(&a.out, &r.html)?;
     if let Some(md) = &a.markdown {
-        write_scrubbed(md, &r.markdown)?;
+        super::write_scrubbed(md, &r.markdown)?;
     }
     if let Some(c) = &a.csv {
         typist::report::pairs::write_csv(c, &r.pairs)?;
     }
     out!("report: {}", a.out.display());
     Ok(ExitCode::SUCCESS)
-}
-
-/// Writes `text` to `path` with every known secret scrubbed.
-pub fn write_scrubbed(path: &std::path::Path, text: &str) -> Result<()> {
-    std::fs::write(path, typist::secrets::scrub(text).as_bytes())
-        .with_context(|| format!("cannot write {}", path.display()))
 }
 
 pub fn merge(a: MergeArgs) -> Result<ExitCode> {

@@ -19,6 +19,7 @@ macro_rules! out {
 }
 
 pub mod args;
+pub mod bench_model;
 pub mod choice;
 pub mod commands;
 pub mod host_args;
@@ -63,4 +64,10 @@ pub fn silent_assistants(s: &typist::score::Summary) -> Vec<&str> {
         .filter(|(_, a)| a.cases == 0 && a.records > 0 && a.ranking.is_empty())
         .map(|(n, _)| n.as_str())
         .collect()
+}
+
+/// Writes `text` to `path` with every known secret scrubbed.
+pub fn write_scrubbed(path: &std::path::Path, text: &str) -> Result<()> {
+    std::fs::write(path, typist::secrets::scrub(text).as_bytes())
+        .with_context(|| format!("cannot write {}", path.display()))
 }

@@ -74,7 +74,7 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
 
 /// The assistants' profiles: those named (on the command line, else in config.toml),
 /// and the one `--server` flags build; `--connect` attaches one of them.
-fn profiles(s: &RunSection, a: &RunArgs) -> Result<Vec<Profile>> {
+pub(super) fn profiles(s: &RunSection, a: &RunArgs) -> Result<Vec<Profile>> {
     let flags = &a.server;
     if flags.builds() || flags.connect.is_some() {
         // Named on the command line only: config.toml's assistants are its default run.
@@ -113,11 +113,11 @@ fn check_attached(profiles: &[Profile], jobs: usize) -> Result<()> {
 }
 
 /// A plan as read: its cases and what it says of its dataset.
-type ReadPlan = (Vec<Case>, Option<typist::dataset::PlanSource>);
+pub(super) type ReadPlan = (Vec<Case>, Option<typist::dataset::PlanSource>);
 
 /// The run's settings in one step, in layers: `config.toml`, under the dataset a plan
 /// says it was sampled from, under the flags. Also the plan, when there is one.
-fn settings(a: &RunArgs) -> Result<(ConfigFile, Option<ReadPlan>)> {
+pub(super) fn settings(a: &RunArgs) -> Result<(ConfigFile, Option<ReadPlan>)> {
     let file = ConfigFile::load_or_default(a.config.as_deref())?;
     let flags = a.layer();
     let Some(path) = flags.run.plan.clone().or(file.run.plan.clone()) else {
@@ -139,14 +139,14 @@ fn settings(a: &RunArgs) -> Result<(ConfigFile, Option<ReadPlan>)> {
 }
 
 /// The run's cases, their dataset, and where the plan came from (for the manifest).
-struct Planned {
-    ds: Dataset,
-    cases: Vec<Case>,
-    source: String,
+pub(super) struct Planned {
+    pub ds: Dataset,
+    pub cases: Vec<Case>,
+    pub source: String,
 }
 
 /// The plan (checked against its dataset) or a sample of the dataset.
-fn plan(s: &RunSection, read: Option<ReadPlan>) -> Result<Planned> {
+pub(super) fn plan(s: &RunSection, read: Option<ReadPlan>) -> Result<Planned> {
     let dataset = s.dataset.clone().context("no dataset: pass --dataset DIR or set run.dataset in config.toml (a plan made by `typist sample` remembers its own)")?;
     let single_repo = s.single_repo.unwrap_or(false);
     let ds = typist::dataset::walk(
@@ -192,7 +192,7 @@ fn plan(s: &RunSection, read: Option<ReadPlan>) -> Result<Planned> {
 
 /// Replays `cases` on a runtime of its own; the first Ctrl-C stops after the cases in
 /// flight, a second one at once.
-fn replay(
+pub(super) fn replay(
     ds: Dataset,
     cases: &[Case],
     profiles: Vec<Profile>,
@@ -234,7 +234,7 @@ fn finish(out: &Path, report: RunReport, quiet: bool) -> Result<ExitCode> {
         out.join("score.json"),
         serde_json::to_string(&summary)? + "\n",
     )?;
-    super::commands::write_scrubbed(&out.join("report.html"), &built.html)?;
+    super::write_scrubbed(&out.join("report.html"), &built.html)?;
     if !quiet {
         out!("{}", typist::score::score_table(&summary));
     }

@@ -1,0 +1,437 @@
+//! `typist bench model`: the model server's limit under the replay. A [`Relay`] in
+//! front of each model service records every HTTP request that reaches it during a
+//! `typist run` (path, body, answer, when and how long); [`send_direct`] then sends
+//! exactly those requests, in order, straight to a fresh server with the same settings,
+//! with as many in flight as the run had jobs. [`Row`] holds what the table prints:
+//! suggestions per hour through typist, requests per hour both ways and their ratio,
+//! the server's own prompt and generation tokens per second (from llama.cpp's
+//! `timings`), and how many direct answers differ from the captured ones.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+use serde_json::Value;
+
+/// One request that reached the model server, and its answer.
+#[derive(Debug, Clone, Serialize)]
+pub struct Captured {
+    /// Order of arrival.
+    pub seq: usize,
+    pub method: String,
+    pub path: String,
+    pub content_type: Option<String>,
+    pub body: String,
+    pub status: u16,
+    pub answer: String,
+    /// Seconds from the relay's start to the request's arrival.
+    pub start: f64,
+    /// Seconds the upstream took to answer.
+    pub seconds: f64,
+}
+
+fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .timeout_global(Some(Duration::from_secs(300)))
+        .http_status_as_error(false)
+        .build()
+        .into()
+}
+
+/// Sends one request as it was captured; (status, answer body).
+fn send(agent: &ureq::Agent, base: &str, c: &Captured) -> (u16, String) {
+    let url = format!("{base}{}", c.path);
+    let sent = if c.method == "GET" {
+        agent.get(&url).call()
+    } else {
+        let mut r = agent.post(&url);
+        if let Some(ct) = &c.content_type {
+            r = r.header("Content-Type", ct);
+        }
+        r.send(c.body.as_bytes())
+    };
+    match sent {
+        Ok(mut resp) => {
+            let status = resp.status().as_u16();
+            let text = resp
+                .body_mut()
+                .with_config()
+                .limit(64 << 20)
+                .read_to_string()
+                .unwrap_or_default();
+            (status, text)
+        }
+        Err(e) => (502, format!("upstream {url} unreachable: {e}")),
+    }
+}
+
+/// A recording relay on a free 127.0.0.1 port: every request is sent on to the upstream
+/// as it is (method, path and query, body, content type) and its answer comes back as
+/// it is (status, body, content type), one thread per request.
+pub struct Relay {
+    port: u16,
+    server: Arc<tiny_http::Server>,
+    captured: Arc<Mutex<Vec<Captured>>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Relay {
+    pub fn start(upstream: &str) -> Result<Relay> {
+        let server = tiny_http::Server::http("127.0.0.1:0")
+            .map_err(|e| anyhow::anyhow!("relay: cannot listen on 127.0.0.1: {e}"))?;
+        let port = server
+            .server_addr()
+            .to_ip()
+            .context("relay: no port")?
+            .port();
+        let server = Arc::new(server);
+        let captured = Arc::new(Mutex::new(Vec::new()));
+        let base = upstream.trim_end_matches('/').to_string();
+        let (srv, cap) = (server.clone(), captured.clone());
+        let thread = std::thread::spawn(move || {
+            let t0 = Instant::now();
+            let agent = agent();
+            let count = Arc::new(AtomicUsize::new(0));
+            for mut req in srv.incoming_requests() {
+                let seq = count.fetch_add(1, Ordering::SeqCst);
+                let (agent, base, cap) = (agent.clone(), base.clone(), cap.clone());
+                std::thread::spawn(move || {
+                    let start = t0.elapsed().as_secs_f64();
+                    let mut body = String::new();
+                    let _ = req.as_reader().read_to_string(&mut body);
+                    let content_type = req
+                        .headers()
+                        .iter()
+                        .find(|h| h.field.equiv("Content-Type"))
+                        .map(|h| h.value.to_string());
+                    let mut c = Captured {
+                        seq,
+                        method: req.method().as_str().to_string(),
+                        path: req.url().to_string(),
+                        content_type,
+                        body,
+                        status: 0,
+                        answer: String::new(),
+                        start,
+                        seconds: 0.0,
+                    };
+                    let t = Instant::now();
+                    let (status, answer) = send(&agent, &base, &c);
+                    c.seconds = t.elapsed().as_secs_f64();
+                    let mut resp =
+                        tiny_http::Response::from_string(answer.clone()).with_status_code(status);
+                    let ct = if answer.starts_with("data:") {
+                        "text/event-stream"
+                    } else {
+                        "application/json"
+                    };
+                    if let Ok(h) = tiny_http::Header::from_bytes("Content-Type", ct) {
+                        resp = resp.with_header(h);
+                    }
+                    c.status = status;
+                    c.answer = answer;
+                    // Recorded before the caller has its answer, so that a run that ends
+                    // with its last answer finds every request here.
+                    if let Ok(mut v) = cap.lock() {
+                        v.push(c);
+                    }
+                    let _ = req.respond(resp);
+                });
+            }
+        });
+        Ok(Relay {
+            port,
+            server,
+            captured,
+            thread: Some(thread),
+        })
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Stops listening; the requests captured, in order of arrival.
+    pub fn finish(mut self) -> Vec<Captured> {
+        self.server.unblock();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        let mut v = std::mem::take(&mut *self.captured.lock().expect("relay lock"));
+        v.sort_by_key(|c| c.seq);
+        v
+    }
+}
+
+/// What the direct pass measured.
+#[derive(Debug, Clone)]
+pub struct Direct {
+    pub seconds: f64,
+    /// (status, answer) of each request, in the captured order.
+    pub answers: Vec<(u16, String)>,
+}
+
+/// Sends `requests` in order to `base`, `jobs` at a time (each worker takes the next
+/// one when its answer has come), and times the whole.
+pub fn send_direct(base: &str, requests: &[Captured], jobs: usize) -> Direct {
+    let next = AtomicUsize::new(0);
+    let answers: Mutex<Vec<Option<(u16, String)>>> = Mutex::new(vec![None; requests.len()]);
+    let t0 = Instant::now();
+    std::thread::scope(|s| {
+        for _ in 0..jobs.max(1) {
+            s.spawn(|| {
+                let agent = agent();
+                loop {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    let Some(c) = requests.get(i) else { break };
+                    let a = send(&agent, base, c);
+                    answers.lock().expect("answers lock")[i] = Some(a);
+                }
+            });
+        }
+    });
+    let seconds = t0.elapsed().as_secs_f64();
+    Direct {
+        seconds,
+        answers: answers
+            .into_inner()
+            .expect("answers lock")
+            .into_iter()
+            .map(Option::unwrap_or_default)
+            .collect(),
+    }
+}
+
+/// An answer without what changes from one call to the next (llama.cpp's `timings`,
+/// ids, creation times, usage, fingerprints): equal for the same answer.
+pub fn normalized(answer: &str) -> String {
+    match serde_json::from_str::<Value>(answer) {
+        Ok(Value::Object(mut o)) => {
+            for k in ["timings", "id", "created", "usage", "system_fingerprint"] {
+                o.remove(k);
+            }
+            Value::Object(o).to_string()
+        }
+        _ => answer.to_string(),
+    }
+}
+
+/// llama.cpp's `timings`, summed over answers.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct Timings {
+    /// Answers that carried `timings`.
+    pub answers: usize,
+    pub prompt_n: f64,
+    pub prompt_ms: f64,
+    pub predicted_n: f64,
+    pub predicted_ms: f64,
+}
+
+impl Timings {
+    pub fn add(&mut self, answer: &str) {
+        let Ok(v) = serde_json::from_str::<Value>(answer) else {
+            return;
+        };
+        let t = &v["timings"];
+        if !t.is_object() {
+            return;
+        }
+        let f = |k: &str| t[k].as_f64().unwrap_or(0.0);
+        self.answers += 1;
+        self.prompt_n += f("prompt_n");
+        self.prompt_ms += f("prompt_ms");
+        self.predicted_n += f("predicted_n");
+        self.predicted_ms += f("predicted_ms");
+    }
+
+    pub fn of<'a>(answers: impl IntoIterator<Item = &'a str>) -> Timings {
+        let mut t = Timings::default();
+        for a in answers {
+            t.add(a);
+        }
+        t
+    }
+
+    pub fn prompt_per_second(&self) -> f64 {
+        per_second(self.prompt_n, self.prompt_ms)
+    }
+
+    pub fn predicted_per_second(&self) -> f64 {
+        per_second(self.predicted_n, self.predicted_ms)
+    }
+}
+
+fn per_second(n: f64, ms: f64) -> f64 {
+    if ms > 0.0 { n * 1000.0 / ms } else { 0.0 }
+}
+
+fn per_hour(n: usize, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        n as f64 * 3600.0 / seconds
+    } else {
+        0.0
+    }
+}
+
+/// One assistant's line of the table.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub assistant: String,
+    pub jobs: usize,
+    pub cases: usize,
+    /// Records with outcome `suggestion`.
+    pub suggestions: usize,
+    /// Requests that reached the model server during the replay.
+    pub requests: usize,
+    /// Requests sent straight to the fresh server (always `requests`).
+    pub direct_requests: usize,
+    /// Wall seconds of the replay through typist (sessions included).
+    pub typist_seconds: f64,
+    pub direct_seconds: f64,
+    pub typist_suggestions_per_hour: f64,
+    pub typist_requests_per_hour: f64,
+    pub direct_requests_per_hour: f64,
+    /// typist's requests per hour / the direct requests per hour.
+    pub ratio: f64,
+    pub typist_timings: Timings,
+    pub direct_timings: Timings,
+    /// Direct answers equal to the captured ones (less ids, times and `timings`).
+    pub identical_answers: usize,
+    pub different_answers: usize,
+    /// Requests that failed (status not 2xx) through typist and directly.
+    pub typist_failed: usize,
+    pub direct_failed: usize,
+}
+
+impl Row {
+    pub fn new(
+        assistant: &str,
+        jobs: usize,
+        cases: usize,
+        suggestions: usize,
+        typist_seconds: f64,
+        captured: &[Captured],
+        direct: &Direct,
+    ) -> Row {
+        let identical = captured
+            .iter()
+            .zip(&direct.answers)
+            .filter(|(c, (status, a))| {
+                c.status == *status && normalized(&c.answer) == normalized(a)
+            })
+            .count();
+        let ok = |s: u16| (200..300).contains(&s);
+        let typist_rph = per_hour(captured.len(), typist_seconds);
+        let direct_rph = per_hour(direct.answers.len(), direct.seconds);
+        Row {
+            assistant: assistant.to_string(),
+            jobs,
+            cases,
+            suggestions,
+            requests: captured.len(),
+            direct_requests: direct.answers.len(),
+            typist_seconds,
+            direct_seconds: direct.seconds,
+            typist_suggestions_per_hour: per_hour(suggestions, typist_seconds),
+            typist_requests_per_hour: typist_rph,
+            direct_requests_per_hour: direct_rph,
+            ratio: if direct_rph > 0.0 {
+                typist_rph / direct_rph
+            } else {
+                0.0
+            },
+            typist_timings: Timings::of(captured.iter().map(|c| c.answer.as_str())),
+            direct_timings: Timings::of(direct.answers.iter().map(|(_, a)| a.as_str())),
+            identical_answers: identical,
+            different_answers: captured.len() - identical,
+            typist_failed: captured.iter().filter(|c| !ok(c.status)).count(),
+            direct_failed: direct.answers.iter().filter(|(s, _)| !ok(*s)).count(),
+        }
+    }
+}
+
+/// The markdown table of `rows`.
+pub fn table(rows: &[Row]) -> String {
+    let mut out = String::from(
+        "| assistant | jobs | cases | suggestions | requests | through typist: s | suggestions/h | requests/h | direct: s | direct requests/h | typist / direct | prompt tok/s (typist; direct) | generation tok/s (typist; direct) | identical answers | failed (typist; direct) |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+    );
+    for r in rows {
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {:.1} | {:.0} | {:.0} | {:.1} | {:.0} | {:.2} | {:.0}; {:.0} | {:.1}; {:.1} | {} of {} | {}; {} |\n",
+            r.assistant,
+            r.jobs,
+            r.cases,
+            r.suggestions,
+            r.requests,
+            r.typist_seconds,
+            r.typist_suggestions_per_hour,
+            r.typist_requests_per_hour,
+            r.direct_seconds,
+            r.direct_requests_per_hour,
+            r.ratio,
+            r.typist_timings.prompt_per_second(),
+            r.direct_timings.prompt_per_second(),
+            r.typist_timings.predicted_per_second(),
+            r.direct_timings.predicted_per_second(),
+            r.identical_answers,
+            r.requests,
+            r.typist_failed,
+            r.direct_failed,
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relay_records_and_direct_replays_in_order() {
+        // An upstream that echoes the body with changing timings.
+        let up = tiny_http::Server::http("127.0.0.1:0").unwrap();
+        let up_port = up.server_addr().to_ip().unwrap().port();
+        std::thread::spawn(move || {
+            for (i, mut req) in up.incoming_requests().enumerate() {
+                let mut body = String::new();
+                let _ = req.as_reader().read_to_string(&mut body);
+                let answer = serde_json::json!({
+                    "path": req.url(), "body": body, "id": i,
+                    "timings": {"prompt_n": 10, "prompt_ms": 100.0 + i as f64, "predicted_n": 5, "predicted_ms": 50.0},
+                });
+                let _ = req.respond(tiny_http::Response::from_string(answer.to_string()));
+            }
+        });
+        let base = format!("http://127.0.0.1:{up_port}");
+        let relay = Relay::start(&base).unwrap();
+        let a = agent();
+        let via = format!("http://127.0.0.1:{}", relay.port());
+        for i in 0..3 {
+            let mut r = a
+                .post(format!("{via}/v1/completions"))
+                .header("Content-Type", "application/json")
+                .send(format!("{{\"prompt\":\"{i}\"}}").as_bytes())
+                .unwrap();
+            let text = r.body_mut().read_to_string().unwrap();
+            assert!(
+                text.contains(&format!("{{\\\"prompt\\\":\\\"{i}\\\"}}")),
+                "{text}"
+            );
+        }
+        a.get(format!("{via}/health")).call().unwrap();
+        let captured = relay.finish();
+        assert_eq!(captured.len(), 4);
+        assert_eq!(captured[0].body, "{\"prompt\":\"0\"}");
+        assert_eq!(captured[3].path, "/health");
+        let direct = send_direct(&base, &captured, 2);
+        let row = Row::new("x", 2, 3, 3, 1.0, &captured, &direct);
+        assert_eq!(row.direct_requests, 4);
+        assert_eq!(row.identical_answers, 4, "ids and timings are left out");
+        assert_eq!(row.typist_timings.answers, 4);
+        assert!((row.typist_timings.predicted_per_second() - 100.0).abs() < 1e-9);
+        assert!(table(&[row]).contains("| x | 2 | 3 | 3 | 4 |"));
+    }
+}

@@ -1,0 +1,67 @@
+//! `typist bench model` against the real installed model (SmolLM2 on llama.cpp's
+//! `llama-server`, installed by scripts/install-servers.sh): every request captured
+//! during the replay is sent again directly, and the table's JSON says so. A benchmark:
+//! its structure is checked, never its timings.
+
+mod common;
+
+use common::{DATASET, ok, typist};
+use serde_json::Value;
+
+#[test]
+fn bench_model_replays_every_captured_request_directly() {
+    let p = typist::editor::profile::find_profile("smollm2", None).unwrap();
+    let spec = p.service.as_ref().unwrap().list()[0].clone();
+    assert!(
+        typist::editor::profile::resolve_program(&spec.command).is_some(),
+        "llama-server is not installed: run scripts/install-servers.sh"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let out = typist()
+        .args([
+            "bench",
+            "model",
+            "--config",
+            "/dev/null",
+            "--quiet",
+            "--json",
+        ])
+        .args(["--dataset", DATASET, "--rate", "0.002", "--seed", "1"])
+        .args(["--assistant", "smollm2", "--jobs", "1", "--out"])
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    ok(&out);
+    let rows: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    let r = &rows[0];
+    assert_eq!(r["assistant"], "smollm2");
+    let requests = r["requests"].as_u64().unwrap();
+    assert!(requests >= 1, "{r}");
+    assert_eq!(r["direct_requests"].as_u64(), Some(requests), "{r}");
+    let identical = r["identical_answers"].as_u64().expect("identical_answers");
+    let different = r["different_answers"].as_u64().expect("different_answers");
+    assert_eq!(identical + different, requests, "{r}");
+    // llama.cpp's timings were read from its answers, both ways.
+    assert_eq!(
+        r["typist_timings"]["answers"].as_u64(),
+        Some(requests),
+        "{r}"
+    );
+    assert_eq!(
+        r["direct_timings"]["answers"].as_u64(),
+        Some(requests),
+        "{r}"
+    );
+    // Every captured request is kept with both answers.
+    let kept = std::fs::read_to_string(tmp.path().join("smollm2/requests.jsonl")).unwrap();
+    assert_eq!(kept.lines().count() as u64, requests);
+    for line in kept.lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(v["path"], "/v1/completions", "{v}");
+        assert!(
+            v["direct_answer"].as_str().unwrap().contains("choices"),
+            "{v}"
+        );
+    }
+}
