@@ -34,6 +34,8 @@ static RUNNING: Mutex<Vec<u32>> = Mutex::new(Vec::new());
 struct Running {
     spec: ServiceSpec,
     port: u16,
+    /// The port the profiles are given: `port`, or its relay's (`start_relayed`).
+    reached_at: u16,
     child: std::process::Child,
     describe: Value,
 }
@@ -185,12 +187,7 @@ impl Services {
     /// their placeholders filled; the first service that cannot start is an error (the
     /// ones already started are stopped). `slots`: parallel requests to serve.
     pub fn start(profiles: &[Profile], slots: usize) -> Result<(Services, Vec<Profile>)> {
-        let (services, each) = Services::start_each(profiles, slots)?;
-        let mut out = Vec::new();
-        for p in each {
-            out.push(p?);
-        }
-        Ok((services, out))
+        Services::start_relayed(profiles, slots, &mut |_, port| Ok(port))
     }
 
     /// As [`Services::start`], but a service that cannot start fails only the profiles
@@ -224,8 +221,6 @@ impl Services {
         slots: usize,
         relay: &mut dyn FnMut(&ServiceSpec, u16) -> Result<u16>,
     ) -> Result<(Services, Vec<Result<Profile>>)> {
-        // The port each started service is reached at (its relay's, if any).
-        let mut seen: BTreeMap<String, u16> = BTreeMap::new();
         let mut services = Services {
             running: Vec::new(),
             logs: None,
@@ -244,7 +239,7 @@ impl Services {
                     continue 'profiles;
                 }
                 let port = match services.running.iter().find(|r| r.spec.name == spec.name) {
-                    Some(r) if r.spec == *spec => seen.get(&spec.name).copied().unwrap_or(r.port),
+                    Some(r) if r.spec == *spec => r.reached_at,
                     Some(_) => {
                         out.push(Err(anyhow::anyhow!(
                             "profile {}: another profile declares a different service called {:?}",
@@ -258,7 +253,8 @@ impl Services {
                         .and_then(|port| relay(spec, port))
                     {
                         Ok(port) => {
-                            seen.insert(spec.name.clone(), port);
+                            let r = services.running.last_mut().expect("just launched");
+                            r.reached_at = port;
                             port
                         }
                         Err(e) => {
@@ -316,6 +312,7 @@ impl Services {
         self.running.push(Running {
             spec: spec.clone(),
             port,
+            reached_at: port,
             child,
             describe: Value::Null,
         });

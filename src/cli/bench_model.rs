@@ -43,6 +43,12 @@ pub fn run(flags: BenchModelFlags) -> Result<ExitCode> {
             );
             continue;
         };
+        if models.service.as_ref().is_some_and(|s| s.list().len() > 1) {
+            bail!(
+                "{}: more than one model service; typist bench model relays one",
+                p.name
+            );
+        }
         let out = base.join(&p.name);
         let _ = std::fs::remove_dir_all(&out);
         std::fs::create_dir_all(&out)?;
@@ -107,18 +113,11 @@ pub fn run(flags: BenchModelFlags) -> Result<ExitCode> {
             );
         }
         let (direct_services, _) = Services::start(&[models], jobs)?;
-        let ports = direct_services.ports();
-        let port = ports
-            .values()
+        let port = direct_services
+            .ports()
+            .into_values()
             .next()
-            .copied()
             .context("no model service started")?;
-        if ports.len() > 1 {
-            bail!(
-                "{}: more than one model service; typist bench model relays one",
-                p.name
-            );
-        }
         let direct = model::send_direct(&format!("http://127.0.0.1:{port}"), &captured, jobs);
         drop(direct_services);
         write_requests(&out.join("requests.jsonl"), &captured, &direct)?;
