@@ -5,14 +5,14 @@
 //! nothing and applies nothing). Registrations are also seen by the session, which
 //! honours file watching (see `Session::absorb_request`).
 
-use lsp_types::request::{
+use serde_json::Value;
+use tower_lsp_server::ls_types::request::{
     ApplyWorkspaceEdit, CodeLensRefresh, InlayHintRefreshRequest, RegisterCapability,
     SemanticTokensRefresh, ShowDocument, ShowMessageRequest, UnregisterCapability,
     WorkDoneProgressCreate, WorkspaceConfiguration, WorkspaceDiagnosticRefresh,
     WorkspaceFoldersRequest,
 };
-use lsp_types::{ApplyWorkspaceEditResponse, ShowDocumentResult, WorkspaceFolder};
-use serde_json::Value;
+use tower_lsp_server::ls_types::{ApplyWorkspaceEditResponse, ShowDocumentResult, WorkspaceFolder};
 
 use crate::lsp::Handlers;
 

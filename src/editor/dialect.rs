@@ -2,12 +2,14 @@
 //! answer is read back into one normal form. Each dialect is a small local type; the
 //! parsers are lenient on purpose (Copilot adds fields, Tabby adds `isIncomplete`, some
 //! servers send snippet objects), so answers are read from `serde_json::Value`. The
-//! standard requests go by their `lsp-types` method names; their params are written as
+//! standard requests go by their `ls-types` method names; their params are written as
 //! JSON too, because profiles add fields of their own (`request_params`) and Copilot adds
 //! the document version and `formattingOptions`.
 
-use lsp_types::request::{Completion as CompletionRequest, InlineCompletionRequest, Request};
 use serde_json::{Value, json};
+use tower_lsp_server::ls_types::request::{
+    Completion as CompletionRequest, InlineCompletionRequest, Request,
+};
 
 use super::document::{Document, Position, PositionEncoding};
 use super::suggestions::{CompletionEntry, InlineSuggestion, Suggestions, strip_snippet};
@@ -314,7 +316,7 @@ mod tests {
 
     fn doc(text: &str) -> Document {
         Document {
-            uri: "file:///w/a.py".into(),
+            uri: std::str::FromStr::from_str("file:///w/a.py").unwrap(),
             language_id: "python".into(),
             version: 1,
             text: text.into(),

@@ -2,6 +2,7 @@
 //! character offsets and LSP positions (UTF-16 code units by default).
 
 use serde_json::{Value, json};
+use tower_lsp_server::ls_types::{self as lsp, TextDocumentContentChangeEvent, Uri};
 
 /// Column unit negotiated with the server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, Default)]
@@ -45,6 +46,39 @@ pub struct Position {
     pub character: u32,
 }
 
+impl From<Position> for lsp::Position {
+    fn from(p: Position) -> Self {
+        lsp::Position::new(p.line, p.character)
+    }
+}
+
+impl From<lsp::Position> for Position {
+    fn from(p: lsp::Position) -> Self {
+        Position {
+            line: p.line,
+            character: p.character,
+        }
+    }
+}
+
+/// An insertion of `text` at `at`: the change typing sends.
+pub fn insertion(at: Position, text: &str) -> TextDocumentContentChangeEvent {
+    TextDocumentContentChangeEvent {
+        range: Some(lsp::Range::new(at.into(), at.into())),
+        range_length: None,
+        text: text.to_string(),
+    }
+}
+
+/// A change that replaces the whole text (full sync).
+pub fn whole(text: &str) -> TextDocumentContentChangeEvent {
+    TextDocumentContentChangeEvent {
+        range: None,
+        range_length: None,
+        text: text.to_string(),
+    }
+}
+
 impl Position {
     pub fn to_json(self) -> Value {
         json!({"line": self.line, "character": self.character})
@@ -59,7 +93,7 @@ impl Position {
 
 #[derive(Debug, Clone)]
 pub struct Document {
-    pub uri: String,
+    pub uri: Uri,
     pub language_id: String,
     pub version: i32,
     pub text: String,
@@ -125,16 +159,21 @@ impl Document {
 
 /// One incremental change that turns `old` into `new`: the differing middle between the
 /// common prefix and the common suffix, with its range in `old`.
-pub fn incremental_change(old: &str, new: &str, enc: PositionEncoding) -> Value {
+pub fn incremental_change(
+    old: &str,
+    new: &str,
+    enc: PositionEncoding,
+) -> TextDocumentContentChangeEvent {
     let prefix = common_prefix(old, new);
     let max_suffix = old.len().min(new.len()) - prefix;
     let suffix = common_suffix(&old[prefix..], &new[prefix..], max_suffix);
     let start = Document::position_of(old, prefix, enc);
     let end = Document::position_of(old, old.len() - suffix, enc);
-    json!({
-        "range": {"start": start.to_json(), "end": end.to_json()},
-        "text": &new[prefix..new.len() - suffix],
-    })
+    TextDocumentContentChangeEvent {
+        range: Some(lsp::Range::new(start.into(), end.into())),
+        range_length: None,
+        text: new[prefix..new.len() - suffix].to_string(),
+    }
 }
 
 fn common_prefix(a: &str, b: &str) -> usize {
@@ -172,7 +211,11 @@ fn floor_boundary(s: &str, mut i: usize) -> usize {
 }
 
 /// Applies an LSP content change (as produced by [`incremental_change`]) to `text`.
-pub fn apply_change(text: &str, change: &Value, enc: PositionEncoding) -> String {
+pub fn apply_change(
+    text: &str,
+    change: &TextDocumentContentChangeEvent,
+    enc: PositionEncoding,
+) -> String {
     let mut t = text.to_string();
     apply_change_in_place(&mut t, change, enc);
     t
@@ -180,33 +223,31 @@ pub fn apply_change(text: &str, change: &Value, enc: PositionEncoding) -> String
 
 /// Applies a content change in place: only the text after the edit moves, so typing at
 /// the end of a long document costs nothing per keystroke but finding the position.
-pub fn apply_change_in_place(text: &mut String, change: &Value, enc: PositionEncoding) {
-    let new_text = change.get("text").and_then(Value::as_str).unwrap_or("");
-    let range = change.get("range").and_then(|r| {
-        Some((
-            r.get("start").and_then(Position::from_json)?,
-            r.get("end").and_then(Position::from_json)?,
-        ))
-    });
-    let Some((s, e)) = range else {
-        *text = new_text.to_string();
+pub fn apply_change_in_place(
+    text: &mut String,
+    change: &TextDocumentContentChangeEvent,
+    enc: PositionEncoding,
+) {
+    let Some(range) = change.range else {
+        *text = change.text.clone();
         return;
     };
-    let a = Document::offset_of(text, s, enc);
-    let b = Document::offset_of(text, e, enc).max(a);
-    text.replace_range(a..b, new_text);
+    let a = Document::offset_of(text, range.start.into(), enc);
+    let b = Document::offset_of(text, range.end.into(), enc).max(a);
+    text.replace_range(a..b, &change.text);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::str::FromStr;
 
     #[test]
     fn an_appended_text_is_an_insertion_at_the_old_end() {
         for (old, add) in [("", "a"), ("x\n", "y"), ("é😀", "\n\tz"), ("a\r\n", "b")] {
             let new = format!("{old}{add}");
             let doc = Document {
-                uri: String::new(),
+                uri: Uri::from_str("file:///t").unwrap(),
                 language_id: String::new(),
                 version: 1,
                 text: old.to_string(),
@@ -216,8 +257,7 @@ mod tests {
                 PositionEncoding::Utf16,
                 PositionEncoding::Utf32,
             ] {
-                let end = doc.end(enc).to_json();
-                let insert = json!({"range": {"start": end, "end": end}, "text": add});
+                let insert = insertion(doc.end(enc), add);
                 assert_eq!(
                     incremental_change(old, &new, enc),
                     insert,
@@ -232,7 +272,7 @@ mod tests {
         let texts = ["", "a", "a\n", "\n\nb", "x\r\ny\r\n", "é😀\nz\r"];
         for t in texts {
             let doc = Document {
-                uri: String::new(),
+                uri: Uri::from_str("file:///t").unwrap(),
                 language_id: String::new(),
                 version: 1,
                 text: t.to_string(),
@@ -329,7 +369,7 @@ mod tests {
     fn an_appended_line_is_a_small_change() {
         let ch = incremental_change("a\nb\n", "a\nb\nc\n", PositionEncoding::Utf16);
         assert_eq!(
-            ch,
+            serde_json::to_value(ch).unwrap(),
             json!({"range": {"start": {"line": 2, "character": 0}, "end": {"line": 2, "character": 0}}, "text": "c\n"})
         );
     }

@@ -1,13 +1,13 @@
-//! The handshake: the `initialize` params typist sends (typed, through `lsp-types`) and
+//! The handshake: the `initialize` params typist sends (typed, through `ls-types` (tower-lsp-server's LSP types)) and
 //! what it reads from the answer. The answer is read from JSON on purpose: servers
 //! declare capabilities loosely (`true` for an options object, unknown keys), and a
 //! strict decode would refuse servers every editor talks to.
 
 use std::path::Path;
 
-use lsp_types::{ClientInfo, InitializeParams, TraceValue, WorkspaceFolder};
 use serde::Serialize;
 use serde_json::Value;
+use tower_lsp_server::ls_types::{ClientInfo, InitializeParams, TraceValue, WorkspaceFolder};
 
 use super::conditions::Conditions;
 use super::document::PositionEncoding;

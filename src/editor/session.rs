@@ -11,14 +11,22 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedReceiver;
 
-use lsp_types::notification::{DidChangeConfiguration, Initialized};
-use lsp_types::request::Initialize;
-use lsp_types::{DidChangeConfigurationParams, InitializedParams};
+use tower_lsp_server::ls_types::notification::{
+    DidChangeConfiguration, DidChangeTextDocument, DidChangeWatchedFiles, DidCloseTextDocument,
+    DidOpenTextDocument, Initialized,
+};
+use tower_lsp_server::ls_types::request::Initialize;
+use tower_lsp_server::ls_types::{
+    DidChangeConfigurationParams, DidChangeTextDocumentParams, DidChangeWatchedFilesParams,
+    DidCloseTextDocumentParams, DidOpenTextDocumentParams, FileChangeType, FileEvent,
+    InitializedParams, TextDocumentContentChangeEvent, TextDocumentIdentifier, TextDocumentItem,
+    VersionedTextDocumentIdentifier,
+};
 
 use super::answers;
 use super::conditions::Conditions;
 use super::dialect;
-use super::document::{Document, Position, PositionEncoding, incremental_change};
+use super::document::{Document, Position, PositionEncoding, incremental_change, insertion, whole};
 use super::handshake;
 use super::profile::{DialectKind, Profile, ReadinessRule};
 use super::server_state::ServerState;
@@ -187,17 +195,20 @@ impl Session {
             .language_for(Path::new(rel))
             .unwrap_or_else(|| self.profile.languages[0].clone());
         let doc = Document {
-            uri: uri::from_path(&path),
+            uri: uri::uri_of(&path),
             language_id,
             version: 1,
             text: text.to_string(),
         };
-        self.client.notify(
-            "textDocument/didOpen",
-            Some(json!({"textDocument": {
-                "uri": doc.uri, "languageId": doc.language_id, "version": doc.version, "text": doc.text,
-            }})),
-        );
+        self.client
+            .notify_typed::<DidOpenTextDocument>(DidOpenTextDocumentParams {
+                text_document: TextDocumentItem::new(
+                    doc.uri.clone(),
+                    doc.language_id.clone(),
+                    doc.version,
+                    doc.text.clone(),
+                ),
+            });
         self.docs.insert(rel.to_string(), doc);
         self.text_hashes.remove(rel);
         Ok(())
@@ -214,18 +225,22 @@ impl Session {
             std::fs::create_dir_all(parent).map_err(|e| SessionError::Workspace(e.to_string()))?;
         }
         std::fs::write(&path, text).map_err(|e| SessionError::Workspace(e.to_string()))?;
-        // FileChangeType: Created = 1, Changed = 2.
-        self.notify_watchers(&path, if existed { 2 } else { 1 });
+        let kind = if existed {
+            FileChangeType::CHANGED
+        } else {
+            FileChangeType::CREATED
+        };
+        self.notify_watchers(&path, kind);
         Ok(())
     }
 
-    fn notify_watchers(&mut self, path: &Path, kind: u8) {
+    fn notify_watchers(&mut self, path: &Path, kind: FileChangeType) {
         self.pump();
         if !self.state.watches.is_empty() {
-            self.client.notify(
-                "workspace/didChangeWatchedFiles",
-                Some(json!({"changes": [{"uri": uri::from_path(path), "type": kind}]})),
-            );
+            self.client
+                .notify_typed::<DidChangeWatchedFiles>(DidChangeWatchedFilesParams {
+                    changes: vec![FileEvent::new(uri::uri_of(path), kind)],
+                });
         }
     }
 
@@ -247,12 +262,9 @@ impl Session {
             .starts_with(doc.text.as_str())
             .then_some(doc.text.len());
         let change = match (sync, appended) {
-            (SyncKind::Incremental, Some(at)) => {
-                let end = doc.end(enc).to_json();
-                json!({"range": {"start": end, "end": end}, "text": &text[at..]})
-            }
+            (SyncKind::Incremental, Some(at)) => insertion(doc.end(enc), &text[at..]),
             (SyncKind::Incremental, None) => incremental_change(&doc.text, text, enc),
-            _ => json!({"text": text}),
+            _ => whole(text),
         };
         doc.text = text.to_string();
         send_change(&self.client, doc, change);
@@ -278,11 +290,8 @@ impl Session {
             return Ok(());
         }
         let change = match sync {
-            SyncKind::Incremental => {
-                let end = doc.end(enc).to_json();
-                json!({"range": {"start": end, "end": end}, "text": text})
-            }
-            _ => json!({"text": format!("{}{}", doc.text, text)}),
+            SyncKind::Incremental => insertion(doc.end(enc), text),
+            _ => whole(&format!("{}{}", doc.text, text)),
         };
         doc.text.push_str(text);
         send_change(&self.client, doc, change);
@@ -302,7 +311,7 @@ impl Session {
         };
         file.and_then(|f| f.write_all(text.as_bytes()))
             .map_err(|e| SessionError::Workspace(format!("{}: {e}", path.display())))?;
-        self.notify_watchers(&path, 2);
+        self.notify_watchers(&path, FileChangeType::CHANGED);
         Ok(())
     }
 
@@ -319,10 +328,10 @@ impl Session {
         self.appending.remove(rel);
         self.text_hashes.remove(rel);
         if let Some(doc) = self.docs.remove(rel) {
-            self.client.notify(
-                "textDocument/didClose",
-                Some(json!({"textDocument": {"uri": doc.uri}})),
-            );
+            self.client
+                .notify_typed::<DidCloseTextDocument>(DidCloseTextDocumentParams {
+                    text_document: TextDocumentIdentifier::new(doc.uri),
+                });
         }
     }
 
@@ -516,13 +525,10 @@ impl Session {
 }
 
 /// One `didChange` with the document's next version (its text already updated).
-fn send_change(client: &Client, doc: &mut Document, change: Value) {
+fn send_change(client: &Client, doc: &mut Document, change: TextDocumentContentChangeEvent) {
     doc.version += 1;
-    client.notify(
-        "textDocument/didChange",
-        Some(json!({
-            "textDocument": {"uri": doc.uri, "version": doc.version},
-            "contentChanges": [change],
-        })),
-    );
+    client.notify_typed::<DidChangeTextDocument>(DidChangeTextDocumentParams {
+        text_document: VersionedTextDocumentIdentifier::new(doc.uri.clone(), doc.version),
+        content_changes: vec![change],
+    });
 }

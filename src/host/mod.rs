@@ -353,8 +353,7 @@ impl LanguageServer for Host {
         };
         let Some(doc) = docs.get_mut(uri) else { return };
         for change in &p.content_changes {
-            let v = serde_json::to_value(change).unwrap_or(Value::Null);
-            apply_change_in_place(&mut doc.text, &v, PositionEncoding::Utf16);
+            apply_change_in_place(&mut doc.text, change, PositionEncoding::Utf16);
         }
         if self.backend == BackendKind::Cheat
             && let (Ok(mut m), Some(path)) = (self.cheat.lock(), &doc.path)

@@ -13,12 +13,12 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use lsp_types::notification::Exit;
-use lsp_types::request::Shutdown;
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
+use tower_lsp_server::ls_types::notification::Exit;
+use tower_lsp_server::ls_types::request::Shutdown;
 
 use super::connection::{CLOSE, Shared, read_loop, write_loop};
 use super::handlers::Handlers;
@@ -260,13 +260,16 @@ impl Client {
         }
     }
 
-    /// Sends a typed notification through `lsp-types` (unit params are omitted).
-    pub fn notify_typed<N: lsp_types::notification::Notification>(&self, params: N::Params) {
+    /// Sends a typed notification through `ls-types` (tower-lsp-server's LSP types) (unit params are omitted).
+    pub fn notify_typed<N: tower_lsp_server::ls_types::notification::Notification>(
+        &self,
+        params: N::Params,
+    ) {
         self.notify(N::METHOD, wire_params(params));
     }
 
-    /// A typed request through `lsp-types`; the answer is decoded strictly.
-    pub fn typed<R: lsp_types::request::Request>(
+    /// A typed request through `ls-types` (tower-lsp-server's LSP types); the answer is decoded strictly.
+    pub fn typed<R: tower_lsp_server::ls_types::request::Request>(
         &self,
         params: R::Params,
         timeout: Duration,
@@ -288,7 +291,7 @@ impl Client {
 
     /// A request with typed params whose answer is left as JSON, for answers that real
     /// servers shape loosely (capabilities given as `true` where an object is due).
-    pub fn request_as<R: lsp_types::request::Request>(
+    pub fn request_as<R: tower_lsp_server::ls_types::request::Request>(
         &self,
         params: R::Params,
         timeout: Duration,

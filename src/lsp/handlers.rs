@@ -5,8 +5,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use lsp_types::request::Request;
 use serde_json::Value;
+use tower_lsp_server::ls_types::request::Request;
 
 /// JSON-RPC "method not found".
 pub const METHOD_NOT_FOUND: i64 = -32601;

@@ -14,12 +14,15 @@ use tower_lsp_server::ls_types::Uri;
 /// `/tmp/a b/é.py` → `file:///tmp/a%20b/%C3%A9.py`. A relative path is made absolute
 /// against the current folder first (without touching the disk).
 pub fn from_path(path: &Path) -> String {
+    uri_of(path).as_str().to_string()
+}
+
+/// [`from_path`] as a typed URI, for typed notifications.
+pub fn uri_of(path: &Path) -> Uri {
     let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-    match Uri::from_file_path(&absolute) {
-        Some(uri) => uri.as_str().to_string(),
+    Uri::from_file_path(&absolute)
         // Unreachable for an absolute path: its encoding always parses.
-        None => format!("file://{}", absolute.display()),
-    }
+        .unwrap_or_else(|| Uri::from_str("file:///").expect("a fixed URI parses"))
 }
 
 /// The path a `file:` URI names, percent-decoded; `None` for another scheme or a

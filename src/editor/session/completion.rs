@@ -4,8 +4,8 @@
 
 use std::time::{Duration, Instant};
 
-use lsp_types::request::{Completion, Request};
 use serde_json::{Value, json};
+use tower_lsp_server::ls_types::request::{Completion, Request};
 
 use super::{Session, Timed};
 use crate::editor::SessionError;
