@@ -3,7 +3,6 @@
 //! `editor` layer, as a user's run would.
 
 use std::path::Path;
-use std::time::Duration;
 
 use serde::Serialize;
 
@@ -185,7 +184,7 @@ pub async fn examine(profile: &Profile, transcript_dir: Option<&Path>) -> Report
         not_signed_in,
         auth_reason.as_deref(),
     );
-    let _ = tokio::time::timeout(Duration::from_secs(5), session.shutdown()).await;
+    let _ = tokio::time::timeout(crate::editor::session::SHUTDOWN_WAIT, session.shutdown()).await;
     report
 }
 

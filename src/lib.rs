@@ -15,6 +15,7 @@ pub mod editor;
 pub mod host;
 pub mod lang;
 pub mod lsp;
+pub mod os;
 pub mod replay;
 pub mod report;
 pub mod score;

@@ -4,7 +4,7 @@
 //! 127.0.0.1 ports before the first session, shared by every worker, and stopped at the
 //! end: dropping [`Services`] stops them (the normal end, an error and a panic all drop
 //! it), [`stop_all_now`] kills them before an immediate exit (a second Ctrl-C), and
-//! Linux's parent-death signal (`lsp::process::die_with_parent`) covers a SIGKILL of
+//! Linux's parent-death signal (`os::die_with_parent`) covers a SIGKILL of
 //! typist. Each service leads its own process group, so a terminal's Ctrl-C reaches
 //! typist only, and stopping a service stops whatever it started.
 //!
@@ -25,6 +25,15 @@ use serde_json::{Value, json};
 
 use crate::editor::Profile;
 use crate::editor::profile::{OneOrMany, ServiceSpec};
+
+/// One readiness probe of a service (its HTTP health or completion check).
+const READY_PROBE_TIMEOUT: Duration = Duration::from_secs(2);
+/// The pause between two readiness probes while a service starts.
+const READY_POLL_INTERVAL: Duration = Duration::from_millis(100);
+/// How long a service's process group has after SIGTERM before SIGKILL.
+const TERM_GRACE: Duration = Duration::from_secs(3);
+/// The pause between two looks at whether a terminated service has exited.
+const TERM_POLL_INTERVAL: Duration = Duration::from_millis(20);
 
 /// Process groups of the services now running (their leaders are not reaped yet, so the
 /// ids cannot name another group).
@@ -151,18 +160,15 @@ fn spawn(
     log: &Path,
 ) -> Result<std::process::Child> {
     let log_file = std::fs::File::create(log)?;
-    // Built as tokio's Command only to share `die_with_parent` with the language
-    // servers; spawned synchronously through the std Command inside.
-    let mut cmd = tokio::process::Command::new(program);
+    let mut cmd = std::process::Command::new(program);
     cmd.args(args)
         .stdin(std::process::Stdio::null())
         .stdout(log_file.try_clone()?)
-        .stderr(log_file)
-        .process_group(0);
-    crate::lsp::process::die_with_parent(&mut cmd);
+        .stderr(log_file);
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    crate::os::die_with_parent(&mut cmd);
     tracing::info!(service = %spec.name, port, "starting {}", program.display());
-    cmd.as_std_mut()
-        .spawn()
+    cmd.spawn()
         .with_context(|| format!("service {}: cannot start {}", spec.name, program.display()))
 }
 
@@ -347,7 +353,7 @@ impl Services {
     ) -> Result<()> {
         let deadline = Instant::now() + Duration::from_millis(spec.startup_timeout_ms);
         let agent: ureq::Agent = ureq::Agent::config_builder()
-            .timeout_global(Some(Duration::from_secs(2)))
+            .timeout_global(Some(READY_PROBE_TIMEOUT))
             .http_status_as_error(false)
             .build()
             .into();
@@ -392,7 +398,7 @@ impl Services {
                     tail(log, 15)
                 );
             }
-            std::thread::sleep(Duration::from_millis(100));
+            std::thread::sleep(READY_POLL_INTERVAL);
         }
     }
 
@@ -469,12 +475,9 @@ fn forget(pid: u32) {
     }
 }
 
+/// Callers signal only groups whose leader is not reaped yet, so the id is still theirs.
 fn killpg(pid: u32, signal: libc::c_int) {
-    // SAFETY: killpg has no memory-safety preconditions; callers signal only groups
-    // whose leader is not reaped yet, so the id is still theirs.
-    unsafe {
-        libc::killpg(pid as libc::pid_t, signal);
-    }
+    crate::os::signal_group(pid, signal);
 }
 
 impl Drop for Services {
@@ -486,9 +489,9 @@ impl Drop for Services {
             }
             // The whole group: the service and anything it started.
             killpg(pid, libc::SIGTERM);
-            let deadline = Instant::now() + Duration::from_secs(3);
+            let deadline = Instant::now() + TERM_GRACE;
             while Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(20));
+                std::thread::sleep(TERM_POLL_INTERVAL);
                 if !r.alive() {
                     break;
                 }

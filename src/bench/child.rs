@@ -23,10 +23,6 @@ impl Timing {
     }
 }
 
-fn seconds(t: libc::timeval) -> f64 {
-    t.tv_sec as f64 + t.tv_usec as f64 / 1e6
-}
-
 /// Runs `cmd` with its standard output in `stdout`, waiting for it with `wait4`.
 pub fn timed(cmd: &mut Command, stdout: &Path) -> Result<Timing> {
     let out = std::fs::File::create(stdout)
@@ -36,27 +32,16 @@ pub fn timed(cmd: &mut Command, stdout: &Path) -> Result<Timing> {
         .stdout(Stdio::from(out))
         .spawn()
         .with_context(|| format!("cannot start {cmd:?}"))?;
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is a valid value for wait4 to fill in.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: pid is our own child, not yet waited for; status and usage are valid
-    // pointers.
-    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    let ended =
+        crate::os::wait_with_usage(child).with_context(|| format!("wait4 failed for {cmd:?}"))?;
     let seconds_wall = start.elapsed().as_secs_f64();
-    // Reaped by wait4: the Child must not wait again.
-    std::mem::forget(child);
-    if r < 0 {
-        bail!("wait4 failed for {cmd:?}");
-    }
-    if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
-        bail!("{cmd:?} failed (status {status})");
+    if ended.code != Some(0) {
+        bail!("{cmd:?} failed (status {})", ended.status);
     }
     Ok(Timing {
         seconds: seconds_wall,
-        cpu: seconds(usage.ru_utime) + seconds(usage.ru_stime),
-        // Linux reports kilobytes.
-        peak_mb: usage.ru_maxrss as f64 / 1024.0,
+        cpu: ended.usage.cpu_seconds,
+        peak_mb: ended.usage.peak_mb,
     })
 }
 

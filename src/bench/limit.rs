@@ -79,12 +79,7 @@ fn read_chunks(
 }
 
 fn cpu_seconds() -> f64 {
-    // SAFETY: an all-zero rusage is valid for getrusage to fill in.
-    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: a valid pointer to our own rusage.
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
-    let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    s(u.ru_utime) + s(u.ru_stime)
+    crate::os::usage(crate::os::Who::This).map_or(0.0, |u| u.cpu_seconds)
 }
 
 /// Parses every line of `path` on `threads` threads (0 = every core).

@@ -15,6 +15,10 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 use serde_json::Value;
 
+/// One request sent straight to the model server: generous, since a slow CPU with
+/// `--jobs` requests queued can take minutes, and a lost answer would spoil the pass.
+const DIRECT_REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
+
 /// One request that reached the model server, and its answer.
 #[derive(Debug, Clone, Serialize)]
 pub struct Captured {
@@ -34,7 +38,7 @@ pub struct Captured {
 
 fn agent() -> ureq::Agent {
     ureq::Agent::config_builder()
-        .timeout_global(Some(Duration::from_secs(300)))
+        .timeout_global(Some(DIRECT_REQUEST_TIMEOUT))
         .http_status_as_error(false)
         .build()
         .into()

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::{Context, Result};
 use serde_json::Value;
@@ -30,7 +30,7 @@ pub(super) fn run(
         "the fault drill",
     )?;
     report.seconds_faults = started.elapsed().as_secs_f64();
-    drill.sweep_leftovers(Duration::from_secs(3), report);
+    drill.sweep_leftovers(super::harness::SWEEP_GRACE, report);
     drill.count_workspaces(report);
     check_faults(cases, &out, log, report)
 }

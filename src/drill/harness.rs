@@ -10,6 +10,11 @@ use anyhow::{Context, Result, bail};
 use super::options::DrillOptions;
 use super::report::DrillReport;
 
+/// The pause between two looks for processes a drill left behind.
+const SWEEP_INTERVAL: Duration = Duration::from_millis(50);
+/// How long processes killed by a drill have to disappear before they count as leftovers.
+pub(super) const SWEEP_GRACE: Duration = Duration::from_secs(3);
+
 const HOST_LANGUAGES: &str = "languages = [\"python\", \"javascript\", \"typescript\"]\nextensions = [\"py\", \"js\", \"ts\", \"mjs\", \"cjs\"]\n";
 
 fn write_profile(editors: &Path, name: &str, host_args: &[String], timeout_ms: u64) -> Result<()> {
@@ -210,15 +215,14 @@ impl Drill {
         let deadline = Instant::now() + grace;
         let mut left = self.leftovers();
         while !left.is_empty() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(50));
+            std::thread::sleep(SWEEP_INTERVAL);
             left = self.leftovers();
         }
         for (pid, cmd) in &left {
             report
                 .examples
                 .push(format!("left running: pid {pid}: {cmd}"));
-            // SAFETY: kill(2) on a process this drill started; no memory is touched.
-            unsafe { libc::kill(*pid as i32, libc::SIGKILL) };
+            crate::os::signal(*pid, libc::SIGKILL);
         }
         report.leftover_processes += left.len() as u64;
     }

@@ -5,6 +5,9 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+/// The pause between two looks at whether the killed run has exited.
+const EXIT_POLL_INTERVAL: Duration = Duration::from_millis(5);
+
 use anyhow::{Context, Result};
 
 use super::harness::Drill;
@@ -38,7 +41,7 @@ pub(super) fn run(drill: &Drill, plan: &Path, report: &mut DrillReport) -> Resul
         a.push("--resume".into());
     }
     drill.finish(&a, "the resumed run")?;
-    drill.sweep_leftovers(Duration::from_secs(3), report);
+    drill.sweep_leftovers(super::harness::SWEEP_GRACE, report);
     compare(&reference, &killed, report)
 }
 
@@ -82,14 +85,14 @@ fn start_and_kill(
             ended = true;
             break;
         }
-        std::thread::sleep(Duration::from_millis(5));
+        std::thread::sleep(EXIT_POLL_INTERVAL);
     }
     if !ended {
         child.kill()?; // SIGKILL
         report.kills_landed += 1;
     }
     child.wait()?;
-    drill.sweep_leftovers(Duration::from_secs(3), report);
+    drill.sweep_leftovers(super::harness::SWEEP_GRACE, report);
     Ok(())
 }
 

@@ -40,6 +40,15 @@ use super::error::{COPILOT_NO_TOKEN, SessionError};
 use super::handshake::{ServerCaps, ServerInfo, SyncKind};
 use super::request_hash::{TextHash, request_hash_of};
 
+/// How long a profile whose readiness rule is `progress` may take to begin its work
+/// (its first `$/progress`) before typist stops waiting for one.
+const PROGRESS_START_WAIT: Duration = Duration::from_secs(2);
+/// The pause between two tries of a readiness probe (`max_tries` in the profile).
+pub(super) const RETRY_INTERVAL: Duration = Duration::from_millis(150);
+/// How long a session's orderly shutdown (`shutdown`, `exit`, the process's end) may
+/// take when it is retired by a worker, doctor or the checks; then it is killed.
+pub const SHUTDOWN_WAIT: Duration = Duration::from_secs(5);
+
 /// A suggestion and how long it took.
 #[derive(Debug, Clone, Serialize)]
 pub struct Timed<T> {
@@ -415,7 +424,7 @@ impl Session {
             ReadinessRule::None | ReadinessRule::Stable => {}
             ReadinessRule::Progress => {
                 // Give the server a moment to begin its work, then wait for it to end.
-                self.wait_until(deadline.min(Instant::now() + Duration::from_secs(2)), |s| {
+                self.wait_until(deadline.min(Instant::now() + PROGRESS_START_WAIT), |s| {
                     s.progress_seen
                 })
                 .await;
@@ -445,7 +454,7 @@ impl Session {
                 if Instant::now() >= deadline {
                     break;
                 }
-                tokio::time::sleep(Duration::from_millis(150)).await;
+                tokio::time::sleep(RETRY_INTERVAL).await;
                 let next = self.suggest(rel, cursor).await?;
                 let same = next.value == last.value;
                 last = next;

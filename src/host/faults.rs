@@ -14,6 +14,10 @@ use tower_lsp_server::ls_types::{ConfigurationItem, MessageType};
 
 use tower_lsp_server::Client;
 
+/// How long the `crash-after` fault waits after handing its answer to tower-lsp, so that
+/// the answer is written before the process dies.
+const CRASH_AFTER_DELAY: Duration = Duration::from_millis(100);
+
 /// Fault and latency shaping, off by default.
 #[derive(Debug, Clone, Default)]
 pub struct Faults {
@@ -354,7 +358,7 @@ impl Faults {
     pub(super) fn after_answer(&self, kind: Option<Kind>) {
         if kind == Some(Kind::CrashAfter) {
             tokio::spawn(async {
-                tokio::time::sleep(Duration::from_millis(100)).await;
+                tokio::time::sleep(CRASH_AFTER_DELAY).await;
                 tracing::warn!("fault: crash after answering");
                 std::process::exit(3);
             });

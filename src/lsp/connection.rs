@@ -19,6 +19,10 @@ use super::process::ExitInfo;
 use super::transcript::Transcript;
 use super::{Event, LspError};
 
+/// How long a closed connection waits for the server's exit status, so that the error
+/// can carry it.
+const EXIT_STATUS_WAIT: Duration = Duration::from_secs(1);
+
 pub(super) type Reply = Result<Value, (i64, String, Option<Value>)>;
 
 /// The requests awaiting an answer, or why the stream ended: one state under one lock,
@@ -195,8 +199,7 @@ pub(super) async fn read_loop<R: AsyncBufRead + Unpin>(
         },
         None => {
             // Wait briefly for the exit status so the error can carry it.
-            let _ = tokio::time::timeout(Duration::from_secs(1), exit_rx.wait_for(|e| e.is_some()))
-                .await;
+            let _ = tokio::time::timeout(EXIT_STATUS_WAIT, exit_rx.wait_for(|e| e.is_some())).await;
             let exit = exit_rx.borrow().clone();
             LspError::ServerExited {
                 server: shared.name.clone(),

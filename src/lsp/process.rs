@@ -17,6 +17,10 @@ use tokio::task::JoinHandle;
 use super::LspError;
 use super::stderr::{self, StderrTail};
 
+/// How long the last lines a killed server wrote on stderr are waited for, so that the
+/// error can quote them.
+const STDERR_DRAIN_WAIT: std::time::Duration = std::time::Duration::from_millis(300);
+
 /// How a server process ended, with the last lines it wrote to stderr.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExitInfo {
@@ -54,7 +58,7 @@ impl ServerProcess {
             .stderr(Stdio::piped())
             .kill_on_drop(true)
             .process_group(0);
-        die_with_parent(&mut cmd);
+        crate::os::die_with_parent(cmd.as_std_mut());
         let spawn_err = |message: String| LspError::Spawn {
             server: name.to_string(),
             program: program.display().to_string(),
@@ -114,7 +118,7 @@ fn watch_exit(
             killpg(pid);
         }
         // Give the drain a moment to read the last lines the server wrote.
-        let _ = tokio::time::timeout(std::time::Duration::from_millis(300), drain).await;
+        let _ = tokio::time::timeout(STDERR_DRAIN_WAIT, drain).await;
         let stderr_tail = tail.lock().map(|t| t.joined()).unwrap_or_default();
         let _ = exit_tx.send(Some(ExitInfo {
             status,
@@ -125,33 +129,8 @@ fn watch_exit(
 }
 
 fn killpg(pid: u32) {
-    // SAFETY: killpg has no memory-safety preconditions; a stale group gives ESRCH.
-    unsafe {
-        libc::killpg(pid as libc::pid_t, libc::SIGKILL);
-    }
+    crate::os::signal_group(pid, libc::SIGKILL);
 }
-
-/// Linux: the child gets SIGKILL when typist dies, however it dies. (The signal follows
-/// the thread that spawned the child; tokio's worker threads live as long as the
-/// runtime.) If typist is already gone when the child starts, the child exits at once.
-#[cfg(target_os = "linux")]
-pub fn die_with_parent(cmd: &mut Command) {
-    // SAFETY: the closure runs between fork and exec and calls only async-signal-safe
-    // functions (prctl, getppid, _exit).
-    let parent = std::process::id() as libc::pid_t;
-    unsafe {
-        cmd.pre_exec(move || {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
-            if libc::getppid() != parent {
-                libc::_exit(1);
-            }
-            Ok(())
-        });
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-pub fn die_with_parent(_cmd: &mut Command) {}
 
 impl Drop for ServerProcess {
     fn drop(&mut self) {

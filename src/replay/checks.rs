@@ -3,8 +3,6 @@
 //! (line suggestions, completion lists) or do not declare the capability their dialect
 //! needs, and the cases an assistant is not asked.
 
-use std::time::Duration;
-
 use anyhow::{Result, bail};
 
 use super::RunConditions;
@@ -89,7 +87,8 @@ pub async fn check_capabilities(profiles: &[Profile], cond: &Conditions) -> Resu
             .name
             .clone()
             .unwrap_or_else(|| p.command.clone());
-        let _ = tokio::time::timeout(Duration::from_secs(5), session.shutdown()).await;
+        let _ =
+            tokio::time::timeout(crate::editor::session::SHUTDOWN_WAIT, session.shutdown()).await;
         if !declared {
             bail!(
                 "profile {} (dialect {:?}) needs the server capability {needed}, which {server} does not declare in its initialize answer",

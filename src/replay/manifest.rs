@@ -219,16 +219,10 @@ impl Manifest {
 impl CpuSeconds {
     /// typist's own CPU time so far and that of the children it has reaped.
     pub fn now() -> CpuSeconds {
-        let get = |who| {
-            // SAFETY: getrusage fills the struct it is given; zeroed is a valid start.
-            let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-            let r = unsafe { libc::getrusage(who, &mut u) };
-            let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-            (r == 0).then(|| s(u.ru_utime) + s(u.ru_stime))
-        };
+        use crate::os::{Who, usage};
         CpuSeconds {
-            typist: get(libc::RUSAGE_SELF),
-            servers: get(libc::RUSAGE_CHILDREN),
+            typist: usage(Who::This).map(|u| u.cpu_seconds),
+            servers: usage(Who::Children).map(|u| u.cpu_seconds),
         }
     }
 }

@@ -6,6 +6,9 @@ use tokio::sync::mpsc;
 
 use super::records::{Record, Sink};
 
+/// The bar is redrawn at most this often (indicatif's own rate limit is per draw target).
+const REDRAW_INTERVAL: std::time::Duration = std::time::Duration::from_millis(100);
+
 pub(super) fn progress_bar(total: u64, quiet: bool) -> indicatif::ProgressBar {
     if quiet {
         return indicatif::ProgressBar::hidden();
@@ -47,9 +50,7 @@ pub(super) fn spawn_writer(
                 "timeout" => timeout += 1,
                 _ => {}
             }
-            if !bar.is_hidden()
-                && shown.is_none_or(|t| t.elapsed() >= std::time::Duration::from_millis(100))
-            {
+            if !bar.is_hidden() && shown.is_none_or(|t| t.elapsed() >= REDRAW_INTERVAL) {
                 bar.set_message(message(written, empty, error, timeout));
                 shown = Some(std::time::Instant::now());
             }

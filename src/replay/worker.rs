@@ -218,7 +218,11 @@ impl Worker {
     fn retire(&mut self) {
         if let Some(live) = self.live.take() {
             self.closing.spawn(async move {
-                let _ = tokio::time::timeout(Duration::from_secs(5), live.session.shutdown()).await;
+                let _ = tokio::time::timeout(
+                    crate::editor::session::SHUTDOWN_WAIT,
+                    live.session.shutdown(),
+                )
+                .await;
             });
         }
     }

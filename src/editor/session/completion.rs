@@ -2,7 +2,7 @@
 //! editor sends, the raw answer kept for ranking (`editor::ranking`), and the profile's
 //! readiness rule applied to the first request of a session.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::{Value, json};
 use tower_lsp_server::ls_types::request::{Completion, Request};
@@ -87,7 +87,7 @@ impl Session {
                 if Instant::now() >= deadline {
                     break;
                 }
-                tokio::time::sleep(Duration::from_millis(150)).await;
+                tokio::time::sleep(super::RETRY_INTERVAL).await;
                 let next = self.complete(rel, cursor, trigger).await?;
                 let same = ranking::signature(&next.value) == ranking::signature(&last.value);
                 last = next;
