@@ -56,10 +56,10 @@ pub struct Report {
 impl Report {
     /// A profile that could not be examined (its model service did not start): missing
     /// when the service's program is not installed, failed otherwise.
-    pub fn failed(profile: &Profile, message: String) -> Report {
+    pub fn failed(profile: &Profile, error: &anyhow::Error) -> Report {
         Report {
             name: profile.name.clone(),
-            status: if message.contains("is not installed") {
+            status: if crate::service::ServiceError::is_missing(error) {
                 Status::Missing
             } else {
                 Status::Failed
@@ -69,7 +69,7 @@ impl Report {
             capabilities: None,
             probe: None,
             auth: None,
-            message,
+            message: format!("{error:#}"),
         }
     }
 }

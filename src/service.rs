@@ -74,6 +74,46 @@ fn in_servers_dir(program: &Path) -> bool {
         .is_ok_and(|p| p.starts_with(servers_dir()))
 }
 
+/// What is missing when a service cannot start: callers (doctor) tell "not installed"
+/// from "failed" by this type, not by the message.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ServiceError {
+    #[error(
+        "service {service}: {program} is not installed (scripts/install-servers.sh installs the local model's)"
+    )]
+    ProgramMissing { service: String, program: String },
+    #[error(
+        "service {service}: the model {} is not installed (scripts/install-servers.sh installs it)",
+        path.display()
+    )]
+    ModelMissing { service: String, path: PathBuf },
+}
+
+impl ServiceError {
+    /// Whether `e` (or an error it wraps) says that a service's program or model is not
+    /// installed.
+    pub fn is_missing(e: &anyhow::Error) -> bool {
+        e.chain().any(|c| c.is::<ServiceError>())
+    }
+}
+
+/// A service that did not start, kept for every profile that needs it.
+struct Failure {
+    why: String,
+    missing: Option<ServiceError>,
+}
+
+impl Failure {
+    /// The error of `profile`: the same words for each, and the type when it says what
+    /// is missing.
+    fn of(&self, profile: &str) -> anyhow::Error {
+        match &self.missing {
+            Some(m) => anyhow::Error::new(m.clone()).context(format!("profile {profile}")),
+            None => anyhow::anyhow!("profile {profile}: {}", self.why),
+        }
+    }
+}
+
 fn free_port() -> Result<u16> {
     let l = std::net::TcpListener::bind(("127.0.0.1", 0)).context("no free port on 127.0.0.1")?;
     Ok(l.local_addr()?.port())
@@ -235,13 +275,13 @@ impl Services {
         vars.insert("slots".into(), slots.max(1).to_string());
         vars.insert("servers".into(), servers_dir().display().to_string());
         // Services that failed, by name: every profile needing one fails the same way.
-        let mut failed: BTreeMap<String, String> = BTreeMap::new();
+        let mut failed: BTreeMap<String, Failure> = BTreeMap::new();
         let mut out = Vec::new();
         'profiles: for p in profiles {
             let mut own = vars.clone();
             for spec in p.service.as_ref().map(OneOrMany::list).unwrap_or_default() {
-                if let Some(why) = failed.get(&spec.name) {
-                    out.push(Err(anyhow::anyhow!("profile {}: {why}", p.name)));
+                if let Some(f) = failed.get(&spec.name) {
+                    out.push(Err(f.of(&p.name)));
                     continue 'profiles;
                 }
                 let port = match services.running.iter().find(|r| r.spec.name == spec.name) {
@@ -264,9 +304,12 @@ impl Services {
                             port
                         }
                         Err(e) => {
-                            let why = format!("{e:#}");
-                            out.push(Err(anyhow::anyhow!("profile {}: {why}", p.name)));
-                            failed.insert(spec.name.clone(), why);
+                            let f = Failure {
+                                why: format!("{e:#}"),
+                                missing: e.chain().find_map(|c| c.downcast_ref()).cloned(),
+                            };
+                            out.push(Err(f.of(&p.name)));
+                            failed.insert(spec.name.clone(), f);
                             continue 'profiles;
                         }
                     },
@@ -282,11 +325,11 @@ impl Services {
     /// Starts one service on a free port and waits until its health URL answers;
     /// returns the port.
     fn launch(&mut self, spec: &ServiceSpec, vars: &BTreeMap<String, String>) -> Result<u16> {
-        let program = crate::editor::profile::resolve_program(&spec.command).with_context(|| {
-            format!(
-                "service {}: {} is not installed (scripts/install-servers.sh installs the local model's)",
-                spec.name, spec.command
-            )
+        let program = crate::editor::profile::resolve_program(&spec.command).ok_or_else(|| {
+            ServiceError::ProgramMissing {
+                service: spec.name.clone(),
+                program: spec.command.clone(),
+            }
         })?;
         let port = free_port()?;
         let mut vars = vars.clone();
@@ -295,11 +338,11 @@ impl Services {
         if let Some(m) = &model
             && !m.is_file()
         {
-            bail!(
-                "service {}: the model {} is not installed (scripts/install-servers.sh installs it)",
-                spec.name,
-                m.display()
-            );
+            return Err(ServiceError::ModelMissing {
+                service: spec.name.clone(),
+                path: m.clone(),
+            }
+            .into());
         }
         let args: Vec<String> = spec.args.iter().map(|a| fill(a, &vars)).collect();
         let health = fill(&spec.health, &vars);
@@ -524,5 +567,42 @@ mod tests {
         );
         assert_eq!(v, json!({"a": ["4242", 1], "b": {"c": "4343"}}));
         assert_eq!(fill("{unknown}", &vars), "{unknown}");
+    }
+
+    fn profile_with_service(command: &str, model: &str) -> Profile {
+        let text = format!(
+            "name = \"p\"\ncommand = \"@typist\"\nargs = [\"host\"]\ndialect = \"inline\"\n\
+             languages = [\"python\"]\nextensions = [\"py\"]\n\
+             [service]\nname = \"s\"\ncommand = \"{command}\"\n\
+             health = \"http://127.0.0.1:{{port}}/health\"\nmodel = \"{model}\"\n"
+        );
+        Profile::parse(&text, Path::new("p.toml")).unwrap()
+    }
+
+    #[test]
+    fn a_missing_program_or_model_is_told_apart_by_type() {
+        let (_s, out) =
+            Services::start_each(&[profile_with_service("no-such-llama-server", "/x")], 1).unwrap();
+        let e = out.into_iter().next().unwrap().unwrap_err();
+        assert!(ServiceError::is_missing(&e), "{e:#}");
+        assert!(format!("{e:#}").contains("no-such-llama-server is not installed"));
+        let (_s, out) =
+            Services::start_each(&[profile_with_service("true", "/no/such/model.gguf")], 1)
+                .unwrap();
+        let e = out.into_iter().next().unwrap().unwrap_err();
+        assert!(ServiceError::is_missing(&e), "{e:#}");
+        assert!(format!("{e:#}").contains("the model /no/such/model.gguf is not installed"));
+        // A program that starts and dies is a failure, not a missing install.
+        let model = tempfile::NamedTempFile::new().unwrap();
+        let (_s, out) = Services::start_each(
+            &[profile_with_service(
+                "false",
+                &model.path().display().to_string(),
+            )],
+            1,
+        )
+        .unwrap();
+        let e = out.into_iter().next().unwrap().unwrap_err();
+        assert!(!ServiceError::is_missing(&e), "{e:#}");
     }
 }

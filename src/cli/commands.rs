@@ -30,7 +30,7 @@ pub fn doctor(a: DoctorArgs) -> Result<ExitCode> {
         }
         reports.push(match filled {
             Ok(f) => rt.block_on(doctor::examine(&f, a.transcripts.as_deref())),
-            Err(e) => doctor::Report::failed(p, format!("{e:#}")),
+            Err(e) => doctor::Report::failed(p, &e),
         });
     }
     if a.json {

@@ -1,5 +1,7 @@
 //! How a session fails.
 
+use std::path::{Path, PathBuf};
+
 use crate::lsp::LspError;
 
 /// Copilot's "not authenticated" error code.
@@ -18,13 +20,32 @@ pub enum SessionError {
         command: String,
         hint: String,
     },
-    #[error("workspace: {0}")]
-    Workspace(String),
+    /// A file of the session's workspace or sandboxed home could not be made, copied or
+    /// written (disk full, permissions, a source file gone).
+    #[error("{}: {message}", path.display())]
+    File { path: PathBuf, message: String },
+    /// The profile's `connect` address does not parse.
+    #[error("{server}: connect: {message}")]
+    Address { server: String, message: String },
+    /// The profile's client capabilities are not valid LSP.
+    #[error("{server}: client capabilities: {message}")]
+    Capabilities { server: String, message: String },
+    /// The worker has no live session to ask (the last one was retired and none could
+    /// be started for this case).
+    #[error("no session")]
+    NoSession,
     #[error("{0} is not open in the session")]
     NotOpen(String),
 }
 
 impl SessionError {
+    /// A file error at `path`, for `map_err`.
+    pub fn file(path: &Path) -> impl FnOnce(std::io::Error) -> SessionError + '_ {
+        move |e| SessionError::File {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        }
+    }
     pub fn is_timeout(&self) -> bool {
         matches!(self, SessionError::Lsp(e) if e.is_timeout())
     }

@@ -98,8 +98,10 @@ async fn open_client(
     options: ClientOptions,
 ) -> Result<Client, SessionError> {
     if let Some(a) = &profile.connect {
-        let address = Address::parse(a)
-            .map_err(|e| SessionError::Workspace(format!("{}: connect: {e}", profile.name)))?;
+        let address = Address::parse(a).map_err(|e| SessionError::Address {
+            server: profile.name.clone(),
+            message: e.to_string(),
+        })?;
         let timeout = Duration::from_millis(profile.init_timeout_ms);
         return Ok(Client::attach(&address, timeout, options).await?);
     }
@@ -121,14 +123,12 @@ impl Session {
         conditions: &Conditions,
         opts: SessionOptions,
     ) -> Result<Session, SessionError> {
-        let ws_err = |e: std::io::Error| SessionError::Workspace(e.to_string());
         let Workspace { dir, root, env } = workspace::prepare(
             profile,
             opts.source_root.as_deref(),
             &opts.files,
             &opts.contents,
-        )
-        .map_err(ws_err)?;
+        )?;
         let root_uri = uri::from_path(&root);
         let folders = answers::workspace_folders(&root_uri);
         let options = ClientOptions {
@@ -139,9 +139,12 @@ impl Session {
         let client = open_client(profile, &env, &root, options).await?;
         let events = client
             .take_events()
-            .ok_or_else(|| SessionError::Workspace("event stream already taken".into()))?;
+            .expect("a new client's events are taken once, here");
         let init = handshake::initialize_params(profile, conditions, &root, &root_uri, folders)
-            .map_err(|e| SessionError::Workspace(format!("client capabilities: {e}")))?;
+            .map_err(|e| SessionError::Capabilities {
+                server: profile.name.clone(),
+                message: e.to_string(),
+            })?;
         let answer = client
             .request_as::<Initialize>(init, Duration::from_millis(profile.init_timeout_ms))
             .await?;
@@ -231,9 +234,9 @@ impl Session {
         let path = self.root.join(rel);
         let existed = path.exists();
         if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| SessionError::Workspace(e.to_string()))?;
+            std::fs::create_dir_all(parent).map_err(SessionError::file(parent))?;
         }
-        std::fs::write(&path, text).map_err(|e| SessionError::Workspace(e.to_string()))?;
+        std::fs::write(&path, text).map_err(SessionError::file(&path))?;
         let kind = if existed {
             FileChangeType::CHANGED
         } else {
@@ -319,7 +322,7 @@ impl Session {
                 .map(|f| v.insert(f)),
         };
         file.and_then(|f| f.write_all(text.as_bytes()))
-            .map_err(|e| SessionError::Workspace(format!("{}: {e}", path.display())))?;
+            .map_err(SessionError::file(&path))?;
         self.notify_watchers(&path, FileChangeType::CHANGED);
         Ok(())
     }

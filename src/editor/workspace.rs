@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::error::SessionError;
 use super::profile::{DialectKind, Profile};
 
 /// Temporary workspaces are named `typist-PID-…` after the process that made them, so
@@ -67,30 +68,32 @@ pub fn prepare(
     source_root: Option<&Path>,
     files: &[PathBuf],
     contents: &[(String, String)],
-) -> std::io::Result<Workspace> {
-    let dir = scratch_dir("")?;
+) -> Result<Workspace, SessionError> {
+    let tmp = std::env::temp_dir();
+    let dir = scratch_dir("").map_err(SessionError::file(&tmp))?;
     let root = dir.path().join("workspace");
-    std::fs::create_dir_all(&root)?;
-    let root = root.canonicalize()?;
+    std::fs::create_dir_all(&root).map_err(SessionError::file(&root))?;
+    let root = root.canonicalize().map_err(SessionError::file(&root))?;
     for (name, text) in &profile.workspace_files {
-        std::fs::write(root.join(name), text)?;
+        let to = root.join(name);
+        std::fs::write(&to, text).map_err(SessionError::file(&to))?;
     }
     if let Some(src) = source_root {
         for f in files {
             let to = root.join(f);
             if let Some(parent) = to.parent() {
-                std::fs::create_dir_all(parent)?;
+                std::fs::create_dir_all(parent).map_err(SessionError::file(parent))?;
             }
-            std::fs::copy(src.join(f), &to).map_err(|e| {
-                std::io::Error::new(
-                    e.kind(),
-                    format!("cannot copy {}: {e}", src.join(f).display()),
-                )
+            let from = src.join(f);
+            std::fs::copy(&from, &to).map_err(|e| SessionError::File {
+                message: format!("cannot copy into the workspace: {e}"),
+                path: from.clone(),
             })?;
         }
     }
     for (rel, text) in contents {
-        write_creating(&root.join(rel), text)?;
+        let to = root.join(rel);
+        write_creating(&to, text).map_err(SessionError::file(&to))?;
     }
     let mut env: Vec<(String, String)> = profile
         .env
@@ -98,7 +101,8 @@ pub fn prepare(
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
     if profile.sandbox_home {
-        sandbox_home(profile, &dir.path().join("home"), &mut env)?;
+        let home = dir.path().join("home");
+        sandbox_home(profile, &home, &mut env).map_err(SessionError::file(&home))?;
     }
     Ok(Workspace { dir, root, env })
 }

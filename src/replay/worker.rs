@@ -396,7 +396,7 @@ impl Worker {
             tokio::time::sleep(Duration::from_millis(settle)).await;
         }
         let Some(live) = self.live.as_mut() else {
-            return Ask::Failed(SessionError::Workspace("no session".into()));
+            return Ask::Failed(SessionError::NoSession);
         };
         let pos = Document::position_of(text, cursor_byte, live.session.encoding());
         live.show(text, pos.line as usize);

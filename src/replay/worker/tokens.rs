@@ -171,8 +171,7 @@ impl Worker {
         t: &mut Typing,
         action: &Action,
     ) -> Result<(), SessionError> {
-        let no_session = || SessionError::Workspace("no session".into());
-        let live = self.live.as_mut().ok_or_else(no_session)?;
+        let live = self.live.as_mut().ok_or(SessionError::NoSession)?;
         let enc = live.session.encoding();
         match action {
             Action::Open => Ok(()),
