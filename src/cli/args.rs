@@ -228,6 +228,9 @@ pub struct RunArgs {
     /// replaces the old one).
     #[arg(long)]
     pub retry_errors: bool,
+    /// For the interruption drills: a worker panics after N records.
+    #[arg(long, value_name = "N", hide = true)]
+    pub drill_panic_at: Option<u64>,
     /// Run part of the plan: i/n (0-based); auto (a Slurm array says both); auto/n (the
     /// index from JOB_COMPLETION_INDEX of a Kubernetes Indexed Job or from Slurm, n given).
     #[arg(long, value_name = "i/n|auto|auto/n")]

@@ -83,6 +83,7 @@ pub fn run(flags: BenchModelFlags) -> Result<ExitCode> {
             transcripts: a.transcripts.clone(),
             retry_errors: false,
             services: services.describe(),
+            panic_at: None,
         };
         let t0 = Instant::now();
         let report = super::run::replay(

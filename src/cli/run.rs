@@ -49,6 +49,7 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
         transcripts: a.transcripts.clone(),
         retry_errors: a.retry_errors,
         services: services.describe(),
+        panic_at: a.drill_panic_at,
     };
     if !a.quiet {
         eprintln!(

@@ -67,6 +67,9 @@ pub struct RunOptions {
     pub retry_errors: bool,
     /// The model services started for the run (`service::Services::describe`).
     pub services: Vec<Value>,
+    /// For the interruption drills only: a worker panics when the run has recorded this
+    /// many cases (`--drill-panic-at`, hidden from `--help`).
+    pub panic_at: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

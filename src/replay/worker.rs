@@ -40,8 +40,9 @@ pub(super) struct Shared {
     /// Servers restarted because they exited, and because they stopped answering.
     restarts_after_exit: AtomicU64,
     restarts_after_timeouts: AtomicU64,
-    /// Reliability drill hook: `TYPIST_DRILL_PANIC_AT=N` makes the worker recording the
-    /// Nth record of the run panic instead (what a bug in a worker would do).
+    /// Reliability drill hook: `RunOptions::panic_at` (`--drill-panic-at N`) makes the
+    /// worker recording the Nth record of the run panic instead (what a bug in a worker
+    /// would do).
     panic_at: Option<u64>,
     recorded: AtomicU64,
 }
@@ -67,9 +68,7 @@ impl Shared {
             sessions_started: AtomicU64::new(0),
             restarts_after_exit: AtomicU64::new(0),
             restarts_after_timeouts: AtomicU64::new(0),
-            panic_at: std::env::var("TYPIST_DRILL_PANIC_AT")
-                .ok()
-                .and_then(|v| v.parse().ok()),
+            panic_at: opts.panic_at,
             recorded: AtomicU64::new(0),
         }
     }
@@ -487,7 +486,7 @@ impl Worker {
         let n = self.shared.recorded.fetch_add(1, Ordering::SeqCst) + 1;
         if self.shared.panic_at == Some(n) {
             panic!(
-                "drill: worker {} panics at record {n} (TYPIST_DRILL_PANIC_AT)",
+                "drill: worker {} panics at record {n} (--drill-panic-at)",
                 self.id
             );
         }

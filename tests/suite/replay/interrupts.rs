@@ -402,8 +402,8 @@ fn a_worker_panic_keeps_the_records_and_resume_completes_the_run() {
     let cut = tmp.path().join("cut");
     let cut_s = cut.to_str().unwrap().to_string();
     let o = typist()
-        .env("TYPIST_DRILL_PANIC_AT", "25")
         .args(["run", "--config", "/dev/null", "--quiet", "--no-latency"])
+        .args(["--drill-panic-at", "25"])
         .args(common)
         .args(DS_ARGS)
         .args(["--out", &cut_s])
