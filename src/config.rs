@@ -1,7 +1,8 @@
 //! The run's settings in layers: `config.toml` (the default run) under the command
 //! line's flags. Each layer has the same shape with every value optional; [`apply`]
 //! lays one over another in one step, and the result says what the run is. Paths in
-//! `config.toml` are relative to the file's folder.
+//! `config.toml` are relative to the file's folder. Between the two, `typist run` lays the
+//! dataset a plan says it was sampled from (`cli/run.rs`).
 //!
 //! [`apply`]: ConfigFile::apply
 

@@ -1,8 +1,11 @@
 //! typist: a headless IDE driver that replays typing into language servers and AI
 //! coding assistants over LSP, captures what they suggest, and scores it.
 //!
-//! Layers (each uses only those listed before it): [`lsp`] → [`editor`] → `main.rs`;
-//! [`score`] stands alone. See `ARCHITECTURE.md`.
+//! Layers, lowest first; a module uses only lower ones (`ARCHITECTURE.md`, kept by
+//! `tests/suite/module_graph.rs`): the shared leaves ([`digest`], [`lang`], [`os`],
+//! [`secrets`]); [`lsp`], [`dataset`], [`score`] and Copilot's sign-in files; [`editor`];
+//! [`host`], [`service`] and `typist login`; [`replay`], [`doctor`]; [`report`],
+//! [`config`], [`drill`], [`bench`]; the CLI in `main.rs`.
 
 pub mod bench;
 pub mod config;

@@ -1,6 +1,10 @@
 //! The operating system calls typist makes with `libc`, each behind a safe function:
 //! signals to a process or its group, CPU time and peak memory, a child that dies with
 //! typist, a timed wait for a child. Every `unsafe` block for a system call is here.
+//!
+//! The functions: `signal_group` and `signal` (`killpg`, `kill`), `usage` (CPU seconds
+//! and peak memory, `getrusage`), `wait_with_usage` (`wait4`), `die_with_parent`
+//! (`PR_SET_PDEATHSIG` = SIGKILL, on Linux). No other file makes an `unsafe` system call.
 
 use std::process::Command;
 

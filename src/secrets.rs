@@ -7,6 +7,12 @@
 //! prefixes) for structured data, and by value ([`scrub`]: every registered secret, in
 //! any text). Values are registered from the environment at start-up ([`register_env`])
 //! and from each profile as it is loaded ([`register_value`], [`register`]).
+//!
+//! The keys (`token`, `authorization`, …) and prefixes (`Bearer `, `ghp_`, `sk-`, `hf_`,
+//! …) are the lists below.
+//!
+//! [`ScrubbedStderr`] is the `tracing` writer that scrubs every log event before it
+//! reaches stderr.
 
 use std::borrow::Cow;
 use std::sync::RwLock;

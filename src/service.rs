@@ -4,15 +4,20 @@
 //! 127.0.0.1 ports before the first session, shared by every worker, and stopped at the
 //! end: dropping [`Services`] stops them (the normal end, an error and a panic all drop
 //! it), [`stop_all_now`] kills them before an immediate exit (a second Ctrl-C), and
-//! Linux's parent-death signal (`os::die_with_parent`) covers a SIGKILL of
-//! typist. Each service leads its own process group, so a terminal's Ctrl-C reaches
-//! typist only, and stopping a service stops whatever it started.
+//! Linux's parent-death signal (`os::die_with_parent`) covers a SIGKILL of typist. Each
+//! service leads its own process group, so a terminal's Ctrl-C reaches typist only, and
+//! stopping a service (SIGTERM to its group, then SIGKILL after a grace) stops whatever
+//! it started.
 //!
 //! Placeholders, in the service's args, health URL and model path and in the profile's
 //! args, environment, initialization options, settings, request parameters and home and
 //! workspace files: `{port}` (the profile's last service), `{port.NAME}` (the service
 //! called NAME), `{slots}` (parallel request slots: the run's `--jobs`) and `{servers}`
 //! (the folder servers and models are installed in).
+//!
+//! Each service is waited for until its health URL answers (an error if it exits or
+//! misses its deadline); the manifest describes each service (command, args, health URL,
+//! version, model path and sha256).
 
 use std::collections::BTreeMap;
 use std::io::Read;

@@ -5,6 +5,10 @@
 //! 5% of lines with non-ASCII characters and 3% long ones (up to [`MAX_CHARS`]).
 //! Seeded and deterministic; written in the order `typist run` leaves a records file
 //! (assistant, pass, repository, file, line) with the fields it writes.
+//!
+//! Long lines are code lines joined up to [`MAX_CHARS`] (400) characters. The generator
+//! is SplitMix64: the same seed gives the same bytes (`generate/tests.rs` checks that and
+//! the mix).
 
 use std::io::{BufWriter, Write};
 use std::path::Path;

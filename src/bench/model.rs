@@ -6,6 +6,9 @@
 //! suggestions per hour through typist, requests per hour both ways and their ratio,
 //! the server's own prompt and generation tokens per second (from llama.cpp's
 //! `timings`), and how many direct answers differ from the captured ones.
+//!
+//! llama.cpp's `timings` are summed over the requests; answers are compared without ids,
+//! times and `timings`.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

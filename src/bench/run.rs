@@ -6,6 +6,9 @@
 //! plan is sampled first and every run replays it; a session is answered when the
 //! server answered a list (outcome `suggestion` or `empty`: an empty list is an
 //! answer), not when it failed or timed out.
+//!
+//! Typist's CPU is read from the run's manifest. The token plan is `typist sample --cases
+//! tokens --rate P --seed 1`.
 
 use std::collections::BTreeMap;
 use std::io::BufRead;

@@ -1,6 +1,8 @@
 //! The library's enums offered by name on the command line: each table says a value's
 //! name and its help, and [`choice`] makes clap's parser of it (the library's enums
 //! derive no CLI trait).
+//!
+//! The parser is clap's `PossibleValuesParser`.
 
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 

@@ -1,5 +1,7 @@
 //! The flags of `typist host` and `typist serve-model --upstream`, mapped onto the
 //! library's options (which derive no CLI trait).
+//!
+//! The targets: `HostArgs`, `HttpOptions`, `Faults`, `UpstreamArgs`.
 
 use super::choice::{BACKEND, FIM_TEMPLATE, NGRAM_CONTEXT, choice};
 use typist::host::http::FimTemplate;

@@ -1,6 +1,8 @@
 //! `typist run`: settings from `config.toml` under the flags, the plan (read or
 //! sampled), the replay with Ctrl-C handling, then the score and the report beside the
 //! records.
+//!
+//! Managed services are started before the replay and dropped right after it.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

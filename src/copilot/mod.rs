@@ -21,6 +21,8 @@
 //! `workspace/executeCommand` waits for the user's confirmation and answers `{status:
 //! "OK", user}`. Offline, `signIn` fails at once with error 1001 ("Could not log in with
 //! device flow on https://github.com/: getaddrinfo ENOTFOUND github.com").
+//!
+//! `auth_reason` is what `doctor` says about the sign-in.
 
 pub mod login;
 

@@ -2,6 +2,8 @@
 //! comment-only lines, lines inside block comments, or Python docstrings. A small
 //! lexer per language family tracks comments and strings across lines; string contents
 //! are code (typing them is work), comments are not.
+//!
+//! The lexer takes one step per state.
 
 use super::Language;
 

@@ -1,6 +1,8 @@
 //! Seeded sampling (methodology §1): every code line is a case with probability
 //! `rate`, drawn from a hash of (seed, repo, file, line); caps per file and repository
 //! keep the smallest draws.
+//!
+//! A sampled line is a [`Case`].
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};

@@ -1,6 +1,9 @@
 //! Token cases (methodology §6, the IntelliJ completion benchmark): an identifier the
 //! user would complete, with the typed prefix and the actions every server is replayed
 //! with. A plan's line cases have no `token`; a token case's `expected` is the token.
+//!
+//! The types: `TokenCase` (column, kind, typed prefix, context, actions), `TokenKind`,
+//! `TokenContext`, `Action`.
 
 use serde::{Deserialize, Serialize};
 

@@ -1,6 +1,10 @@
 //! Walking a dataset: each top-level folder a repository, ignore files respected,
 //! unreadable, binary, non-UTF-8, oversized files and symlinks skipped with a reason, and
 //! BOM, CRLF and lone CR normalized.
+//!
+//! A repository's build configuration ([`BUILD_FILES`]: `compile_flags.txt`) is kept as
+//! `Repo::build` and copied into the servers' workspaces (`Repo::workspace_contents`); it
+//! is never a case.
 
 use std::path::{Path, PathBuf};
 

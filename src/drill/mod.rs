@@ -10,6 +10,10 @@
 //!   records must equal the bytes of an uninterrupted run.
 //!
 //! After each, no process started for the drill may be left, and no temporary workspace.
+//!
+//! This file runs both drills in order, reads the plan's cases and takes the dataset's
+//! digest (to show the drill left it untouched); `options`, `harness` and `report` hold
+//! the rest.
 
 mod fault_drill;
 mod harness;

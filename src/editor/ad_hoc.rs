@@ -1,6 +1,7 @@
-//! Profiles built on the fly from a server's command line (`typist run --server …`),
-//! so that trying a server needs no TOML. The result is a plain [`Profile`], the same
-//! as one read from `editors/`: `Profile::to_toml` prints it for saving.
+//! Profiles built on the fly from a server's command line (`typist run --server …`) and a
+//! few facts (dialect, languages, name), so that trying a server needs no TOML. The
+//! result is a plain [`Profile`], the same as one read from `editors/`:
+//! `Profile::to_toml` prints it for saving.
 //!
 //! The command line is split shell-style (`shlex`, POSIX rules: quotes and backslashes
 //! as a shell reads them, no expansion), because that is how people write it in a

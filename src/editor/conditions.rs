@@ -1,5 +1,11 @@
 //! The editor conditions of a run: everything the client tells or does to a server that
 //! could change its answers. One struct, recorded with every run.
+//!
+//! [`Conditions`] holds the client name and version, the capabilities sent, the inline
+//! trigger kind, the formatting options (tab size, spaces) and the position encoding.
+//! [`Trigger`] is how a completion request is triggered: `Invoked`, `Character` (a
+//! trigger character the server declared) or `Incomplete` (the prefix grew while the last
+//! list was incomplete).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};

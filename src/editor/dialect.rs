@@ -5,6 +5,9 @@
 //! standard requests go by their `ls-types` method names; their params are written as
 //! JSON too, because profiles add fields of their own (`request_params`) and Copilot adds
 //! the document version and `formattingOptions`.
+//!
+//! The normal form: inline suggestions as the lines would stand after accepting,
+//! completion lists filtered and sorted as an editor shows them.
 
 use serde_json::{Value, json};
 use tower_lsp_server::ls_types::request::{

@@ -1,5 +1,8 @@
 //! An open document as the editor holds it: text, version, and the conversions between
 //! character offsets and LSP positions (UTF-16 code units by default).
+//!
+//! The encoding is UTF-16, UTF-8 or UTF-32, as negotiated. A change is sent as the
+//! minimal incremental edit: the differing middle between the common prefix and suffix.
 
 use serde_json::{Value, json};
 use tower_lsp_server::ls_types::{self as lsp, TextDocumentContentChangeEvent, Uri};

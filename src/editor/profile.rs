@@ -1,5 +1,9 @@
 //! Server profiles: one TOML file per server or assistant in `editors/`, saying how to
 //! start it, what to tell it, which dialect it speaks and how to know it is ready.
+//!
+//! A profile is read from TOML and written back (`Profile::to_toml`). A server's program
+//! is found in the servers folder (`.servers/`), then on `PATH`. With `connect` typist
+//! attaches to a server already running instead of starting one, and never restarts it.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

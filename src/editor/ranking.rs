@@ -20,6 +20,9 @@
 //!   leading identifier (letters, digits, `_`, `$`, after any leading punctuation such as
 //!   `.` or `?.`) equals the token exactly; `path(`, `path()` and `path=` all insert
 //!   `path`.
+//!
+//! The result keeps the expected token's rank and the inserted texts of the first [`TOP`]
+//! (20) items.
 
 use serde_json::Value;
 

@@ -1,5 +1,11 @@
 //! The canonical hash of a suggestion request, which tells two requests that asked the
 //! same thing of the same editor state apart from all others.
+//!
+//! The hash is taken over a canonical JSON of the request, written while the parameters
+//! are walked (no intermediate value); its bytes are those of the first definition, which
+//! a test keeps. [`TextHash`] is the running sha256 of a document's text that a session
+//! keeps while the document grows by appends (any other change drops it), so a request
+//! hashes only what was typed since the last one.
 
 use serde_json::Value;
 

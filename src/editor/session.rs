@@ -2,6 +2,11 @@
 //! the open documents with their versions, `didOpen`/`didChange` (incremental when the
 //! server asks for it, full otherwise), and `suggest` through the profile's dialect.
 //! The user's files are never written to: the server sees only the copy.
+//!
+//! A text appended at the end is sent as an insertion there. The disk copy of a typed
+//! document is kept open for appending and mirrors every change (see the replay's
+//! invariant in `ARCHITECTURE.md`). Before asking, the session waits as the profile's
+//! readiness rule says.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

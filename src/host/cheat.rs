@@ -5,6 +5,11 @@
 //! at line n with the rest of line n of any remembered version of that file that
 //! starts with what the user has typed. Against an honest driver it finds nothing: the
 //! server never holds a copy of the line it is asked to predict.
+//!
+//! A completion request is answered with every identifier it can read (disk, every
+//! version of every document), the identifier standing at the cursor in any version
+//! first; `tests/suite/completion.rs` checks it never finds a token that only appears
+//! later.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};

@@ -4,6 +4,12 @@
 //! Raw frames are written to stdout between tower-lsp's own messages: on stdio both go
 //! through one lock ([`Stdout`]), so nothing of tower-lsp's is half-written when a
 //! fault writes.
+//!
+//! The kinds: delays, empty answers, crash, hang, garbage frames, log floods, linger. The
+//! drill's `--fault-mix` draws one of twelve kinds per case from a seeded hash (the same
+//! for the same case), and `--fault-log` records each request, its fault and what was
+//! answered. `--leak-env` plays a careless server that quotes a secret, for the canary
+//! test.
 
 use std::io::Write;
 use std::sync::{Mutex, OnceLock};

@@ -3,6 +3,9 @@
 //! `/infill`, TGI `/generate`. Request bodies and answer parsing are pure functions so
 //! each can be checked exactly; the API key comes from an environment variable named
 //! in the profile and is never logged.
+//!
+//! The context sent is a window of `context_chars` characters around the cursor, 3/4 of
+//! it before the cursor and 1/4 after.
 
 use serde_json::{Value, json};
 

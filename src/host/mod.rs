@@ -5,6 +5,14 @@
 //! `didOpen`/`didChange` (incremental). Optional fault shaping (delay, empty answers,
 //! crash, hang, garbage frames, log floods) for the reliability drills, off by default.
 //! Knows nothing of replay or scoring.
+//!
+//! On stdio the host's messages and the raw fault frames share one descriptor of its own
+//! on stdout (`faults::Stdout`): each message is written whole, under one lock and in one
+//! `write`. (`std`'s line-buffered stdout split a header from its body, and the client
+//! woke twice per answer.)
+//!
+//! `textDocument/inlineCompletion` is served with `custom_method` and its params read as
+//! lenient JSON (tower-lsp-server has no typed handler for it).
 
 pub mod cheat;
 pub mod faults;

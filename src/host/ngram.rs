@@ -1,6 +1,8 @@
 //! The built-in baselines: an n-gram model over code tokens learned from the workspace
 //! and the open documents (a real, deterministic floor to compare assistants against),
 //! and "previous line" (the floor of floors). No network, no weights.
+//!
+//! Contexts are hashed backwards from the cursor, up to [`ORDER`] (16) tokens.
 
 use std::collections::HashMap;
 

@@ -6,6 +6,12 @@
 //! message *before* it returns its future, so a `didChange` sent before a request is
 //! always written before it. Knows nothing of editors, documents or profiles: the
 //! answers to server→client requests are the handlers it was given.
+//!
+//! Every request has a deadline; `$/cancelRequest` goes out when it expires or when the
+//! request's future is dropped, and the guard that sends it exists from the call, before
+//! any poll. Requests and notifications are typed with `ls_types`' request and
+//! notification types; answers are read loosely where servers deviate. Shutdown is
+//! orderly: `shutdown`, `exit`, a grace period, then the kill.
 
 use std::future::Future;
 use std::path::{Path, PathBuf};

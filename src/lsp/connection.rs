@@ -3,6 +3,10 @@
 //! onto the stream, and the reader task that routes each message: answers to their
 //! callers, server→client requests to the handlers (then to the event stream), and
 //! notifications to the event stream, in arrival order.
+//!
+//! Ids, pending requests and the closed state are kept under one lock. An answer that
+//! arrives after its request expired or was dropped is discarded and counted
+//! (`ClientStats::late_answers`).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};

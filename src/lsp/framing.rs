@@ -4,6 +4,10 @@
 //! tolerance before a frame, and bounds on every allocation. Knows nothing of JSON-RPC
 //! ids or methods. A malformed header or an absurd length is a [`FramingError`], never a
 //! panic; after an error the reader resynchronises on the next header line.
+//!
+//! Junk lines (a server's stray prints on stdout) are skipped, logged and counted
+//! (`FrameReader::junk_lines`). `MAX_BODY` (64 MiB) bounds a body and `MAX_LINE` (16 KiB)
+//! a header or junk line.
 
 use memchr::memchr;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt};

@@ -1,6 +1,8 @@
 //! Answers to server→client requests, registered by whoever drives the client (the
 //! editor) as typed handlers: the `lsp` layer only looks a method up, decodes its
 //! params, encodes the answer, and says "method not found" when nobody registered it.
+//!
+//! The table is keyed by `ls_types` request types.
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -4,6 +4,9 @@
 //! server started outlives the run; the group is also swept once when the server itself
 //! exits, and never signalled after that (its id could by then name another group).
 //! On Linux the server also gets `PR_SET_PDEATHSIG`: killed with typist, even by SIGKILL.
+//!
+//! Stderr is drained as bytes, decoded lossily (`stderr`). The parent-death signal is set
+//! by `os::die_with_parent`.
 
 use std::path::Path;
 use std::process::Stdio;

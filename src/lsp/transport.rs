@@ -3,6 +3,10 @@
 //! started the server, the child process. Framing and JSON-RPC run the same over any of
 //! them; only how the stream ends is told differently (a child's exit status, or the
 //! address whose connection dropped).
+//!
+//! At the other end is the child process, the `Address` attached to, or nothing (pipes).
+//! The end of a stream is an `LspError::ServerExited` with the child's status, a
+//! `Disconnected` naming the address, or, before it starts, a refused `Connect`.
 
 use std::fmt;
 use std::path::{Path, PathBuf};

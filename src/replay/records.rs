@@ -1,6 +1,8 @@
 //! The records file of a run: one JSON line per case × assistant × pass, appended and
 //! flushed as each is finished, then rewritten sorted when the run ends, so that its
 //! bytes do not depend on the number of workers, the shard split or interruptions.
+//!
+//! On `--resume` the file is read back and a cut last line is dropped.
 
 use std::collections::BTreeSet;
 use std::io::{BufRead, Seek, Write};

@@ -1,6 +1,8 @@
-//! The typing model: what the document holds when a case is asked, under the run's
-//! editor conditions (methodology §1 and §6). Pure functions, so every mode can be
-//! checked without a server.
+//! The typing model: what the document holds when a case is asked, under the run's editor
+//! conditions (methodology §1 and §6), for each context mode and typed prefix. Pure
+//! functions, so every mode can be checked without a server.
+//!
+//! Token cases' documents are [`token_document`]'s.
 
 use serde::{Deserialize, Serialize};
 

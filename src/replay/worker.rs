@@ -5,6 +5,15 @@
 //! restart it too; `max_restarts` restarts in a row stop the run. A server typist
 //! attached to (`connect`) is never restarted: its crash or hang is recorded as the
 //! case's error or timeout, and the next unit's connection fails if it is gone.
+//!
+//! One live server per unit: it is started with the target file already holding the
+//! editor's text on disk, and replaced before a case whose line it has been shown. Typing
+//! is by paste or by character, as the run's conditions say.
+//!
+//! Why one server per unit rather than per repository: a server that has read a file at
+//! one state keeps it (pyright's index, an agent's neighbour cache), and no protocol
+//! message makes it forget. With `--context full` the server is replaced before every
+//! case.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;

@@ -2,6 +2,8 @@
 //! `& < > " '` as entities, control characters other than newline and tab replaced by
 //! U+FFFD. The templates' escaper (askama.toml), so every value a template writes is
 //! escaped unless marked `|safe`.
+//!
+//! `esc` is the same escaper for Rust code.
 
 use std::fmt::{self, Write};
 

@@ -2,6 +2,9 @@
 //! `templates/` (askama, checked at compile time, every value escaped unless `|safe`).
 //! Numbers are formatted here; markup is written only by the templates and, for the
 //! charts' SVG, by `charts`.
+//!
+//! The templates (one file per section) are written so the page has no whitespace between
+//! elements.
 
 use std::path::PathBuf;
 

@@ -3,6 +3,10 @@
 //! request, and the pairs as CSV. Reads records once (and the run's manifest beside
 //! them); every figure comes from the scoring core, so the report says what `typist
 //! score` says. Knows nothing of LSP or replay.
+//!
+//! The scoring table and the pairs come from one parse
+//! ([`crate::score::read_records_and_pairs`]). Re-exports `esc`, `pct`, `p_text` and
+//! `markdown`.
 
 pub mod charts;
 pub mod escape;

@@ -1,6 +1,11 @@
 //! The first steps of a summary: one record kept per (assistant, pass, case), the
 //! bootstrap's resampling units, and each assistant's sums over the scored pass
 //! ([`Acc`]), accumulated on two threads whose integer sums merge exactly.
+//!
+//! Records sit in case-major slots; the cases are split between the two threads, and
+//! duplicates of one (case, assistant, pass) are reduced to one chosen by its whole
+//! content (outcome, distances, rank, latency, hashes, error message, then the place by
+//! name), one slot per triple and no sort, so the choice does not depend on order.
 
 use std::collections::BTreeMap;
 

@@ -1,6 +1,9 @@
 //! The H(S|t) curves (methodology §3): the share of the expected code typed by the
 //! suggestions with `c_help ≥ t`, at 101 thresholds, from integer buckets of `c_help`;
 //! and their bootstrap percentile bands.
+//!
+//! The bands are computed from per-unit sums handed in; this file never names the
+//! accumulator.
 
 use std::collections::BTreeMap;
 

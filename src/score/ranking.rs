@@ -2,6 +2,9 @@
 //! item is first, in the top five, found at all, its mean position and the MRR, and how
 //! often the list shown was empty (completion sessions have no line cases, so the
 //! line-level `cases` and `empty_rate` say nothing of them).
+//!
+//! Figures are given by typed prefix and by token kind; with the sessions answered and
+//! their empty lists (`empty`, and `empty_rate` through `sums::Rates`).
 
 use std::collections::BTreeMap;
 

@@ -1,5 +1,9 @@
 //! Asking again (methodology §8): repeat-skip (does an assistant skip the same lines in
 //! a second pass?) and nondeterminism (identical requests answered differently).
+//!
+//! Nondeterminism is found in rounds by request hash, in bounded memory, on two threads:
+//! four rounds per scan of the table, each round a share of the hashes of about 2²⁰ rows,
+//! sorting 64-bit keys and grouping only the repeated ones.
 
 use std::collections::BTreeMap;
 

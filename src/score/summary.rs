@@ -4,6 +4,9 @@
 //! repeat-skip. `summarize` composes the parts: [`super::accumulate`] (one record per
 //! case, units, sums), [`super::sums`], [`super::curve`], [`super::pairwise`],
 //! [`super::ranking`], [`super::repeat`].
+//!
+//! It also writes the `estimand` sentence (with files as units, what the intervals and
+//! p-values are about) and counts failures per assistant.
 
 use std::collections::BTreeMap;
 

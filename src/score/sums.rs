@@ -1,6 +1,12 @@
 //! Sums over answered cases, from which every help metric is a ratio, and the outcome
 //! rates. Sums are kept in integers or fixed point so the result does not depend on the
 //! order of the records.
+//!
+//! `Terms`: the per-case metric terms with typed-prefix weights: Σ w and Σ max(0, w − ld)
+//! in integers, Σ w·c³ in 2⁻³² fixed point. `Rates` is the one place outcome rates are
+//! computed. Also the breakdowns, the bootstrap's columns and `Draws` (the resamples,
+//! each metric's estimate and paired difference), shared by `summarize` and `typist bench
+//! coverage`.
 
 use serde::Serialize;
 

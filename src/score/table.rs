@@ -1,5 +1,8 @@
 //! The score as a text table for people (`typist score`, `typist run`): the headline
 //! figures per assistant, failures and determinism notes, and the paired comparisons.
+//!
+//! [`score_table`] writes it. Completion-only assistants get a sessions table (sessions,
+//! empty, error, timeout, latency) instead of the line headline.
 
 use super::bootstrap::Estimate;
 use super::summary::Summary;

@@ -2,6 +2,8 @@
 //! resolved (a definition or a node inside a string, attribute or parse error never a
 //! token; inside an import every token an import; else the strongest kind), columns in
 //! characters, the trigger character before a token.
+//!
+//! Tests in `find/tests.rs`.
 
 use std::collections::{HashMap, HashSet};
 

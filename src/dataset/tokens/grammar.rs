@@ -5,6 +5,10 @@
 //! case (a definition, a label); `@skip.within` a node no token inside of is a case (a
 //! string, an attribute, a parse error); `@import.within` a node every token inside of
 //! is an import.
+//!
+//! TSX is told from TypeScript by its extension; C# and Kotlin have no grammar, so no
+//! token cases. The queries are `queries/*.scm`, one per language; JSX's patterns are
+//! added to JavaScript's and TSX's, and C's to C++'s.
 
 use std::sync::OnceLock;
 

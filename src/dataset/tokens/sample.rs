@@ -2,6 +2,9 @@
 //! (seed, repo, file, line, column), so its fate depends neither on the walk's order
 //! nor on other tokens; each sampled token gives one case per typed prefix shorter
 //! than itself, with the actions an editor user produces.
+//!
+//! Caps bound the tokens per file and repository; [`sample_tokens`] also returns the
+//! summary of what was found and drawn.
 
 use std::collections::BTreeMap;
 

@@ -1,6 +1,8 @@
-//! Completion-list sessions (issue 11): `textDocument/completion` with the trigger an
-//! editor sends, the raw answer kept for ranking (`editor::ranking`), and the profile's
-//! readiness rule applied to the first request of a session.
+//! Completion-list sessions (issue 11): `complete`, a `textDocument/completion` with the
+//! trigger an editor sends (`Invoked`, a trigger character the server declared, or
+//! `TriggerForIncompleteCompletions`), the raw answer kept for ranking
+//! (`editor::ranking`), and the profile's readiness rule applied to the first request of
+//! a session (`complete_when_ready`).
 
 use std::time::Instant;
 
