@@ -5,6 +5,7 @@
 //! [`score`] stands alone. See `ARCHITECTURE.md`.
 
 pub mod bench;
+pub mod check;
 pub mod config;
 pub mod copilot;
 pub mod dataset;

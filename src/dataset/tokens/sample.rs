@@ -95,6 +95,7 @@ pub fn sample_tokens(
                         context: tok.context,
                         actions: actions(&t.text, t.trigger, p),
                     }),
+                    block: None,
                 });
             }
         }
