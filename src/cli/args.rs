@@ -284,6 +284,10 @@ pub struct RunArgs {
     /// Record no latencies (records then are byte-identical across runs).
     #[arg(long)]
     pub no_latency: bool,
+    /// After the replay, `typist check` the records (methodology §11): each suggestion
+    /// put in its file and parsed; the score and the report then show the syntax figures.
+    #[arg(long)]
+    pub check: bool,
     /// Server restarts a worker may make in a row before the run stops.
     #[arg(long, default_value_t = 3)]
     pub max_restarts: u32,

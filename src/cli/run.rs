@@ -69,7 +69,28 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
     );
     // The replay is over: the model services stop now, not after the scoring.
     drop(services);
-    finish(&out, report?, a.quiet)
+    let report = report?;
+    if a.check && report.status == RunStatus::Complete {
+        let dataset = s
+            .dataset
+            .clone()
+            .context("--check needs the run's dataset")?;
+        for r in typist::check::check(&typist::check::CheckOptions {
+            records: vec![out.join("records.jsonl")],
+            dataset,
+            single_repo: s.single_repo.unwrap_or(false),
+        })? {
+            if !a.quiet {
+                eprintln!(
+                    "typist run: {} suggestions checked, {} keep the syntax valid -> {}",
+                    r.checked,
+                    r.valid,
+                    r.sidecar.display()
+                );
+            }
+        }
+    }
+    finish(&out, report, a.quiet)
 }
 
 /// The assistants' profiles: those named (on the command line, else in config.toml),

@@ -81,13 +81,14 @@ mod tests {
                 chars_ok: 25
             }
         );
-        // One line right: 6 characters of 25 accepted line by line; ld2 = 25 + 17 − 2·15
-        // (the common subsequence: `if x:`, `\n    y = ` and the last `2`).
+        // One line right: 6 characters of 25 accepted line by line; ld2 = 25 + 17 − 2·16
+        // (the common subsequence: `if x:`, two spaces, the second `\n`, then
+        // `    ` and ` = 2` of `    z = 2`).
         assert_eq!(
             block_terms(t, Some("if x:  \n    y = 2")),
             BlockTerms {
                 len: 25,
-                ld2: 12,
+                ld2: 10,
                 lines: 3,
                 lines_ok: 1,
                 chars_ok: 6
