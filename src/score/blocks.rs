@@ -42,8 +42,11 @@ pub struct BlockScore {
 /// lines accepted, characters accepted.
 const C: usize = 8;
 
+/// A metric of a row of sums.
+type Metric = fn(&[f64]) -> f64;
+
 /// The metrics of a row of sums, by name; the first three are compared in pairs.
-const METRICS: [(&str, fn(&[f64]) -> f64); 5] = [
+const METRICS: [(&str, Metric); 5] = [
     ("block_integral_help", |s| ratio(s[2] / FIX, s[1])),
     ("block_exact_share", |s| ratio(s[3], s[1])),
     ("lines_accepted", |s| ratio(s[6], s[5])),
