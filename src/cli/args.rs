@@ -164,6 +164,13 @@ pub struct CheckArgs {
     /// The dataset folder is one repository.
     #[arg(long)]
     pub single_repo: bool,
+    /// A checker profile (e.g. pyright): error diagnostics new in the file with the
+    /// suggestion accepted, in a session of its own.
+    #[arg(long, value_name = "PROFILE")]
+    pub with: Option<String>,
+    /// Folder of profiles (default: ./editors, then the built-in ones).
+    #[arg(long, value_name = "DIR")]
+    pub editors: Option<PathBuf>,
 }
 
 #[derive(clap::Args, Debug, Clone)]

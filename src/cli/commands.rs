@@ -110,18 +110,32 @@ pub fn bench(c: BenchCommand) -> Result<ExitCode> {
 }
 
 pub fn check(a: CheckArgs) -> Result<ExitCode> {
-    let reports = typist::check::check(&typist::check::CheckOptions {
+    let checker = a
+        .with
+        .as_deref()
+        .map(|n| profile::find_profile(n, a.editors.as_deref()))
+        .transpose()?;
+    let opts = typist::check::CheckOptions {
         records: a.records,
         dataset: a.dataset,
         single_repo: a.single_repo,
-    })?;
+        checker,
+    };
+    let reports = runtime()?.block_on(typist::check::check(&opts))?;
     for r in reports {
         out!(
-            "{}: {} suggestions checked, {} keep the syntax valid, {} left out -> {}",
+            "{}: {} suggestions checked, {} keep the syntax valid, {} left out{} -> {}",
             r.records.display(),
             r.checked,
             r.valid,
             r.left_out,
+            match &opts.checker {
+                Some(p) => format!(
+                    "; {}: {} diagnosed, {} add no error, {} failed",
+                    p.name, r.diagnosed, r.no_new_error, r.checker_failed
+                ),
+                None => String::new(),
+            },
             r.sidecar.display()
         );
     }

@@ -75,11 +75,13 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
             .dataset
             .clone()
             .context("--check needs the run's dataset")?;
-        for r in typist::check::check(&typist::check::CheckOptions {
+        let opts = typist::check::CheckOptions {
             records: vec![out.join("records.jsonl")],
             dataset,
             single_repo: s.single_repo.unwrap_or(false),
-        })? {
+            checker: None,
+        };
+        for r in super::runtime()?.block_on(typist::check::check(&opts))? {
             if !a.quiet {
                 eprintln!(
                     "typist run: {} suggestions checked, {} keep the syntax valid -> {}",

@@ -52,8 +52,10 @@ fn close(a: &Value, b: f64, what: &str) {
     assert!((a - b).abs() < 1e-9, "{what}: {a} != {b}");
 }
 
-#[test]
-fn block_cases_score_the_whole_suggestion_and_checks_find_broken_syntax() {
+/// The fixture's dataset, its block plan (checked against the hand-written blocks),
+/// and a run of the four assistants on it; returns the folder, the dataset and the
+/// records file.
+fn fixture() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let ds = tmp.path().join("ds");
     std::fs::create_dir_all(ds.join("r")).unwrap();
@@ -123,6 +125,13 @@ fn block_cases_score_the_whole_suggestion_and_checks_find_broken_syntax() {
     assert!(String::from_utf8_lossy(&refused.stderr).contains("upper context only"));
     ok(&run(&[]));
     let records = out.join("records.jsonl");
+    (tmp, ds, records)
+}
+
+#[test]
+fn block_cases_score_the_whole_suggestion_and_checks_find_broken_syntax() {
+    let (tmp, ds, records) = fixture();
+    let out = tmp.path().join("out");
     let o = typist()
         .arg("check")
         .arg(&records)
@@ -252,4 +261,70 @@ fn block_cases_score_the_whole_suggestion_and_checks_find_broken_syntax() {
     let s: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(s.get("checks").is_none());
     assert!(s.get("blocks").is_some());
+}
+
+/// `check --with pyright` (installed by scripts/install-servers.sh): error diagnostics
+/// new in the file with the suggestion accepted. Python says, and so must pyright: a
+/// `def` left without its body (one-line's `def f(x):` in place of the whole function,
+/// typist-fixed's unindented `pass` after it) and an unclosed `(` are errors; the
+/// oracle's files are the true ones; a `(` inside a comment is none.
+#[test]
+fn checks_with_pyright_count_errors_the_suggestion_adds() {
+    crate::common::tokens::require_installed("pyright");
+    let (_tmp, ds, records) = fixture();
+    let o = typist()
+        .arg("check")
+        .arg(&records)
+        .arg("--dataset")
+        .arg(&ds)
+        .args(["--with", "pyright"])
+        .output()
+        .unwrap();
+    ok(&o);
+    let sidecar =
+        std::fs::read_to_string(typist::score::checks_file::checks_path(&records)).unwrap();
+    let added: Vec<(String, String, bool)> = sidecar
+        .lines()
+        .skip(1)
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .map(|c| {
+            let n = c["new_errors"]
+                .as_u64()
+                .unwrap_or_else(|| panic!("no diagnostics: {c}"));
+            (
+                c["assistant"].as_str().unwrap().to_string(),
+                c["case"].as_str().unwrap().to_string(),
+                n > 0,
+            )
+        })
+        .collect();
+    let expect = |who: &str, case: &str| {
+        matches!(
+            (who, case),
+            ("bracket", "r/a.py:1" | "r/a.py:2" | "r/a.py:3")
+                | ("one-line", "r/a.py:1")
+                | ("typist-fixed", "r/a.py:2")
+        )
+    };
+    for (who, case, any) in &added {
+        assert_eq!(*any, expect(who, case), "{who} {case}");
+    }
+    assert_eq!(added.len(), 16);
+    let o = typist()
+        .arg("score")
+        .arg(&records)
+        .arg("--json")
+        .output()
+        .unwrap();
+    ok(&o);
+    let s: Value = serde_json::from_slice(&o.stdout).unwrap();
+    for (who, share) in [
+        ("oracle", 1.0),
+        ("bracket", 0.25),
+        ("one-line", 0.75),
+        ("typist-fixed", 0.75),
+    ] {
+        close(&s["checks"][who]["no_new_error"]["value"], share, who);
+        assert_eq!(s["checks"][who]["diagnosed"], 4, "{who}");
+    }
 }
