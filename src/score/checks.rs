@@ -119,7 +119,26 @@ pub(crate) fn check_scores(
         );
     }
     let mut pairwise = boot.paired(&sorted, "syntax_valid", SYNTAX_VALID);
-    if table.checks.iter().any(|c| c.new_errors.is_some()) {
+    // No new error is paired over the suggestions the checker answered for on both sides.
+    let diagnosed: Vec<Item> = items
+        .iter()
+        .filter(|i| i.cols[2] == 1)
+        .map(|i| Item {
+            who: i.who,
+            case: i.case,
+            unit: i.unit,
+            cols: i.cols.clone(),
+        })
+        .collect();
+    if !diagnosed.is_empty() {
+        let boot = SideBoot::new(
+            &diagnosed,
+            names.len(),
+            C,
+            units.count,
+            !units.by_file,
+            opts,
+        );
         pairwise.extend(boot.paired(&sorted, "no_new_error", NO_NEW_ERROR));
     }
     (scores, pairwise)
