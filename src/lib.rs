@@ -8,6 +8,7 @@
 //! [`config`], [`drill`], [`bench`]; the CLI in `main.rs`.
 
 pub mod bench;
+pub mod check;
 pub mod config;
 pub mod copilot;
 pub mod dataset;

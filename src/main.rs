@@ -50,6 +50,10 @@ enum Command {
     Doctor(DoctorArgs),
     /// Score records files: help metrics, bootstrap intervals, paired p-values.
     Score(ScoreArgs),
+    /// What accepted suggestions do to the file (methodology §11): each suggestion put in
+    /// its file and parsed; the results in a sidecar beside the records
+    /// (NAME.checks.jsonl), which score and report read on their own.
+    Check(CheckArgs),
     /// Benchmarks (print a table; never run as tests).
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -95,6 +99,7 @@ fn dispatch(command: Command) -> Result<ExitCode> {
         Command::Login(a) => commands::login(a),
         Command::Doctor(a) => commands::doctor(a),
         Command::Score(a) => commands::score(a),
+        Command::Check(a) => commands::check(a),
         Command::Bench(c) => commands::bench(c),
         Command::Drill(a) => commands::drill(a),
         Command::Profiles(a) => commands::profiles(a),

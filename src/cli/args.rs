@@ -31,10 +31,14 @@ pub struct SampleArgs {
     pub dataset: PathBuf,
     #[command(flatten)]
     pub sampling: SamplingArgs,
-    /// What a case is: a whole line, or an identifier to complete (found by
-    /// tree-sitter; the rate, seed and caps then count tokens).
-    #[arg(long, value_enum, default_value_t = Cases::Lines)]
-    pub cases: Cases,
+    /// What a case is: a whole line, an identifier to complete (found by
+    /// tree-sitter; the rate, seed and caps then count tokens), or a block (the line and
+    /// the deeper lines after it, methodology §9; the same lines as `lines`).
+    #[arg(long, value_enum, default_value_t = SampleCases::Lines)]
+    pub cases: SampleCases,
+    /// With --cases blocks: the most lines an expected block has (K).
+    #[arg(long, value_name = "K")]
+    pub max_lines: Option<usize>,
     /// With --cases tokens: characters of the token typed before the list is ranked,
     /// each its own case [default: 0,1,2,3].
     #[arg(long, value_delimiter = ',', value_name = "K,...")]
@@ -45,6 +49,18 @@ pub struct SampleArgs {
     /// Where to write the plan.
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
+}
+
+/// What `typist sample` makes a case of.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SampleCases {
+    /// A code line to predict (the study's cases).
+    Lines,
+    /// An identifier to complete from a list (methodology §6).
+    Tokens,
+    /// A code line and the lines after it indented at least as deeply, scored as one
+    /// block (methodology §9).
+    Blocks,
 }
 
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -135,6 +151,26 @@ pub struct ScoreArgs {
     /// Also bootstrap 95% bands of the H(S|t) curves.
     #[arg(long)]
     pub bands: bool,
+}
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct CheckArgs {
+    /// Records files (JSON Lines); each gets its own sidecar.
+    #[arg(required = true, value_name = "RECORDS")]
+    pub records: Vec<PathBuf>,
+    /// The dataset the records were replayed from.
+    #[arg(long, value_name = "DIR")]
+    pub dataset: PathBuf,
+    /// The dataset folder is one repository.
+    #[arg(long)]
+    pub single_repo: bool,
+    /// A checker profile (e.g. pyright): error diagnostics new in the file with the
+    /// suggestion accepted, in a session of its own.
+    #[arg(long, value_name = "PROFILE")]
+    pub with: Option<String>,
+    /// Folder of profiles (default: ./editors, then the built-in ones).
+    #[arg(long, value_name = "DIR")]
+    pub editors: Option<PathBuf>,
 }
 
 #[derive(clap::Args, Debug, Clone)]
@@ -258,6 +294,10 @@ pub struct RunArgs {
     /// Record no latencies (records then are byte-identical across runs).
     #[arg(long)]
     pub no_latency: bool,
+    /// After the replay, `typist check` the records (methodology §11): each suggestion
+    /// put in its file and parsed; the score and the report then show the syntax figures.
+    #[arg(long)]
+    pub check: bool,
     /// Server restarts a worker may make in a row before the run stops.
     #[arg(long, default_value_t = 3)]
     pub max_restarts: u32,

@@ -181,6 +181,11 @@ pub const BACKEND: Table<BackendKind> = &[
         "cheat",
         "For tests of the replay's honesty only: reads the workspace from disk at `initialize`, every `didOpen` and every request, remembers every version of every file, and answers with the line at the cursor from any of them (`host::cheat`)",
     ),
+    (
+        BackendKind::Oracle,
+        "oracle",
+        "For tests only: answers the plan's true block at the cursor, read from the plan given with `--truth` (a path outside the workspace; `host::oracle`)",
+    ),
 ];
 
 pub const NGRAM_CONTEXT: Table<NgramContext> = &[

@@ -5,8 +5,8 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use super::args::{
-    BenchCommand, Cases, DoctorArgs, DrillArgs, LoginArgs, LoginTarget, MergeArgs, ProfilesArgs,
-    ReportArgs, SampleArgs, ScoreArgs, ServeModelArgs,
+    BenchCommand, CheckArgs, DoctorArgs, DrillArgs, LoginArgs, LoginTarget, MergeArgs,
+    ProfilesArgs, ReportArgs, SampleArgs, SampleCases, ScoreArgs, ServeModelArgs,
 };
 use super::{EXIT_NO_ANSWERS, runtime, silent_assistants};
 use typist::dataset::tokens::{self, TokenOptions};
@@ -109,10 +109,49 @@ pub fn bench(c: BenchCommand) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+pub fn check(a: CheckArgs) -> Result<ExitCode> {
+    let checker = a
+        .with
+        .as_deref()
+        .map(|n| profile::find_profile(n, a.editors.as_deref()))
+        .transpose()?;
+    let opts = typist::check::CheckOptions {
+        records: a.records,
+        dataset: a.dataset,
+        single_repo: a.single_repo,
+        checker,
+    };
+    let reports = runtime()?.block_on(typist::check::check(&opts))?;
+    for r in reports {
+        out!(
+            "{}: {} suggestions checked, {} keep the syntax valid, {} left out{} -> {}",
+            r.records.display(),
+            r.checked,
+            r.valid,
+            r.left_out,
+            match &opts.checker {
+                Some(p) => format!(
+                    "; {}: {} diagnosed, {} add no error, {} failed",
+                    p.name, r.diagnosed, r.no_new_error, r.checker_failed
+                ),
+                None => String::new(),
+            },
+            r.sidecar.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 pub fn sample(a: SampleArgs) -> Result<ExitCode> {
     let opts = a.sampling.layer().sample_options();
-    if a.cases == Cases::Lines && (!a.prefix.is_empty() || a.context.is_some()) {
+    if a.cases != SampleCases::Tokens && (!a.prefix.is_empty() || a.context.is_some()) {
         anyhow::bail!("--prefix and --context are options of --cases tokens");
+    }
+    if a.cases != SampleCases::Blocks && a.max_lines.is_some() {
+        anyhow::bail!("--max-lines is an option of --cases blocks");
+    }
+    if a.max_lines == Some(0) {
+        anyhow::bail!("--max-lines must be at least 1");
     }
     let ds = typist::dataset::walk(
         &a.dataset,
@@ -122,8 +161,16 @@ pub fn sample(a: SampleArgs) -> Result<ExitCode> {
         },
     )?;
     let (plan, tokens) = match a.cases {
-        Cases::Lines => (typist::dataset::sample(&ds, &opts), None),
-        Cases::Tokens => {
+        SampleCases::Lines => (typist::dataset::sample(&ds, &opts), None),
+        SampleCases::Blocks => (
+            typist::dataset::sample_blocks(
+                &ds,
+                &opts,
+                a.max_lines.unwrap_or(typist::dataset::BLOCK_MAX_LINES),
+            ),
+            None,
+        ),
+        SampleCases::Tokens => {
             let mut tok = TokenOptions::default();
             if !a.prefix.is_empty() {
                 tok.prefixes = a.prefix.clone();

@@ -23,6 +23,14 @@ pub struct HostFlags {
     /// stdout (for `typist run --connect`).
     #[arg(long, value_name = "ADDRESS")]
     pub listen: Option<String>,
+    /// With --backend oracle: the plan whose true texts it answers (a path outside the
+    /// workspace; for tests only).
+    #[arg(long, value_name = "PLAN")]
+    pub truth: Option<std::path::PathBuf>,
+    /// Appended to every non-empty answer of a local backend (for tests of `typist
+    /// check`: an unmatched bracket).
+    #[arg(long, value_name = "TEXT")]
+    pub append: Option<String>,
 }
 
 impl From<HostFlags> for typist::host::HostArgs {
@@ -32,6 +40,8 @@ impl From<HostFlags> for typist::host::HostArgs {
             ngram_context: f.ngram_context,
             http: f.http.into(),
             faults: f.faults.into(),
+            truth: f.truth,
+            append: f.append,
         }
     }
 }

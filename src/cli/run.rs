@@ -72,7 +72,30 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
     );
     // The replay is over: the model services stop now, not after the scoring.
     drop(services);
-    finish(&out, report?, a.quiet)
+    let report = report?;
+    if a.check && report.status == RunStatus::Complete {
+        let dataset = s
+            .dataset
+            .clone()
+            .context("--check needs the run's dataset")?;
+        let opts = typist::check::CheckOptions {
+            records: vec![out.join("records.jsonl")],
+            dataset,
+            single_repo: s.single_repo.unwrap_or(false),
+            checker: None,
+        };
+        for r in super::runtime()?.block_on(typist::check::check(&opts))? {
+            if !a.quiet {
+                eprintln!(
+                    "typist run: {} suggestions checked, {} keep the syntax valid -> {}",
+                    r.checked,
+                    r.valid,
+                    r.sidecar.display()
+                );
+            }
+        }
+    }
+    finish(&out, report, a.quiet)
 }
 
 /// The assistants' profiles: those named (on the command line, else in config.toml),

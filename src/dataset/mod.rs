@@ -16,6 +16,8 @@ mod walk;
 
 pub use plan::{PlanSource, changed_files, plan_hash, read_plan, write_plan};
 pub use repo::{BuildFile, Dataset, Language, Repo, Skipped, SourceFile};
-pub use sample::{Case, SampleOptions, draw, draw_token, sample};
+pub use sample::{
+    BLOCK_MAX_LINES, Case, SampleOptions, draw, draw_token, expected_block, sample, sample_blocks,
+};
 pub use token::{Action, TokenCase, TokenContext, TokenKind};
 pub use walk::{BUILD_FILES, WalkOptions, walk};

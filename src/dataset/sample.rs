@@ -48,6 +48,57 @@ pub struct Case {
     /// typed prefix and the actions. Absent for line cases.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token: Option<super::token::TokenCase>,
+    /// A block case (`sample --cases blocks`, methodology §9): the expected block `T`,
+    /// its lines joined by `\n` (the first is `expected`). Absent for line and token
+    /// cases.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block: Option<String>,
+}
+
+/// The default of `sample --cases blocks --max-lines` (methodology §9's K).
+pub const BLOCK_MAX_LINES: usize = 8;
+
+/// The expected block of the line at 0-based index `i` (methodology §9): the line and
+/// the lines after it while they are indented at least as deeply (blank lines inside
+/// kept, trailing blank lines dropped), at most `max_lines` lines, joined by `\n`.
+/// Indentation is counted in leading whitespace characters (a tab is one, as a space).
+pub fn expected_block(lines: &[&str], i: usize, max_lines: usize) -> String {
+    let blank = |l: &str| l.trim().is_empty();
+    let indent = |l: &str| l.chars().take_while(|c| c.is_whitespace()).count();
+    let depth = indent(lines[i]);
+    let mut end = i + 1;
+    for (j, l) in lines.iter().enumerate().skip(i + 1) {
+        if j - i >= max_lines.max(1) || (!blank(l) && indent(l) < depth) {
+            break;
+        }
+        end = j + 1;
+    }
+    while end > i + 1 && blank(lines[end - 1]) {
+        end -= 1;
+    }
+    lines[i..end].join("\n")
+}
+
+/// A block plan: the line cases of [`sample`] (the same draw, so the same lines), each
+/// with its expected block of at most `max_lines` lines.
+pub fn sample_blocks(ds: &Dataset, opts: &SampleOptions, max_lines: usize) -> Vec<Case> {
+    let mut cases = sample(ds, opts);
+    let files: std::collections::HashMap<(&str, &str), &super::SourceFile> = ds
+        .repos
+        .iter()
+        .flat_map(|r| {
+            r.files
+                .iter()
+                .map(move |f| ((r.name.as_str(), f.rel.as_str()), f))
+        })
+        .collect();
+    for c in &mut cases {
+        if let Some(f) = files.get(&(c.repo.as_str(), c.file.as_str())) {
+            let lines = f.lines();
+            c.block = Some(expected_block(&lines, c.line as usize - 1, max_lines));
+        }
+    }
+    cases
 }
 
 /// The sampling draw of a line, uniform in [0, 1).
@@ -111,6 +162,7 @@ pub fn sample(ds: &Dataset, opts: &SampleOptions) -> Vec<Case> {
                         expected: line.to_string(),
                         file_hash: f.hash.clone(),
                         token: None,
+                        block: None,
                     },
                 ));
             }
@@ -209,6 +261,30 @@ mod tests {
         );
         assert_eq!(repo_capped.len(), 7);
         assert_eq!(some[0].case, format!("r/{}:{}", some[0].file, some[0].line));
+    }
+
+    /// Methodology §9: deeper or equal lines follow the true line, blank lines inside
+    /// stay, trailing blanks go, a shallower line or K lines end the block.
+    #[test]
+    fn expected_block_follows_indentation() {
+        let f = "def f(x):\n    if x:\n        y = 1\n\n        z = 2\n\n    return y\nprint(1)\n";
+        let lines: Vec<&str> = f.split('\n').collect();
+        assert_eq!(
+            expected_block(&lines, 1, 8),
+            "    if x:\n        y = 1\n\n        z = 2\n\n    return y"
+        );
+        assert_eq!(
+            expected_block(&lines, 2, 8),
+            "        y = 1\n\n        z = 2"
+        );
+        assert_eq!(expected_block(&lines, 2, 2), "        y = 1");
+        assert_eq!(expected_block(&lines, 6, 8), "    return y");
+        assert_eq!(expected_block(&lines, 7, 8), "print(1)");
+        assert_eq!(
+            expected_block(&lines, 0, 3),
+            "def f(x):\n    if x:\n        y = 1"
+        );
+        assert_eq!(expected_block(&lines, 0, 1), "def f(x):");
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! What the server has told the editor through notifications and requests: work in
 //! progress, rust-analyzer's quiescence, and its file-watching registrations.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
@@ -14,6 +14,18 @@ pub struct ServerState {
     pub quiescent: Option<bool>,
     /// Ids of the server's `workspace/didChangeWatchedFiles` registrations.
     pub watches: HashSet<String>,
+    /// The last `textDocument/publishDiagnostics` of each document, by URI.
+    pub diagnostics: HashMap<String, Published>,
+}
+
+/// What a server last published for one document.
+#[derive(Debug, Default, Clone)]
+pub struct Published {
+    /// How many times it published for the document.
+    pub count: u64,
+    /// The document version it named, if any.
+    pub version: Option<i64>,
+    pub items: Vec<Value>,
 }
 
 impl ServerState {
@@ -28,6 +40,17 @@ impl ServerState {
         };
         match method.as_str() {
             "$/progress" => self.progress(&params),
+            "textDocument/publishDiagnostics" => {
+                let uri = params.get("uri").and_then(Value::as_str).unwrap_or("");
+                let p = self.diagnostics.entry(uri.to_string()).or_default();
+                p.count += 1;
+                p.version = params.get("version").and_then(Value::as_i64);
+                p.items = params
+                    .get("diagnostics")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default();
+            }
             "experimental/serverStatus" => {
                 self.quiescent = params.get("quiescent").and_then(Value::as_bool);
             }

@@ -529,6 +529,53 @@ impl Session {
         self.state.quiescent
     }
 
+    /// How many times the server published diagnostics for open document `rel` so far
+    /// (for [`Session::diagnostics_after`]).
+    pub fn diagnostics_seen(&mut self, rel: &str) -> u64 {
+        self.pump();
+        let Some(doc) = self.docs.get(rel) else {
+            return 0;
+        };
+        self.state
+            .diagnostics
+            .get(doc.uri.as_str())
+            .map_or(0, |p| p.count)
+    }
+
+    /// The diagnostics the server publishes for open document `rel` after its latest
+    /// change: waits for a `publishDiagnostics` of the document later than the `after`th
+    /// (naming the document's version, or none), then until `quiet` passes without
+    /// another (servers publish in stages). `None` when nothing came by `deadline`.
+    pub async fn diagnostics_after(
+        &mut self,
+        rel: &str,
+        after: u64,
+        quiet: Duration,
+        deadline: Duration,
+    ) -> Option<Vec<Value>> {
+        let doc = self.docs.get(rel)?;
+        let (uri, version) = (doc.uri.as_str().to_string(), i64::from(doc.version));
+        let end = Instant::now() + deadline;
+        let current = |st: &ServerState| {
+            st.diagnostics
+                .get(&uri)
+                .filter(|p| p.count > after && p.version.is_none_or(|v| v == version))
+                .map(|p| p.count)
+        };
+        self.wait_until(end, |st| current(st).is_some()).await;
+        let mut seen = current(&self.state)?;
+        loop {
+            let until = (Instant::now() + quiet).min(end);
+            self.wait_until(until, |st| current(st).is_some_and(|c| c > seen))
+                .await;
+            match current(&self.state) {
+                Some(c) if c > seen && Instant::now() < end => seen = c,
+                _ => break,
+            }
+        }
+        self.state.diagnostics.get(&uri).map(|p| p.items.clone())
+    }
+
     /// Whether the server asked to be told of file changes on disk.
     pub fn watches_files(&mut self) -> bool {
         self.pump();

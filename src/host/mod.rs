@@ -19,6 +19,7 @@ pub mod faults;
 pub mod http;
 pub mod listen;
 pub mod ngram;
+pub mod oracle;
 pub mod serve_model;
 mod workspace;
 
@@ -64,6 +65,9 @@ pub enum BackendKind {
     /// `initialize`, every `didOpen` and every request, remembers every version of every
     /// file, and answers with the line at the cursor from any of them (`host::cheat`).
     Cheat,
+    /// For tests only: answers the plan's true block at the cursor, read from the plan
+    /// given with `--truth` (a path outside the workspace; `host::oracle`).
+    Oracle,
 }
 
 /// What the n-gram model learns from.
@@ -83,6 +87,11 @@ pub struct HostArgs {
     pub ngram_context: NgramContext,
     pub http: http::HttpOptions,
     pub faults: Faults,
+    /// `--backend oracle`: the plan whose true texts it answers.
+    pub truth: Option<PathBuf>,
+    /// Appended to every non-empty answer of a local backend (for tests of the checks:
+    /// an unmatched bracket).
+    pub append: Option<String>,
 }
 
 pub struct Host {
@@ -97,6 +106,8 @@ pub struct Host {
     requests: AtomicU64,
     /// The workspace folder named at `initialize`.
     root: Mutex<Option<PathBuf>>,
+    oracle: Option<std::sync::Arc<oracle::Oracle>>,
+    append: Option<String>,
 }
 
 fn language_of(path: Option<&Path>, language_id: &str) -> Option<Language> {
@@ -160,6 +171,14 @@ impl Host {
                 m.peek(doc.path.as_deref()?, line, &prefix[line_start..])
                     .unwrap_or_default()
             }
+            (BackendKind::Oracle, _) => {
+                let line_start = prefix.rfind('\n').map_or(0, |i| i + 1);
+                let rel = self.rel_path(uri);
+                self.oracle
+                    .as_ref()?
+                    .answer(&rel, pos.line, &prefix[line_start..])
+                    .unwrap_or_default()
+            }
             (BackendKind::PreviousLine, _) => previous_line(prefix),
             (BackendKind::Ngram, NgramContext::Document) => {
                 ngram::predict_document(prefix, &doc.text[at..])
@@ -170,7 +189,10 @@ impl Host {
             }
             _ => "pass".to_string(),
         };
-        (!text.is_empty()).then_some(text)
+        (!text.is_empty()).then(|| match &self.append {
+            Some(a) => format!("{text}{a}"),
+            None => text,
+        })
     }
 
     /// The cheat's completion list (`cheat::Memory::completion_items`), after reading
@@ -446,7 +468,17 @@ where
         ngram_context,
         http,
         faults,
+        truth,
+        append,
     } = args;
+    let oracle = match truth.as_deref().map(oracle::Oracle::read) {
+        Some(Ok(o)) => Some(std::sync::Arc::new(o)),
+        Some(Err(e)) => {
+            tracing::error!("{e:#}");
+            None
+        }
+        None => None,
+    };
     let (service, socket) = LspService::build(|client| Host {
         client,
         backend,
@@ -458,6 +490,8 @@ where
         cheat: Mutex::new(cheat::Memory::default()),
         requests: AtomicU64::new(0),
         root: Mutex::new(None),
+        oracle: oracle.clone(),
+        append: append.clone(),
     })
     .custom_method("textDocument/inlineCompletion", Host::inline_completion)
     .finish();

@@ -54,6 +54,22 @@ pub fn check_assistants(profiles: &[Profile], plan: &[Case]) -> Result<()> {
     Ok(())
 }
 
+/// Refuses a plan of block cases (methodology §9) under conditions that show the
+/// server lines of the expected block: a block case keeps the study's set-up, the upper
+/// context only (`context = "prefix"`, `suffix_lines = 0`).
+pub fn check_blocks(plan: &[Case], cond: &RunConditions) -> Result<()> {
+    if !plan.iter().any(|c| c.block.is_some()) {
+        return Ok(());
+    }
+    if cond.context != super::typing::ContextMode::Prefix || cond.suffix_lines > 0 {
+        bail!(
+            "a plan of block cases is replayed with the upper context only (context = \"prefix\", \
+             suffix_lines = 0): the lines below the cursor are the block to predict"
+        );
+    }
+    Ok(())
+}
+
 /// Why `profile` is not asked `case` under `cond`, if it is not: a line no longer than
 /// the typed prefix leaves nothing to suggest, and a case in a language the profile does
 /// not list is never sent as another language.

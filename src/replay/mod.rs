@@ -32,7 +32,7 @@ use tokio::sync::mpsc;
 
 use crate::dataset::{Case, Dataset};
 use crate::editor::Profile;
-pub use checks::{check_assistants, check_capabilities, check_plan, skip_reason};
+pub use checks::{check_assistants, check_blocks, check_capabilities, check_plan, skip_reason};
 pub use manifest::Manifest;
 pub use merge::merge;
 pub use options::{RunConditions, RunOptions, RunReport, RunStatus};
@@ -132,6 +132,7 @@ async fn refuse(
         );
     }
     check_assistants(profiles, plan)?;
+    check_blocks(plan, cond)?;
     if cond.typing == TypingMode::Type && cond.context == ContextMode::Full {
         bail!(
             "typing = \"type\" feeds the file from the top, so it cannot have context = \"full\""

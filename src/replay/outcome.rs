@@ -47,6 +47,7 @@ fn base(case: &Case, assistant: &str, pass: u32) -> Record {
         assistant: assistant.to_string(),
         pass,
         expected: case.expected.clone(),
+        expected_block: case.block.clone(),
         ..Record::default()
     }
 }

@@ -46,6 +46,11 @@ pub struct Record {
     /// sha256 of the normalized answer (outcomes `suggestion` and `empty`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_hash: Option<String>,
+    /// Block cases (methodology §9): the expected block, its lines joined by `\n` (the
+    /// first is `expected`); the suggestion's whole text is `predicted_text` (or
+    /// `predicted` when it is one line).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_block: Option<String>,
     /// `"completion"` for a completion-list record (a token case); absent for lines.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,

@@ -54,7 +54,7 @@ pub(super) struct SideCell<'a> {
 
 /// The expected line with what the prediction lacks marked `del`, and the predicted line
 /// with what it adds marked `ins` (a character diff).
-fn diff_lines(expected: &str, predicted: &str) -> (Vec<Seg>, Vec<Seg>) {
+pub(super) fn diff_lines(expected: &str, predicted: &str) -> (Vec<Seg>, Vec<Seg>) {
     let diff = similar::TextDiff::from_chars(expected, predicted);
     let (mut e, mut p) = (Vec::new(), Vec::new());
     let seg = |class, text: &str| Seg {

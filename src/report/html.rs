@@ -36,6 +36,8 @@ struct Page<'a> {
     ranking: Vec<RankRow<'a>>,
     ranking_pairs: Vec<RankPair<'a>>,
     examples: Examples<'a>,
+    blocks: Option<super::extras::BlockSection<'a>>,
+    checks: Option<super::extras::CheckSection<'a>>,
     run: Option<RunView>,
 }
 
@@ -213,6 +215,8 @@ pub(super) fn html(
         ranking: ranking(s),
         ranking_pairs: ranking_pairs(s),
         examples: examples(&names, pairs, s.pass),
+        blocks: super::extras::block_section(s, &names, records),
+        checks: super::extras::check_section(s),
         run: manifest.map(|m| run_view(m, s)),
         names,
     };

@@ -69,7 +69,103 @@ pub fn markdown(s: &Summary) -> String {
         }
     }
     ranking(s, &mut m);
+    blocks(s, &mut m);
+    checks(s, &mut m);
     m
+}
+
+/// Paired differences of `metric` among `rows`, as list items.
+fn paired_list(
+    s: &Summary,
+    rows: &[crate::score::pairwise::Pairwise],
+    metric: &str,
+    m: &mut String,
+) {
+    for p in rows.iter().filter(|p| p.metric == metric) {
+        let _ = writeln!(
+            m,
+            "- {} − {}: {} points, p = {} ({} shared cases{})",
+            p.a,
+            p.b,
+            pct(p.diff),
+            p_text(p.p_value),
+            p.cases,
+            if p.few_units {
+                format!(
+                    "; only {} {} resampled",
+                    s.units,
+                    crate::score::table::plural(s.unit)
+                )
+            } else {
+                String::new()
+            }
+        );
+    }
+}
+
+/// Block cases (methodology §9), beside the first line's integral help.
+fn blocks(s: &Summary, m: &mut String) {
+    if s.blocks.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        m,
+        "\nBlocks (the whole suggestion against the expected block):\n"
+    );
+    let _ = writeln!(
+        m,
+        "| assistant | block cases | block integral help % | block exact share % | lines accepted % | chars accepted % | first line integral help % |"
+    );
+    let _ = writeln!(m, "|---|---:|---:|---:|---:|---:|---:|");
+    let pm = |e: &Estimate| format!("{} ± {}", pct(e.value), pct(e.half()));
+    for (n, b) in &s.blocks {
+        let _ = writeln!(
+            m,
+            "| {n} | {} | {} | {} | {} | {} | {} |",
+            b.cases,
+            pm(&b.integral_help),
+            pm(&b.exact_share),
+            pm(&b.lines_accepted),
+            pct(b.chars_accepted.value),
+            s.assistants
+                .get(n)
+                .map_or("-".into(), |a| pct(a.integral_help.value))
+        );
+    }
+    if s.block_pairwise
+        .iter()
+        .any(|p| p.metric == "block_integral_help")
+    {
+        let _ = writeln!(m, "\nBlock integral help, paired differences:\n");
+        paired_list(s, &s.block_pairwise, "block_integral_help", m);
+    }
+}
+
+/// What accepted suggestions do to the file (methodology §11).
+fn checks(s: &Summary, m: &mut String) {
+    if s.checks.is_empty() {
+        return;
+    }
+    let _ = writeln!(m, "\nChecks (the file with the suggestion accepted):\n");
+    let _ = writeln!(
+        m,
+        "| assistant | checked | syntax valid % | no new error % |"
+    );
+    let _ = writeln!(m, "|---|---:|---:|---:|");
+    let pm = |e: &Estimate| format!("{} ± {}", pct(e.value), pct(e.half()));
+    for (n, c) in &s.checks {
+        let _ = writeln!(
+            m,
+            "| {n} | {} | {} | {} |",
+            c.checked,
+            pm(&c.syntax_valid),
+            c.no_new_error.as_ref().map_or("-".into(), pm)
+        );
+    }
+    if s.checks_pairwise.iter().any(|p| p.metric == "syntax_valid") {
+        let _ = writeln!(m, "\nSyntax kept valid, paired differences:\n");
+        paired_list(s, &s.checks_pairwise, "syntax_valid", m);
+    }
 }
 
 /// Completion lists: top-1, top-5 and MRR by typed prefix and token kind (95% intervals).

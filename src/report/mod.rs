@@ -11,6 +11,7 @@
 pub mod charts;
 pub mod escape;
 mod examples;
+mod extras;
 mod format;
 mod html;
 mod markdown;

@@ -200,6 +200,11 @@ impl Units {
     pub(crate) fn unit(&self, r: &Row) -> usize {
         self.of_place[r.place as usize] as usize
     }
+    /// The bootstrap row of the records of place `place` (an index into
+    /// [`Table::places`]).
+    pub(crate) fn unit_of_place(&self, place: usize) -> usize {
+        self.of_place[place] as usize
+    }
 }
 
 pub(crate) struct AccCtx<'a> {

@@ -4,7 +4,11 @@
 //! and the text table of a summary. Reads records files; knows nothing of LSP or replay.
 
 mod accumulate;
+pub mod block_terms;
+pub mod blocks;
 pub mod bootstrap;
+pub mod checks;
+pub mod checks_file;
 pub mod curve;
 pub mod distance;
 mod options;
@@ -14,6 +18,7 @@ mod rank_boot;
 pub mod ranking;
 pub mod records;
 pub mod repeat;
+mod side_boot;
 pub mod summary;
 pub mod sums;
 pub mod table;

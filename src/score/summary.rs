@@ -25,6 +25,8 @@ use super::sums::{COLUMNS, Draws};
 pub use super::accumulate::MIN_UNITS;
 pub use super::rank_boot::RankCi;
 
+use super::blocks::BlockScore;
+use super::checks::CheckScore;
 use super::pairwise::Pairwise;
 use super::ranking::RankStats;
 use super::repeat::{Nondeterminism, RepeatSkip};
@@ -118,6 +120,20 @@ pub struct Summary {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ranking_pairwise: Vec<Pairwise>,
     pub repeat_skip: BTreeMap<String, RepeatSkip>,
+    /// Block cases (methodology §9), per assistant; absent without block records.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub blocks: BTreeMap<String, BlockScore>,
+    /// Paired differences of `block_integral_help`, `block_exact_share` and
+    /// `lines_accepted` over the block cases both assistants answered.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub block_pairwise: Vec<Pairwise>,
+    /// What accepted suggestions do to the file (methodology §11), per assistant; absent
+    /// without a checks file beside the records.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub checks: BTreeMap<String, CheckScore>,
+    /// Paired differences of `syntax_valid` and `no_new_error`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub checks_pairwise: Vec<Pairwise>,
 }
 
 pub fn summarize(table: &Table, opts: &Options) -> Summary {
@@ -156,6 +172,9 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
     } else {
         BTreeMap::new()
     };
+    let (blocks, block_pairwise) =
+        super::blocks::block_scores(table, &kept.keep, &units, &names, opts);
+    let (checks, checks_pairwise) = super::checks::check_scores(table, &units, &names, opts);
     let (mut rank_cis, ranking_pairwise) =
         super::rank_boot::rank_boot(table, &kept.keep, &units, &names, opts);
     step("ranking");
@@ -191,6 +210,10 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
         pairwise: pairwise(table, &ps, &draws, names.len() * COLUMNS, units.count),
         ranking_pairwise,
         repeat_skip: repeat_skip(table, &kept.sorted, &names),
+        blocks,
+        block_pairwise,
+        checks,
+        checks_pairwise,
     }
 }
 

@@ -51,6 +51,24 @@ pub fn score_table(s: &Summary) -> String {
     if !s.pairwise.is_empty() {
         pairwise(s, &s.pairwise, &mut out);
     }
+    if !s.blocks.is_empty() {
+        out.push_str(&format!(
+            "\n\nblocks (methodology §9: the whole suggestion against the true line and the deeper lines after it)\n{}",
+            blocks(s)
+        ));
+        if !s.block_pairwise.is_empty() {
+            pairwise(s, &s.block_pairwise, &mut out);
+        }
+    }
+    if !s.checks.is_empty() {
+        out.push_str(&format!(
+            "\n\nchecks (methodology §11: the file with the suggestion accepted, over non-empty suggestions)\n{}",
+            checks(s)
+        ));
+        if !s.checks_pairwise.is_empty() {
+            pairwise(s, &s.checks_pairwise, &mut out);
+        }
+    }
     if s.assistants.values().any(|a| !a.ranking.is_empty()) {
         out.push_str(&format!(
             "\n\ncompletion lists (top-n over sessions answered)\n{}",
@@ -197,6 +215,64 @@ fn headline(s: &Summary) -> comfy_table::Table {
             pct(a.integral_help_nonempty.value),
             p50,
             p95,
+        ]);
+    }
+    t
+}
+
+/// Block figures beside the first line's (§2) integral help.
+fn blocks(s: &Summary) -> comfy_table::Table {
+    let mut t = comfy_table::Table::new();
+    t.load_style(comfy_table::presets::ASCII_MARKDOWN);
+    t.set_header([
+        "assistant",
+        "block cases",
+        "block integral help % (±95%)",
+        "block exact share % (±95%)",
+        "block help@0 %",
+        "lines accepted % (±95%)",
+        "chars accepted %",
+        "first line integral help %",
+    ]);
+    let pm = |e: &Estimate| format!("{} ± {}", pct(e.value), pct(e.half()));
+    for (name, b) in &s.blocks {
+        t.add_row([
+            name.clone(),
+            b.cases.to_string(),
+            pm(&b.integral_help),
+            pm(&b.exact_share),
+            pct(b.help_at_0.value),
+            pm(&b.lines_accepted),
+            pct(b.chars_accepted.value),
+            s.assistants
+                .get(name)
+                .map_or("-".into(), |a| pct(a.integral_help.value)),
+        ]);
+    }
+    t
+}
+
+/// Syntax kept valid and errors not added, per assistant.
+fn checks(s: &Summary) -> comfy_table::Table {
+    let mut t = comfy_table::Table::new();
+    t.load_style(comfy_table::presets::ASCII_MARKDOWN);
+    t.set_header([
+        "assistant",
+        "checked",
+        "syntax valid % (±95%)",
+        "diagnosed",
+        "no new error % (±95%)",
+        "checker failed",
+    ]);
+    let pm = |e: &Estimate| format!("{} ± {}", pct(e.value), pct(e.half()));
+    for (name, c) in &s.checks {
+        t.add_row([
+            name.clone(),
+            c.checked.to_string(),
+            pm(&c.syntax_valid),
+            c.diagnosed.map_or("-".into(), |n| n.to_string()),
+            c.no_new_error.as_ref().map_or("-".into(), pm),
+            c.checker_failed.to_string(),
         ]);
     }
     t

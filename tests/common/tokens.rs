@@ -77,6 +77,7 @@ pub fn case(
             context,
             actions,
         }),
+        block: None,
     }
 }
 

@@ -7,6 +7,7 @@ mod common;
 
 mod agents;
 mod bad_input;
+mod blocks;
 mod completion;
 mod completion_native;
 mod connect;

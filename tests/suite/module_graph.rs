@@ -43,6 +43,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("config", 5),
     ("drill", 5),
     ("bench", 5),
+    ("check", 5),
     ("cli", 6),
 ];
 

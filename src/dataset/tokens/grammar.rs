@@ -95,7 +95,7 @@ pub(super) fn which(language: Language, rel: &str) -> Option<Which> {
 const JSX: &str = include_str!("queries/jsx.scm");
 
 impl Which {
-    fn grammar(self) -> Grammar {
+    pub(super) fn grammar(self) -> Grammar {
         match self {
             Which::Python => tree_sitter_python::LANGUAGE.into(),
             Which::JavaScript => tree_sitter_javascript::LANGUAGE.into(),

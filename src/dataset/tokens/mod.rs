@@ -10,6 +10,8 @@
 mod find;
 mod grammar;
 mod sample;
+mod syntax;
 
 pub use find::{Token, find_tokens, has_grammar, trigger_before};
 pub use sample::{TokenOptions, TokenSummary, actions, sample_tokens};
+pub use syntax::syntax_problems;

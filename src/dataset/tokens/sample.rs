@@ -98,6 +98,7 @@ pub fn sample_tokens(
                         context: tok.context,
                         actions: actions(&t.text, t.trigger, p),
                     }),
+                    block: None,
                 });
             }
         }

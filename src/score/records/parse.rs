@@ -10,6 +10,7 @@ use serde::de::{self, Deserializer, IgnoredAny, Visitor};
 
 use super::names::{CaseTable, NameTable, PlaceTable};
 use super::{Outcome, Place, Row, RowParts};
+use crate::score::block_terms::{BlockTerms, block_terms};
 use crate::score::distance::distances_known;
 use crate::score::pairs::{Pair, PairSource};
 
@@ -93,6 +94,10 @@ raw_records! {
     request_hash: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     response_hash: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    expected_block: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    predicted_text: Option<Cow<'a, str>>,
 }
 
 /// A field that is there, null (`Some(None)`) or not; the same errors as `Option<T>`.
@@ -243,6 +248,8 @@ pub(super) struct Block {
     pub pairs: Vec<Pair>,
     /// The chunk is not all valid UTF-8.
     pub invalid_utf8: bool,
+    /// Block records (methodology §9): the index in `rows` and the block's terms.
+    pub blocks: Vec<(usize, BlockTerms)>,
 }
 
 pub(super) struct Chunk {
@@ -263,6 +270,7 @@ pub(super) fn parse_chunk(c: Chunk, want_pairs: bool) -> Block {
     let mut rows = Vec::with_capacity(c.data.len() / 200);
     let mut problems = Vec::new();
     let mut pairs = Vec::new();
+    let mut blocks = Vec::new();
     // Line numbers are local to the chunk here; the main thread adds the chunk's start.
     let mut line_no = 0u64;
     let data = &c.data[..];
@@ -294,7 +302,12 @@ pub(super) fn parse_chunk(c: Chunk, want_pairs: bool) -> Block {
                 .and_then(|l| parse_line(l, (&mut cases, &mut names, &mut places), sink))
         };
         match parsed {
-            Ok(r) => rows.push(r),
+            Ok((r, block)) => {
+                if let Some(b) = block {
+                    blocks.push((rows.len(), b));
+                }
+                rows.push(r)
+            }
             Err(msg) => {
                 let msg = if truncated {
                     format!("truncated last line ({msg})")
@@ -319,6 +332,7 @@ pub(super) fn parse_chunk(c: Chunk, want_pairs: bool) -> Block {
         buffer,
         pairs,
         invalid_utf8: !whole_utf8,
+        blocks,
     }
 }
 
@@ -329,9 +343,14 @@ type Interners<'n> = (
     &'n mut PlaceTable,
 );
 
-/// One line as a row; with `pairs`, its pair (if it is one) is added from the same
-/// parse. A line `Raw` refuses (malformed, rare) is read once more.
-fn parse_line(line: &str, names: Interners, pairs: Option<&mut Vec<Pair>>) -> Result<Row, String> {
+/// One line as a row, with its block terms when it is a block record; with `pairs`, its
+/// pair (if it is one) is added from the same parse. A line `Raw` refuses (malformed,
+/// rare) is read once more.
+fn parse_line(
+    line: &str,
+    names: Interners,
+    pairs: Option<&mut Vec<Pair>>,
+) -> Result<(Row, Option<BlockTerms>), String> {
     let raw: Raw = match serde_json::from_str(line) {
         Ok(raw) => raw,
         Err(_) => {
@@ -341,10 +360,25 @@ fn parse_line(line: &str, names: Interners, pairs: Option<&mut Vec<Pair>>) -> Re
                 pairs.extend(Pair::parse(line));
             }
             let raw: RawRow = serde_json::from_str(line).map_err(|e| e.to_string())?;
-            return row(&raw.into(), names, None);
+            let raw: Raw = raw.into();
+            return Ok((row(&raw, names, None)?, block(&raw)));
         }
     };
-    row(&raw, names, pairs)
+    Ok((row(&raw, names, pairs)?, block(&raw)))
+}
+
+/// A line-level record's block terms when it has an expected block: the suggestion's
+/// whole text (`predicted_text`, else `predicted`) against it.
+fn block(raw: &Raw) -> Option<BlockTerms> {
+    let t = raw.expected_block.as_deref()?;
+    if raw.kind.as_deref() == Some("completion") {
+        return None;
+    }
+    let p = match Outcome::parse(&raw.outcome) {
+        Some(Outcome::Suggestion) => raw.predicted_text.as_deref().or(raw.predicted.as_deref()),
+        _ => None,
+    };
+    Some(block_terms(t, p))
 }
 
 /// The row of a parsed record; with `pairs`, its pair too (from the same parse).

@@ -51,7 +51,9 @@ fn read(
             .join()
             .map_err(|_| anyhow::anyhow!("records reader panicked"))?
     })?;
-    merged.finish(paths, strict)
+    let (mut table, pairs) = merged.finish(paths, strict)?;
+    table.checks = crate::score::checks_file::read_beside(paths)?;
+    Ok((table, pairs))
 }
 
 /// The pipeline's ends: blocks out, emptied buffers back, the reader's result.
@@ -184,6 +186,10 @@ impl Merged {
                 })
             })
             .collect();
+        let base = self.table.rows.len();
+        self.table
+            .blocks
+            .extend(block.blocks.into_iter().map(|(i, t)| (base + i, t)));
         self.table.rows.extend(
             block
                 .rows

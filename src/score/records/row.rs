@@ -265,6 +265,12 @@ pub struct Table {
     pub files: Vec<String>,
     /// Distinct error messages.
     pub errors: Vec<String>,
+    /// Block records (methodology §9), by index in `rows`, ascending: the block's
+    /// terms. Empty for line and token records, so their figures are untouched.
+    pub blocks: Vec<(usize, crate::score::block_terms::BlockTerms)>,
+    /// Syntax and diagnostics checks of suggestions (methodology §11), from the
+    /// sidecar files `typist check` writes beside records files.
+    pub checks: Vec<crate::score::checks::Check>,
     /// Lines skipped as malformed (non-strict mode).
     pub skipped: u64,
     /// The first few problems, `file:line: message`.

@@ -1,0 +1,145 @@
+//! What accepted suggestions do to the file (methodology §11), per assistant over the
+//! checked non-empty suggestions of the scored pass: the share that keeps the syntax
+//! valid (`syntax_delta ≤ 0`) and, with a checker, the share that adds no error;
+//! bootstrap intervals with the run's units and paired differences over the cases both
+//! assistants have. From the sidecar `typist check` writes ([`super::checks_file`]).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::accumulate::Units;
+use super::bootstrap::Estimate;
+pub use super::checks_file::Check;
+use super::options::Options;
+use super::pairwise::Pairwise;
+use super::records::Table;
+use super::side_boot::{Item, SideBoot, ratio};
+
+/// One assistant's checks.
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckScore {
+    /// Non-empty suggestions whose file was parsed.
+    pub checked: u64,
+    /// Of those, the share with `syntax_delta ≤ 0`.
+    pub syntax_valid: Estimate,
+    /// Suggestions the checker answered for (absent without a checker).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diagnosed: Option<u64>,
+    /// Of those, the share adding no error diagnostic.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_new_error: Option<Estimate>,
+    /// Suggestions the checker failed on (counted apart, never as no error).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub checker_failed: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// Columns per case: 1, syntax valid, diagnosed, no new error, checker failed.
+const C: usize = 5;
+
+const SYNTAX_VALID: fn(&[f64]) -> f64 = |s| ratio(s[1], s[0]);
+const NO_NEW_ERROR: fn(&[f64]) -> f64 = |s| ratio(s[3], s[2]);
+
+/// Every assistant's checks (by name) and the paired differences (`syntax_valid`,
+/// `no_new_error`), or nothing when the table has no checks.
+pub(crate) fn check_scores(
+    table: &Table,
+    units: &Units,
+    names: &[u32],
+    opts: &Options,
+) -> (BTreeMap<String, CheckScore>, Vec<Pairwise>) {
+    if table.checks.is_empty() {
+        return (BTreeMap::new(), Vec::new());
+    }
+    let sorted: Vec<String> = names
+        .iter()
+        .map(|&a| table.assistants[a as usize].clone())
+        .collect();
+    let who: BTreeMap<&str, usize> = sorted
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.as_str(), i))
+        .collect();
+    let mut unit_of: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+    for (i, p) in table.places.iter().enumerate() {
+        unit_of.insert(
+            (&table.repos[p.repo as usize], &table.files[p.file as usize]),
+            units.unit_of_place(i),
+        );
+    }
+    let mut cases: BTreeMap<&str, u64> = BTreeMap::new();
+    let mut seen = std::collections::BTreeSet::new();
+    let mut items = Vec::new();
+    for c in &table.checks {
+        if c.pass != opts.pass || !seen.insert((&c.assistant, &c.case)) {
+            continue;
+        }
+        let (Some(&w), Some(&unit)) = (
+            who.get(c.assistant.as_str()),
+            unit_of.get(&(c.repo.as_str(), c.file.as_str())),
+        ) else {
+            continue;
+        };
+        let n = cases.len() as u64;
+        let case = *cases.entry(c.case.as_str()).or_insert(n);
+        items.push(Item {
+            who: w,
+            case,
+            unit,
+            cols: vec![
+                1,
+                u64::from(c.syntax_delta <= 0),
+                u64::from(c.new_errors.is_some()),
+                u64::from(c.new_errors == Some(0)),
+                u64::from(c.checker_error.is_some()),
+            ],
+        });
+    }
+    let boot = SideBoot::new(&items, names.len(), C, units.count, !units.by_file, opts);
+    let mut scores = BTreeMap::new();
+    for (w, name) in sorted.iter().enumerate() {
+        let t = boot.totals(w);
+        if t[0] == 0.0 {
+            continue;
+        }
+        let diagnosed = t[2] > 0.0 || t[4] > 0.0;
+        scores.insert(
+            name.clone(),
+            CheckScore {
+                checked: t[0] as u64,
+                syntax_valid: boot.estimate(w, SYNTAX_VALID),
+                diagnosed: diagnosed.then_some(t[2] as u64),
+                no_new_error: (t[2] > 0.0).then(|| boot.estimate(w, NO_NEW_ERROR)),
+                checker_failed: t[4] as u64,
+            },
+        );
+    }
+    let mut pairwise = boot.paired(&sorted, "syntax_valid", SYNTAX_VALID);
+    // No new error is paired over the suggestions the checker answered for on both sides.
+    let diagnosed: Vec<Item> = items
+        .iter()
+        .filter(|i| i.cols[2] == 1)
+        .map(|i| Item {
+            who: i.who,
+            case: i.case,
+            unit: i.unit,
+            cols: i.cols.clone(),
+        })
+        .collect();
+    if !diagnosed.is_empty() {
+        let boot = SideBoot::new(
+            &diagnosed,
+            names.len(),
+            C,
+            units.count,
+            !units.by_file,
+            opts,
+        );
+        pairwise.extend(boot.paired(&sorted, "no_new_error", NO_NEW_ERROR));
+    }
+    (scores, pairwise)
+}
