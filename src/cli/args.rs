@@ -298,6 +298,10 @@ pub struct RunArgs {
     /// put in its file and parsed; the score and the report then show the syntax figures.
     #[arg(long)]
     pub check: bool,
+    /// With --check: also a checker profile's error diagnostics new in the file (e.g.
+    /// pyright), in a session of its own.
+    #[arg(long, value_name = "PROFILE", requires = "check")]
+    pub check_with: Option<String>,
     /// Server restarts a worker may make in a row before the run stops.
     #[arg(long, default_value_t = 3)]
     pub max_restarts: u32,

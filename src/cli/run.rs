@@ -82,7 +82,11 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
             records: vec![out.join("records.jsonl")],
             dataset,
             single_repo: s.single_repo.unwrap_or(false),
-            checker: None,
+            checker: a
+                .check_with
+                .as_deref()
+                .map(|n| profile::find_profile(n, s.editors.as_deref()))
+                .transpose()?,
         };
         for r in super::runtime()?.block_on(typist::check::check(&opts))? {
             if !a.quiet {

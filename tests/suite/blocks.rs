@@ -55,7 +55,12 @@ fn close(a: &Value, b: f64, what: &str) {
 /// The fixture's dataset, its block plan (checked against the hand-written blocks),
 /// and a run of the four assistants on it; returns the folder, the dataset and the
 /// records file.
-fn fixture() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+fn fixture() -> (
+    tempfile::TempDir,
+    std::path::PathBuf,
+    std::path::PathBuf,
+    impl Fn(&[&str]) -> std::process::Output,
+) {
     let tmp = tempfile::tempdir().unwrap();
     let ds = tmp.path().join("ds");
     std::fs::create_dir_all(ds.join("r")).unwrap();
@@ -105,7 +110,8 @@ fn fixture() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
     );
     profile(&editors, "typist-fixed", &["fixed"]);
     let out = tmp.path().join("out");
-    let run = |extra: &[&str]| {
+    let records = out.join("records.jsonl");
+    let run = move |extra: &[&str]| {
         let mut c = typist();
         c.args(["run", "--config", "/dev/null", "--quiet", "--no-latency"])
             .arg("--editors")
@@ -124,13 +130,12 @@ fn fixture() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
     assert_eq!(refused.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("upper context only"));
     ok(&run(&[]));
-    let records = out.join("records.jsonl");
-    (tmp, ds, records)
+    (tmp, ds, records, run)
 }
 
 #[test]
 fn block_cases_score_the_whole_suggestion_and_checks_find_broken_syntax() {
-    let (tmp, ds, records) = fixture();
+    let (tmp, ds, records, run) = fixture();
     let out = tmp.path().join("out");
     let o = typist()
         .arg("check")
@@ -140,6 +145,12 @@ fn block_cases_score_the_whole_suggestion_and_checks_find_broken_syntax() {
         .output()
         .unwrap();
     ok(&o);
+    // `run --check` writes the same sidecar as `check` after the run.
+    let sidecar = typist::score::checks_file::checks_path(&records);
+    let checked = std::fs::read(&sidecar).unwrap();
+    std::fs::remove_dir_all(&out).unwrap();
+    ok(&run(&["--check"]));
+    assert_eq!(std::fs::read(&sidecar).unwrap(), checked);
     let o = typist()
         .arg("score")
         .arg(&records)
@@ -271,7 +282,7 @@ fn block_cases_score_the_whole_suggestion_and_checks_find_broken_syntax() {
 #[test]
 fn checks_with_pyright_count_errors_the_suggestion_adds() {
     crate::common::tokens::require_installed("pyright");
-    let (_tmp, ds, records) = fixture();
+    let (_tmp, ds, records, _) = fixture();
     let o = typist()
         .arg("check")
         .arg(&records)
