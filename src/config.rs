@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 use serde::Deserialize;
 
 use crate::dataset::SampleOptions;
-use crate::editor::TriggerKind;
+use crate::editor::{EditorKind, TriggerKind};
 use crate::replay::RunConditions;
 use crate::replay::typing::{ContextMode, Granularity, TypingMode};
 
@@ -58,6 +58,10 @@ pub struct ConditionsLayer {
     pub settle_ms: Option<u64>,
     pub open_tabs: Option<u32>,
     pub latency: Option<bool>,
+    pub editor: Option<EditorKind>,
+    pub key_interval_ms: Option<u64>,
+    /// Read and hashed when the layer is applied.
+    pub editor_config: Option<PathBuf>,
 }
 
 /// A layer of settings laid over a [`ConfigFile`].
@@ -160,6 +164,11 @@ impl ConditionsLayer {
         c.settle_ms = self.settle_ms.unwrap_or(c.settle_ms);
         c.open_tabs = self.open_tabs.unwrap_or(c.open_tabs);
         c.latency = self.latency.unwrap_or(c.latency);
+        c.app.kind = self.editor.unwrap_or(c.app.kind);
+        c.app.key_interval_ms = self.key_interval_ms.unwrap_or(c.app.key_interval_ms);
+        if let Some(p) = self.editor_config {
+            c.app.config = Some(p.display().to_string());
+        }
         c
     }
 }

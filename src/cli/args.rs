@@ -249,6 +249,15 @@ pub struct RunArgs {
     pub trigger: Option<typist::editor::TriggerKind>,
     #[arg(long, value_name = "MS")]
     pub settle_ms: Option<u64>,
+    /// The editor typed into [default: typist].
+    #[arg(long, value_parser = super::choice::choice(super::choice::EDITOR))]
+    pub editor: Option<typist::editor::EditorKind>,
+    /// A real editor's typing speed: milliseconds between two keys [default: 100].
+    #[arg(long, value_name = "MS")]
+    pub key_interval_ms: Option<u64>,
+    /// A Lua file Neovim loads after typist's setup (a plugin's configuration).
+    #[arg(long, value_name = "FILE.lua")]
+    pub editor_config: Option<PathBuf>,
     /// Neighbouring files of the same repository opened before the case's file.
     #[arg(long, value_name = "N")]
     pub open_tabs: Option<u32>,
@@ -336,6 +345,9 @@ impl RunArgs {
                 settle_ms: self.settle_ms,
                 open_tabs: self.open_tabs,
                 latency: self.no_latency.then_some(false),
+                editor: self.editor,
+                key_interval_ms: self.key_interval_ms,
+                editor_config: self.editor_config.clone(),
             },
         }
     }
