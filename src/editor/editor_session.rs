@@ -48,6 +48,14 @@ impl EditorSession {
         }
     }
 
+    /// The workspace copy the server works on.
+    pub fn workspace(&self) -> &std::path::Path {
+        match self {
+            EditorSession::Typist(s) => s.workspace(),
+            EditorSession::Neovim(n) => n.workspace(),
+        }
+    }
+
     pub fn server_info(&self) -> &ServerInfo {
         match self {
             EditorSession::Typist(s) => s.server_info(),

@@ -15,6 +15,7 @@ mod drill;
 mod fuzz;
 mod host;
 mod module_graph;
+mod neovim;
 mod protocol;
 mod ranking_fixtures;
 mod real_servers;

@@ -33,7 +33,13 @@ vim.o.formatoptions = ''
 vim.o.textwidth = 0
 vim.o.completeopt = 'menuone,noselect,popup'
 vim.o.shortmess = vim.o.shortmess .. 'AIF'
-vim.lsp.log.set_level(vim.log.levels.OFF)
+-- The client's log: its folder is made when the module loads (under XDG_STATE_HOME,
+-- which typist pointed into the session's folder for this), its file is the session's,
+-- and nothing is logged; then the user's XDG_STATE_HOME is back for the servers.
+local log = require('vim.lsp.log')
+log._set_filename(opts.lsp_log)
+log.set_level(vim.log.levels.OFF)
+vim.env.XDG_STATE_HOME = opts.xdg_state_home
 
 local namespaces = {}
 for _, name in ipairs(opts.namespaces) do

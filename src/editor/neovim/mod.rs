@@ -148,11 +148,17 @@ impl NeovimSession {
         )
         .map_err(ws_err)?;
         let mut nvim_env = env.clone();
-        // Neovim's own log goes to the session's folder, never the user's state folder.
-        nvim_env.push((
-            "NVIM_LOG_FILE".into(),
-            dir.path().join("nvim.log").display().to_string(),
-        ));
+        // Neovim's own log and its LSP client's go to the session's folder, never the
+        // user's state folder (the driver gives the servers the user's XDG_STATE_HOME).
+        let in_dir = |name: &str| dir.path().join(name).display().to_string();
+        nvim_env.push(("NVIM_LOG_FILE".into(), in_dir("nvim.log")));
+        let xdg_state_home = env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == "XDG_STATE_HOME")
+            .map(|(_, v)| v.clone())
+            .or_else(|| std::env::var("XDG_STATE_HOME").ok());
+        nvim_env.push(("XDG_STATE_HOME".into(), in_dir("state")));
         let args: Vec<String> = ["--embed", "--headless", "--clean", "-n", "-i", "NONE"]
             .iter()
             .map(|s| s.to_string())
@@ -223,6 +229,8 @@ impl NeovimSession {
             "settings": profile.settings,
             "init_options": profile.initialization_options,
             "namespaces": [INLINE_NAMESPACE],
+            "lsp_log": s._dir.path().join("lsp.log").display().to_string(),
+            "xdg_state_home": xdg_state_home,
             "config": app.config,
         });
         s.lua(DRIVER, vec![json_to_mp(&setup)]).await?;
@@ -291,6 +299,7 @@ impl NeovimSession {
             if r["gone"] == Value::Bool(true) {
                 return Err(self
                     .exited("the server exited before it was initialized")
+                    .await
                     .into());
             }
             if r["initialized"] == Value::Bool(true) {
@@ -483,6 +492,7 @@ impl NeovimSession {
             if self.detached {
                 return Err(self
                     .exited("the server exited inside neovim (LspDetach)")
+                    .await
                     .into());
             }
             if !self.next_note(deadline).await? {
@@ -507,6 +517,7 @@ impl NeovimSession {
             if self.detached {
                 return Err(self
                     .exited("the server exited inside neovim (LspDetach)")
+                    .await
                     .into());
             }
             if !self.next_note(deadline).await? {
@@ -525,7 +536,7 @@ impl NeovimSession {
         let left = deadline.saturating_duration_since(Instant::now());
         match tokio::time::timeout(left, self.notes.recv()).await {
             Err(_) => Ok(false),
-            Ok(None) => Err(self.exited("neovim exited").into()),
+            Ok(None) => Err(self.exited("neovim exited").await.into()),
             Ok(Some(n)) => {
                 self.absorb(n);
                 Ok(true)
@@ -644,14 +655,18 @@ impl NeovimSession {
                 self.broken = Some(why.clone());
                 Err(EditorError::Failed(why).into())
             }
-            Err(CallError::Closed) => Err(self.exited("neovim exited").into()),
+            Err(CallError::Closed) => Err(self.exited("neovim exited").await.into()),
         }
     }
 
     /// An exit error with what is known of Neovim's end (its status and last stderr
     /// lines, when it has ended).
-    fn exited(&self, what: &str) -> EditorError {
-        let end = self.exit.borrow().clone();
+    async fn exited(&mut self, what: &str) -> EditorError {
+        // Neovim's end is published once it is reaped: wait for it a moment so the
+        // message says how it ended.
+        let mut exit = self.exit.clone();
+        let _ = tokio::time::timeout(Duration::from_secs(1), exit.wait_for(Option::is_some)).await;
+        let end = exit.borrow().clone();
         match end {
             Some(e) if !e.stderr_tail.is_empty() => {
                 EditorError::Exited(format!("{what} ({}): {}", e.status, e.stderr_tail))
@@ -666,8 +681,7 @@ impl NeovimSession {
         self.process.kill_group();
         let mut exit = self.exit.clone();
         let _ = tokio::time::timeout(Duration::from_secs(2), exit.wait_for(Option::is_some)).await;
-        let info = exit.borrow().clone();
-        info
+        exit.borrow().clone()
     }
 }
 

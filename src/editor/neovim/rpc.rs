@@ -247,7 +247,7 @@ mod tests {
             (a, b, c)
         });
         let mut got = vec![0u8; 4096];
-        let mut take_request = async |got: &mut Vec<u8>, s: &mut tokio::io::DuplexStream| {
+        let take_request = async |got: &mut Vec<u8>, s: &mut tokio::io::DuplexStream| {
             let n = s.read(got).await.unwrap();
             let v = rmpv::decode::read_value(&mut &got[..n]).unwrap();
             v.as_array().unwrap()[1].as_u64().unwrap()
