@@ -105,6 +105,9 @@ pub struct DoctorArgs {
     /// Write each server's JSONL transcript (secrets redacted) into DIR.
     #[arg(long, value_name = "DIR")]
     pub transcripts: Option<PathBuf>,
+    /// Examine each profile inside this editor [default: typist].
+    #[arg(long, value_parser = super::choice::choice(super::choice::EDITOR))]
+    pub editor: Option<typist::editor::EditorKind>,
     #[command(flatten)]
     pub server: super::server_args::ServerFlags,
 }

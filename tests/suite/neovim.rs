@@ -363,3 +363,36 @@ fn a_lua_error_or_a_crash_is_the_cases_error_and_the_next_case_gets_a_fresh_edit
         assert_eq!(r["outcome"], "suggestion", "{r}");
     }
 }
+
+/// `doctor --editor neovim`: Neovim's version, and each inline profile attached inside
+/// it and answering its probe through Neovim's ghost text.
+#[test]
+fn doctor_examines_profiles_inside_neovim() {
+    require_neovim();
+    let out = typist()
+        .args(["doctor", "--editor", "neovim", "--json"])
+        .args(["--profile", "typist-fixed", "--profile", "typist-ngram"])
+        .output()
+        .unwrap();
+    ok(&out);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let by_name: BTreeMap<&str, &Value> = v["profiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["name"].as_str().unwrap(), p))
+        .collect();
+    for (name, server, top) in [
+        ("typist-fixed", "typist-host (fixed)", "pass"),
+        ("typist-ngram", "typist-host (ngram)", "for i in range(10):"),
+    ] {
+        let p = by_name[name];
+        assert_eq!(p["status"], "ok", "{p}");
+        assert!(
+            p["editor"].as_str().unwrap().starts_with("neovim 0.12."),
+            "{p}"
+        );
+        assert_eq!(p["server"]["name"], server);
+        assert_eq!(p["probe"]["top"], serde_json::json!([top]), "{p}");
+    }
+}
