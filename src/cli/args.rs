@@ -455,6 +455,10 @@ pub struct BenchRunFlags {
     /// sampled at --rate with seed 1, replayed by every run).
     #[arg(long, value_enum, default_value_t = Cases::Lines)]
     pub cases: Cases,
+    /// A real editor: every run is made with --editor typist and with this editor, and
+    /// the table gives the editor's figures as ratios to typist's own client.
+    #[arg(long, value_parser = super::choice::choice(super::choice::EDITOR))]
+    pub editor: Option<typist::editor::EditorKind>,
 }
 
 impl From<BenchRunFlags> for typist::bench::RunOptions {
@@ -466,6 +470,9 @@ impl From<BenchRunFlags> for typist::bench::RunOptions {
             assistants: f.assistants,
             jobs: f.jobs,
             rate: f.rate,
+            editor: f
+                .editor
+                .filter(|e| *e != typist::editor::EditorKind::Typist),
             cases: match f.cases {
                 Cases::Lines => typist::bench::Cases::Lines,
                 Cases::Tokens => typist::bench::Cases::Tokens,
