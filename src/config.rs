@@ -62,6 +62,9 @@ pub struct ConditionsLayer {
     pub key_interval_ms: Option<u64>,
     /// Read and hashed when the layer is applied.
     pub editor_config: Option<PathBuf>,
+    /// Empty: not set in this layer.
+    pub editor_namespaces: Vec<String>,
+    pub display_deadline_ms: Option<u64>,
 }
 
 /// A layer of settings laid over a [`ConfigFile`].
@@ -169,6 +172,12 @@ impl ConditionsLayer {
         if let Some(p) = self.editor_config {
             c.app.config = Some(p.display().to_string());
         }
+        if !self.editor_namespaces.is_empty() {
+            c.app.namespaces = self.editor_namespaces;
+        }
+        c.app.display_deadline_ms = self
+            .display_deadline_ms
+            .unwrap_or(c.app.display_deadline_ms);
         c
     }
 }

@@ -261,6 +261,14 @@ pub struct RunArgs {
     /// A Lua file Neovim loads after typist's setup (a plugin's configuration).
     #[arg(long, value_name = "FILE.lua")]
     pub editor_config: Option<PathBuf>,
+    /// Read a plugin's ghost text from this extmark namespace instead of Neovim's own
+    /// inline completion (repeatable).
+    #[arg(long = "editor-namespace", value_name = "NAME")]
+    pub editor_namespaces: Vec<String>,
+    /// With --editor-namespace: nothing new shown this long after the last key is an
+    /// `empty` with its reason [default: 1000].
+    #[arg(long, value_name = "MS")]
+    pub display_deadline_ms: Option<u64>,
     /// Neighbouring files of the same repository opened before the case's file.
     #[arg(long, value_name = "N")]
     pub open_tabs: Option<u32>,
@@ -351,6 +359,8 @@ impl RunArgs {
                 editor: self.editor,
                 key_interval_ms: self.key_interval_ms,
                 editor_config: self.editor_config.clone(),
+                editor_namespaces: self.editor_namespaces.clone(),
+                display_deadline_ms: self.display_deadline_ms,
             },
         }
     }

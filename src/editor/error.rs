@@ -38,12 +38,23 @@ pub enum EditorError {
     Failed(String),
     #[error("{0}")]
     Timeout(String),
+    /// A plugin showed nothing new within the display deadline: what the user saw is
+    /// nothing (an `empty` with this reason, never an error or a silent empty).
+    #[error("{0}")]
+    NothingShown(String),
 }
 
 impl SessionError {
     pub fn is_timeout(&self) -> bool {
         matches!(self, SessionError::Lsp(e) if e.is_timeout())
             || matches!(self, SessionError::Editor(EditorError::Timeout(_)))
+    }
+    /// Nothing was shown within the display deadline (a plugin's ghost text).
+    pub fn nothing_shown(&self) -> Option<&str> {
+        match self {
+            SessionError::Editor(EditorError::NothingShown(m)) => Some(m),
+            _ => None,
+        }
     }
     /// The server is gone (crashed or exited): a restart may help.
     pub fn is_exit(&self) -> bool {

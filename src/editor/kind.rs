@@ -32,6 +32,9 @@ impl EditorKind {
 /// after the last key of a burst, as it does for a person).
 pub const DEFAULT_KEY_INTERVAL_MS: u64 = 100;
 
+/// A plugin's ghost text must show within this long after the last key by default.
+pub const DEFAULT_DISPLAY_DEADLINE_MS: u64 = 1000;
+
 /// The editor of a run and its own conditions.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -45,6 +48,13 @@ pub struct EditorApp {
     /// sha256 of that file's bytes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub config_sha256: Option<String>,
+    /// A plugin's ghost text: the extmark namespaces read instead of Neovim's own
+    /// inline completion (which is then not turned on). Empty: Neovim's own.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub namespaces: Vec<String>,
+    /// With `namespaces`: how long after the last key a ghost text may take to show;
+    /// nothing new shown by then is an `empty` with its reason.
+    pub display_deadline_ms: u64,
 }
 
 impl Default for EditorApp {
@@ -54,6 +64,8 @@ impl Default for EditorApp {
             key_interval_ms: DEFAULT_KEY_INTERVAL_MS,
             config: None,
             config_sha256: None,
+            namespaces: Vec::new(),
+            display_deadline_ms: DEFAULT_DISPLAY_DEADLINE_MS,
         }
     }
 }

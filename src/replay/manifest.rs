@@ -99,6 +99,13 @@ pub struct EditorEntry {
     pub key_interval_ms: u64,
     pub config: Option<String>,
     pub config_sha256: Option<String>,
+    /// A plugin's namespaces read (empty: Neovim's own inline completion).
+    #[serde(default)]
+    pub namespaces: Vec<String>,
+    /// With namespaces: the display deadline (nothing new shown by then: `empty` with
+    /// its reason).
+    #[serde(default)]
+    pub display_deadline_ms: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -232,6 +239,8 @@ impl Manifest {
             key_interval_ms: app.key_interval_ms,
             config: app.config.clone(),
             config_sha256: app.config_sha256.clone(),
+            namespaces: app.namespaces.clone(),
+            display_deadline_ms: app.display_deadline_ms,
         });
     }
 

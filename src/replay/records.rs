@@ -72,6 +72,10 @@ pub struct Record {
     /// client, so its records keep their bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub editor: Option<String>,
+    /// Why an `empty` is empty when no answer said so: a plugin showed nothing within
+    /// the display deadline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
     /// That editor's version (`0.12.0-dev-fbb1caf`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub editor_version: Option<String>,

@@ -396,3 +396,87 @@ fn doctor_examines_profiles_inside_neovim() {
         assert_eq!(p["probe"]["top"], serde_json::json!([top]), "{p}");
     }
 }
+
+/// A plugin-only assistant: `fixtures/neovim/ghost.lua` (no LSP, its own extmark
+/// namespace, a 150 ms debounce, as copilot.vim draws) loaded with `--editor-config`,
+/// read with `--editor-namespace`. It shows the rest of the line above when the typed
+/// prefix starts it, else nothing: every record is what the plugin drew, computed here
+/// from the dataset, and nothing drawn is an `empty` with its reason, counted in the
+/// score's empty rate.
+#[test]
+fn a_plugin_only_assistant_is_measured_from_its_own_namespace() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("ghost");
+    let plugin = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/neovim/ghost.lua");
+    let o = run_in(
+        &out,
+        &[
+            "--assistant",
+            "typist-fixed",
+            "--editor",
+            "neovim",
+            "--editor-config",
+            plugin,
+            "--editor-namespace",
+            "typist.fixture.ghost",
+            "--typed-prefix",
+            "2",
+            "--key-interval-ms",
+            "20",
+            "--rate",
+            "0.01",
+            "--seed",
+            "1",
+        ],
+    );
+    ok(&o);
+    let recs = parsed(&out);
+    assert_eq!(recs.len(), 23);
+    let mut empties = 0;
+    for r in &recs {
+        let text = std::fs::read_to_string(
+            Path::new(DATASET)
+                .join(r["repo"].as_str().unwrap())
+                .join(r["file"].as_str().unwrap()),
+        )
+        .unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let n = r["line"].as_u64().unwrap() as usize;
+        let above = if n >= 2 { lines[n - 2] } else { "" };
+        let typed: String = r["expected"].as_str().unwrap().chars().take(2).collect();
+        if !above.is_empty() && above.starts_with(&typed) && above.len() > typed.len() {
+            assert_eq!(r["outcome"], "suggestion", "{r}");
+            assert_eq!(r["predicted"], above, "{r}");
+        } else {
+            empties += 1;
+            assert_eq!(r["outcome"], "empty", "{r}");
+            assert_eq!(
+                r["reason"], "nothing shown within the display deadline (1000 ms)",
+                "{r}"
+            );
+        }
+    }
+    assert!(
+        empties >= 2 && empties < recs.len() / 2,
+        "{empties} empties"
+    );
+    let m: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(
+        m["editor"]["namespaces"],
+        serde_json::json!(["typist.fixture.ghost"])
+    );
+    assert_eq!(m["editor"]["display_deadline_ms"], 1000);
+    assert_eq!(m["editor"]["config"], plugin);
+    let score = typist()
+        .args(["score", "--json"])
+        .arg(out.join("records.jsonl"))
+        .output()
+        .unwrap();
+    ok(&score);
+    let s: Value = serde_json::from_slice(&score.stdout).unwrap();
+    let a = &s["assistants"]["typist-fixed"];
+    assert_eq!(a["cases"], 23);
+    assert_eq!(a["empty_rate"], empties as f64 / 23.0);
+    assert_eq!(a["error_rate"], 0.0);
+}

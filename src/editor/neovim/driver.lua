@@ -75,6 +75,7 @@ function M.shown(buf)
         lines[#lines + 1] = table.concat(parts)
       end
       marks[#marks + 1] = {
+        id = m[1],
         col = m[3],
         text = table.concat(text),
         lines = lines,
@@ -174,7 +175,9 @@ function M.open(path, lang, current)
   else
     vim.lsp.buf_attach_client(buf, M.client_id)
   end
-  vim.lsp.inline_completion.enable(true, { bufnr = buf })
+  if opts.inline then
+    vim.lsp.inline_completion.enable(true, { bufnr = buf })
+  end
   return buf
 end
 
@@ -213,6 +216,11 @@ function M.state(buf)
     line = api.nvim_buf_get_lines(buf, row - 1, row, false)[1] or '',
     errmsg = vim.v.errmsg,
   }
+end
+
+-- The ghost text at the cursor (a plugin's, read by polling).
+function M.shown_now(buf)
+  return M.shown(buf)
 end
 
 -- Cancels the request typist stopped waiting for.

@@ -228,7 +228,12 @@ impl NeovimSession {
             "root": root.display().to_string(),
             "settings": profile.settings,
             "init_options": profile.initialization_options,
-            "namespaces": [INLINE_NAMESPACE],
+            "namespaces": if app.namespaces.is_empty() {
+                vec![INLINE_NAMESPACE.to_string()]
+            } else {
+                app.namespaces.clone()
+            },
+            "inline": app.namespaces.is_empty(),
             "lsp_log": s._dir.path().join("lsp.log").display().to_string(),
             "xdg_state_home": xdg_state_home,
             "config": app.config,
@@ -413,6 +418,13 @@ impl NeovimSession {
         }
         self.lines.insert(rel.to_string(), after_typing);
 
+        // A plugin's ghost text is told from an old one by its extmarks: what is shown
+        // before typing is not the answer.
+        let before = if self.app.namespaces.is_empty() {
+            Value::Null
+        } else {
+            self.shown_marks(buf).await?
+        };
         // Typing as a person: insert mode, then one key per interval.
         self.input("i").await?;
         let interval = Duration::from_millis(self.app.key_interval_ms);
@@ -439,6 +451,9 @@ impl NeovimSession {
         let t0 = Instant::now();
         self.check_errmsg(&state)?;
         let version = state["version"].as_i64().unwrap_or(-1);
+        if !self.app.namespaces.is_empty() {
+            return self.wait_shown(buf, t0, &before).await;
+        }
 
         let seq = self.wait_sent(epoch, version, row as i64, &text).await?;
         let answer = self.wait_answer(seq).await?;
@@ -463,6 +478,49 @@ impl NeovimSession {
             Suggestions::Inline(read_shown(&answer.shown).into_iter().collect())
         };
         Ok(Timed { value, latency_ms })
+    }
+
+    async fn shown_marks(&mut self, buf: i64) -> Result<Value, SessionError> {
+        Ok(mp_to_json(
+            &self
+                .lua("return typist.shown_now(...)", vec![Mp::from(buf)])
+                .await?,
+        ))
+    }
+
+    /// A plugin's ghost text: the first ghost text at the cursor that differs from
+    /// what was shown before typing, polled until the display deadline.
+    async fn wait_shown(
+        &mut self,
+        buf: i64,
+        t0: Instant,
+        before: &Value,
+    ) -> Result<Timed<Suggestions>, SessionError> {
+        let deadline = t0 + Duration::from_millis(self.app.display_deadline_ms);
+        let poll = Duration::from_millis(10);
+        loop {
+            let now = self.shown_marks(buf).await?;
+            let marks = &now["marks"];
+            let fresh =
+                marks.as_array().is_some_and(|m| !m.is_empty()) && *marks != before["marks"];
+            if fresh {
+                let latency_ms = t0.elapsed().as_secs_f64() * 1000.0;
+                let state = self.state(buf).await?;
+                self.check_errmsg(&state)?;
+                let value = Suggestions::Inline(read_shown(&now).into_iter().collect());
+                return Ok(Timed { value, latency_ms });
+            }
+            if Instant::now() >= deadline {
+                let state = self.state(buf).await?;
+                self.check_errmsg(&state)?;
+                return Err(EditorError::NothingShown(format!(
+                    "nothing shown within the display deadline ({} ms)",
+                    self.app.display_deadline_ms
+                ))
+                .into());
+            }
+            tokio::time::sleep(poll).await;
+        }
     }
 
     /// The first request Neovim sent for this case's buffer version and row.
