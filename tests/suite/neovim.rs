@@ -480,3 +480,91 @@ fn a_plugin_only_assistant_is_measured_from_its_own_namespace() {
     assert_eq!(a["empty_rate"], empties as f64 / 23.0);
     assert_eq!(a["error_rate"], 0.0);
 }
+
+/// Processes whose parent is `pid`, with their state letter, from `/proc`.
+fn children_of(pid: u32) -> Vec<(u32, char)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(p) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
+            continue;
+        };
+        // After the command name's closing parenthesis: state, then the parent.
+        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r.trim().to_string()) else {
+            continue;
+        };
+        let mut f = rest.split_whitespace();
+        let state = f.next().and_then(|s| s.chars().next()).unwrap_or('?');
+        if f.next().and_then(|s| s.parse::<u32>().ok()) == Some(pid) {
+            out.push((p, state));
+        }
+    }
+    out
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| s.rsplit_once(')').map(|(_, r)| r.trim().starts_with('Z')))
+        .is_some_and(|zombie| !zombie)
+}
+
+/// SIGKILL of typist mid-run takes every Neovim and every server Neovim started with
+/// it (Neovim dies with its parent; its servers lose their editor).
+#[test]
+fn no_neovim_or_server_outlives_a_killed_typist() {
+    require_neovim();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child = typist()
+        .args([
+            "run",
+            "--config",
+            "/dev/null",
+            "--quiet",
+            "--dataset",
+            DATASET,
+        ])
+        .args([
+            "--assistant",
+            "typist-fixed",
+            "--editor",
+            "neovim",
+            "--rate",
+            "0.05",
+        ])
+        .args(["--jobs", "2", "--out"])
+        .arg(tmp.path().join("out"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let started = loop {
+        let editors: Vec<u32> = children_of(child.id()).iter().map(|c| c.0).collect();
+        let servers: Vec<u32> = editors
+            .iter()
+            .flat_map(|&e| children_of(e).into_iter().map(|c| c.0))
+            .collect();
+        if editors.len() == 2 && servers.len() == 2 {
+            break [editors, servers].concat();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no Neovim with its server started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while started.iter().any(|&p| alive(p)) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let left: Vec<u32> = started.iter().copied().filter(|&p| alive(p)).collect();
+    assert!(
+        left.is_empty(),
+        "left running after typist's SIGKILL: {left:?}"
+    );
+}
