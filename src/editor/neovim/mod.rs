@@ -567,6 +567,9 @@ impl NeovimSession {
         let deadline = Instant::now() + self.profile.request_timeout();
         loop {
             if let Some(a) = self.answers.remove(&seq) {
+                // Older requests' answers can no longer be a case's.
+                self.answers.retain(|&k, _| k > seq);
+                self.cancelled.retain(|&k| k > seq);
                 return Ok(a);
             }
             if self.cancelled.contains(&seq) {
