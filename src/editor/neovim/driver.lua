@@ -163,6 +163,10 @@ function M.open(path, lang, current)
   vim.fn.bufload(buf)
   vim.bo[buf].swapfile = false
   vim.bo[buf].undofile = false
+  -- The server gets the buffer's lines joined, with no line break added after the
+  -- last: the text typist placed, as its own client sends it and as the disk copy is.
+  vim.bo[buf].endofline = false
+  vim.bo[buf].fixendofline = false
   if current then
     api.nvim_set_current_buf(buf)
   end
