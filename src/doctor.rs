@@ -6,7 +6,10 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::editor::{Conditions, Profile, Session, SessionError, SessionOptions};
+use crate::editor::{
+    Conditions, DialectKind, Document, EditorApp, EditorKind, EditorSession, PositionEncoding,
+    Profile, Session, SessionError, SessionOptions,
+};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -50,6 +53,9 @@ pub struct Report {
     pub probe: Option<ProbeDesc>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub auth: Option<String>,
+    /// The real editor the profile was examined in (`neovim 0.12.0-dev-fbb1caf`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub editor: Option<String>,
     pub message: String,
 }
 
@@ -69,6 +75,7 @@ impl Report {
             capabilities: None,
             probe: None,
             auth: None,
+            editor: None,
             message: format!("{error:#}"),
         }
     }
@@ -150,6 +157,7 @@ pub async fn examine(profile: &Profile, transcript_dir: Option<&Path>) -> Report
         capabilities: None,
         probe: None,
         auth: None,
+        editor: None,
         message: String::new(),
     };
     if report.command.is_none() {
@@ -186,6 +194,103 @@ pub async fn examine(profile: &Profile, transcript_dir: Option<&Path>) -> Report
     );
     let _ = tokio::time::timeout(crate::editor::session::SHUTDOWN_WAIT, session.shutdown()).await;
     report
+}
+
+/// Examines one profile inside `app`'s editor: typist's own client as [`examine`]
+/// does, or a real Neovim (its version, whether the profile's server attaches inside
+/// it, and the probe answered through Neovim's inline completion).
+pub async fn examine_in(
+    app: &EditorApp,
+    profile: &Profile,
+    transcript_dir: Option<&Path>,
+) -> Report {
+    if app.kind == EditorKind::Typist {
+        return examine(profile, transcript_dir).await;
+    }
+    let mut report = Report {
+        name: profile.name.clone(),
+        status: Status::Failed,
+        command: where_is(profile),
+        server: ServerDesc::default(),
+        capabilities: None,
+        probe: None,
+        auth: None,
+        editor: None,
+        message: String::new(),
+    };
+    if report.command.is_none() {
+        report.status = Status::Missing;
+        report.message = format!("{} not found; {}", profile.command, profile.install_hint);
+        return report;
+    }
+    if !matches!(profile.dialect, DialectKind::Inline | DialectKind::Copilot) {
+        report.message = format!(
+            "the {:?} dialect runs with --editor typist only (neovim asks textDocument/inlineCompletion)",
+            profile.dialect
+        );
+        return report;
+    }
+    let mut session = match EditorSession::start(
+        app,
+        profile,
+        &Conditions::default(),
+        SessionOptions::default(),
+    )
+    .await
+    {
+        Ok(s) => s,
+        Err(e @ SessionError::Missing { .. }) => {
+            report.status = Status::Missing;
+            report.message = e.to_string();
+            return report;
+        }
+        Err(e) => return did_not_start(report, profile, e.to_string()),
+    };
+    report.editor = session
+        .editor_version()
+        .map(|v| format!("{} {v}", app.kind.as_str()));
+    let outcome = probe_in(&mut session, profile).await;
+    let info = session.server_info().clone();
+    report.server = ServerDesc {
+        name: info.name,
+        version: info.version,
+    };
+    conclude(&mut report, profile, outcome, false, None);
+    if let Some(e) = &report.editor {
+        report.message = format!("{} (in {e})", report.message);
+    }
+    session
+        .shutdown(crate::editor::session::SHUTDOWN_WAIT)
+        .await;
+    report
+}
+
+/// The probe through a real editor: the probe's file opened empty, its text placed,
+/// the cursor at its end.
+async fn probe_in(
+    session: &mut EditorSession,
+    profile: &Profile,
+) -> Result<ProbeDesc, SessionError> {
+    let Some(p) = &profile.probe else {
+        return Ok(ProbeDesc {
+            items: 0,
+            latency_ms: 0.0,
+            top: vec![],
+            expected_in_top5: None,
+        });
+    };
+    session.open(&p.file, "").await?;
+    session.set_text(&p.file, &p.text)?;
+    let cursor = Document::position_of(&p.text, p.text.len(), PositionEncoding::Utf8);
+    let got = session.suggest_when_ready(&p.file, cursor).await?;
+    let top = got.value.top(5);
+    let expected_in_top5 = p.expect.as_ref().map(|want| got.value.has_in_top(want, 5));
+    Ok(ProbeDesc {
+        items: got.value.len(),
+        latency_ms: (got.latency_ms * 10.0).round() / 10.0,
+        top,
+        expected_in_top5,
+    })
 }
 
 /// The report of a server that did not start.

@@ -18,6 +18,8 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
+use crate::editor::EditorKind;
+
 #[derive(Debug, Clone)]
 pub struct RunOptions {
     pub dataset: PathBuf,
@@ -32,6 +34,8 @@ pub struct RunOptions {
     pub rate: Option<f64>,
     /// Code lines, or token cases replayed as completion-list sessions.
     pub cases: Cases,
+    /// A real editor compared with typist's own client: each run made with both.
+    pub editor: Option<EditorKind>,
 }
 
 /// What `typist bench run` replays.
@@ -109,12 +113,16 @@ fn time_run(
     plan: Option<&Path>,
     assistant: &str,
     jobs: usize,
+    editor: Option<EditorKind>,
     out: &Path,
 ) -> Result<RunTiming> {
     let _ = std::fs::remove_dir_all(out);
     let exe = std::env::current_exe()?;
     let mut cmd = Command::new(&exe);
     cmd.args(["run", "--config", "/dev/null", "--quiet", "--no-latency"]);
+    if let Some(e) = editor {
+        cmd.args(["--editor", e.as_str()]);
+    }
     match (plan, opts.rate) {
         (Some(plan), _) => cmd.arg("--plan").arg(plan),
         (None, Some(p)) => cmd.args(["--rate", &p.to_string()]),
@@ -178,19 +186,37 @@ pub fn run(opts: &RunOptions) -> Result<String> {
     };
     let mut rows = vec![];
     let mut best: BTreeMap<(String, usize), Best> = BTreeMap::new();
-    for assistant in &opts.assistants {
+    // With a real editor each run is made twice: typist's own client, then the editor
+    // (`assistant@editor` in the tables).
+    let editors: Vec<Option<EditorKind>> = match opts.editor {
+        Some(e) => vec![Some(EditorKind::Typist), Some(e)],
+        None => vec![None],
+    };
+    let mut all_cpu: BTreeMap<(String, usize), f64> = BTreeMap::new();
+    for a in &opts.assistants {
         for &jobs in &opts.jobs {
             for _ in 0..opts.runs.max(1) {
-                let out = opts.dir.join(format!("{assistant}-{jobs}"));
-                let t = time_run(opts, plan.as_deref(), assistant, jobs, &out)?;
-                let rate = t.answered as f64 / t.wall;
-                let cpu_us = 1e6 * t.typist_cpu / t.answered.max(1) as f64;
-                let b = best.entry((assistant.clone(), jobs)).or_insert(Best {
-                    rate: 0.0,
-                    cpu_us: f64::INFINITY,
-                });
-                (b.rate, b.cpu_us) = (b.rate.max(rate), b.cpu_us.min(cpu_us));
-                rows.push(format!(
+                for &editor in &editors {
+                    let assistant = match editor {
+                        Some(e) if opts.editor.is_some() => &format!("{a}@{}", e.as_str()),
+                        _ => a,
+                    };
+                    let out = opts.dir.join(format!("{assistant}-{jobs}"));
+                    let t = time_run(opts, plan.as_deref(), a, jobs, editor, &out)?;
+                    let rate = t.answered as f64 / t.wall;
+                    let cpu_us = 1e6 * t.typist_cpu / t.answered.max(1) as f64;
+                    let b = best.entry((assistant.clone(), jobs)).or_insert(Best {
+                        rate: 0.0,
+                        cpu_us: f64::INFINITY,
+                    });
+                    (b.rate, b.cpu_us) = (b.rate.max(rate), b.cpu_us.min(cpu_us));
+                    // typist's CPU plus its children's (the server; Neovim and its server).
+                    let all = 1e6 * (t.typist_cpu + t.server_cpu) / t.answered.max(1) as f64;
+                    let c = all_cpu
+                        .entry((assistant.clone(), jobs))
+                        .or_insert(f64::INFINITY);
+                    *c = c.min(all);
+                    rows.push(format!(
                     "| {assistant} | {jobs} | {} of {} | {:.2} | {rate:.1} | {:.0} | {:.2} ({:.0}%) | {cpu_us:.0} | {:.2} |",
                     t.answered,
                     t.records,
@@ -200,15 +226,20 @@ pub fn run(opts: &RunOptions) -> Result<String> {
                     100.0 * t.typist_cpu / t.wall,
                     t.server_cpu
                 ));
+                }
             }
         }
     }
+    let editor_table = opts
+        .editor
+        .map(|e| editor_ratios(e, &best, &all_cpu))
+        .unwrap_or_default();
     Ok(format!(
         "dataset: {} ({}); wall time includes start-up, the final sort, scoring and the report\n\
          load average at the end: {}\n\n\
          | assistant | jobs | answered (of records) | wall s | per second | per hour | typist CPU s (share of wall) | typist CPU µs per answered | server CPU s |\n\
          |---|---|---|---|---|---|---|---|---|\n{}\n\n\
-         best of {}:\n\n{}",
+         best of {}:\n\n{}{editor_table}",
         opts.dataset.display(),
         what,
         super::child::load_average(),
@@ -216,6 +247,41 @@ pub fn run(opts: &RunOptions) -> Result<String> {
         opts.runs.max(1),
         best_table(&best, &opts.jobs),
     ))
+}
+
+/// The real editor against typist's own client, per assistant and jobs (best runs):
+/// answered cases per second, and the CPU per answered case of typist plus its children
+/// (the server; with Neovim, Neovim and the server it started), each as a ratio.
+fn editor_ratios(
+    editor: EditorKind,
+    best: &BTreeMap<(String, usize), Best>,
+    all_cpu: &BTreeMap<(String, usize), f64>,
+) -> String {
+    let e = editor.as_str();
+    let mut out = format!(
+        "\n{e} against typist's own client (best runs):\n\n| assistant | jobs | per second, typist | per second, {e} | ratio | CPU µs per answered (all processes), typist | {e} | ratio |\n|---|---|---|---|---|---|---|---|\n"
+    );
+    for ((name, jobs), b) in best {
+        let Some(a) = name.strip_suffix("@typist") else {
+            continue;
+        };
+        let key = (format!("{a}@{e}"), *jobs);
+        let (Some(n), Some(&cn), Some(&ct)) = (
+            best.get(&key),
+            all_cpu.get(&key),
+            all_cpu.get(&(name.clone(), *jobs)),
+        ) else {
+            continue;
+        };
+        out.push_str(&format!(
+            "| {a} | {jobs} | {:.1} | {:.1} | {:.3}× | {ct:.0} | {cn:.0} | {:.2}× |\n",
+            b.rate,
+            n.rate,
+            n.rate / b.rate,
+            cn / ct
+        ));
+    }
+    out
 }
 
 /// Per assistant and jobs: the best rate, the best CPU per answered case, and the rate

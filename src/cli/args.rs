@@ -121,6 +121,9 @@ pub struct DoctorArgs {
     /// Write each server's JSONL transcript (secrets redacted) into DIR.
     #[arg(long, value_name = "DIR")]
     pub transcripts: Option<PathBuf>,
+    /// Examine each profile inside this editor [default: typist].
+    #[arg(long, value_parser = super::choice::choice(super::choice::EDITOR))]
+    pub editor: Option<typist::editor::EditorKind>,
     #[command(flatten)]
     pub server: super::server_args::ServerFlags,
 }
@@ -288,6 +291,23 @@ pub struct RunArgs {
     pub trigger: Option<typist::editor::TriggerKind>,
     #[arg(long, value_name = "MS")]
     pub settle_ms: Option<u64>,
+    /// The editor typed into [default: typist].
+    #[arg(long, value_parser = super::choice::choice(super::choice::EDITOR))]
+    pub editor: Option<typist::editor::EditorKind>,
+    /// A real editor's typing speed: milliseconds between two keys [default: 100].
+    #[arg(long, value_name = "MS")]
+    pub key_interval_ms: Option<u64>,
+    /// A Lua file Neovim loads after typist's setup (a plugin's configuration).
+    #[arg(long, value_name = "FILE.lua")]
+    pub editor_config: Option<PathBuf>,
+    /// Read a plugin's ghost text from this extmark namespace instead of Neovim's own
+    /// inline completion (repeatable).
+    #[arg(long = "editor-namespace", value_name = "NAME")]
+    pub editor_namespaces: Vec<String>,
+    /// With --editor-namespace: nothing new shown this long after the last key is an
+    /// `empty` with its reason [default: 1000].
+    #[arg(long, value_name = "MS")]
+    pub display_deadline_ms: Option<u64>,
     /// Neighbouring files of the same repository opened before the case's file.
     #[arg(long, value_name = "N")]
     pub open_tabs: Option<u32>,
@@ -383,6 +403,11 @@ impl RunArgs {
                 settle_ms: self.settle_ms,
                 open_tabs: self.open_tabs,
                 latency: self.no_latency.then_some(false),
+                editor: self.editor,
+                key_interval_ms: self.key_interval_ms,
+                editor_config: self.editor_config.clone(),
+                editor_namespaces: self.editor_namespaces.clone(),
+                display_deadline_ms: self.display_deadline_ms,
             },
         }
     }
@@ -487,6 +512,10 @@ pub struct BenchRunFlags {
     /// sampled at --rate with seed 1, replayed by every run).
     #[arg(long, value_enum, default_value_t = Cases::Lines)]
     pub cases: Cases,
+    /// A real editor: every run is made with --editor typist and with this editor, and
+    /// the table gives the editor's figures as ratios to typist's own client.
+    #[arg(long, value_parser = super::choice::choice(super::choice::EDITOR))]
+    pub editor: Option<typist::editor::EditorKind>,
 }
 
 impl From<BenchRunFlags> for typist::bench::RunOptions {
@@ -498,6 +527,9 @@ impl From<BenchRunFlags> for typist::bench::RunOptions {
             assistants: f.assistants,
             jobs: f.jobs,
             rate: f.rate,
+            editor: f
+                .editor
+                .filter(|e| *e != typist::editor::EditorKind::Typist),
             cases: match f.cases {
                 Cases::Lines => typist::bench::Cases::Lines,
                 Cases::Tokens => typist::bench::Cases::Tokens,

@@ -7,7 +7,7 @@
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 
 use typist::dataset::TokenContext;
-use typist::editor::{DialectKind, ReadinessRule, TriggerKind};
+use typist::editor::{DialectKind, EditorKind, ReadinessRule, TriggerKind};
 use typist::host::http::FimTemplate;
 use typist::host::{BackendKind, NgramContext};
 use typist::replay::typing::{ContextMode, Granularity, TypingMode};
@@ -58,6 +58,19 @@ pub const TOKEN_CONTEXT: Table<TokenContext> = &[
         TokenContext::Full,
         "full",
         "The whole file with only the token removed (the study's choice)",
+    ),
+];
+
+pub const EDITOR: Table<EditorKind> = &[
+    (
+        EditorKind::Typist,
+        "typist",
+        "typist's own LSP client: requests sent directly, answers read (the default)",
+    ),
+    (
+        EditorKind::Neovim,
+        "neovim",
+        "A real Neovim driven headless: its LSP client asks, its ghost text is read",
     ),
 ];
 
@@ -245,6 +258,7 @@ mod tests {
         check(CONTEXT);
         check(TOKEN_CONTEXT);
         check(TYPING);
+        check(EDITOR);
         check(GRANULARITY);
         check(TRIGGER);
         check(BACKEND);

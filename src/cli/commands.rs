@@ -20,6 +20,10 @@ pub fn doctor(a: DoctorArgs) -> Result<ExitCode> {
         a.server.profiles(&a.profiles, a.editors.as_deref())?
     };
     let rt = runtime()?;
+    let app = typist::editor::EditorApp {
+        kind: a.editor.unwrap_or_default(),
+        ..Default::default()
+    };
     // The model services the profiles declare, started once for all of them and
     // stopped when `_services` is dropped.
     let (_services, filled) = typist::service::Services::start_each(&list, 1)?;
@@ -29,7 +33,7 @@ pub fn doctor(a: DoctorArgs) -> Result<ExitCode> {
             eprintln!("checking {} …", p.name);
         }
         reports.push(match filled {
-            Ok(f) => rt.block_on(doctor::examine(&f, a.transcripts.as_deref())),
+            Ok(f) => rt.block_on(doctor::examine_in(&app, &f, a.transcripts.as_deref())),
             Err(e) => doctor::Report::failed(p, &e),
         });
     }

@@ -19,7 +19,8 @@ use typist::editor::{Profile, profile};
 use typist::replay::{RunConditions, RunOptions, RunReport, RunStatus};
 
 pub fn run(a: RunArgs) -> Result<ExitCode> {
-    let (settings, read) = settings(&a)?;
+    let (mut settings, read) = settings(&a)?;
+    pin_editor_config(&mut settings.conditions.app)?;
     let s = &settings.run;
     let profiles = profiles(s, &a)?;
     let planned = plan(s, read)?;
@@ -100,6 +101,27 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
         }
     }
     finish(&out, report, a.quiet)
+}
+
+/// The editor's Lua configuration as an absolute path with the sha256 of its bytes
+/// (both recorded in the manifest's conditions, so `--resume` refuses another file).
+pub(super) fn pin_editor_config(app: &mut typist::editor::EditorApp) -> Result<()> {
+    let Some(path) = app.config.clone() else {
+        return Ok(());
+    };
+    if app.kind == typist::editor::EditorKind::Typist {
+        bail!(
+            "--editor-config {path}: typist's own client loads no configuration; add --editor neovim"
+        );
+    }
+    let p = std::path::Path::new(&path);
+    let bytes = std::fs::read(p).with_context(|| format!("cannot read --editor-config {path}"))?;
+    let abs = p
+        .canonicalize()
+        .with_context(|| format!("cannot resolve {path}"))?;
+    app.config = Some(abs.display().to_string());
+    app.config_sha256 = Some(typist::digest::sha256_hex(&bytes));
+    Ok(())
 }
 
 /// The assistants' profiles: those named (on the command line, else in config.toml),

@@ -36,6 +36,26 @@ pub enum SessionError {
     NoSession,
     #[error("{0} is not open in the session")]
     NotOpen(String),
+    #[error(transparent)]
+    Editor(#[from] EditorError),
+}
+
+/// How a real editor (Neovim) failed, each with its message: the editor or the server
+/// inside it is gone (a restart may help), the editor failed (a Lua error, a refused
+/// call: the case's error), or the server inside it did not answer in time.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum EditorError {
+    #[error("{0}")]
+    Exited(String),
+    #[error("{0}")]
+    Failed(String),
+    #[error("{0}")]
+    Timeout(String),
+    /// A plugin showed nothing new within the display deadline: what the user saw is
+    /// nothing (an `empty` with this reason, never an error or a silent empty).
+    #[error("{0}")]
+    NothingShown(String),
 }
 
 impl SessionError {
@@ -48,9 +68,18 @@ impl SessionError {
     }
     pub fn is_timeout(&self) -> bool {
         matches!(self, SessionError::Lsp(e) if e.is_timeout())
+            || matches!(self, SessionError::Editor(EditorError::Timeout(_)))
+    }
+    /// Nothing was shown within the display deadline (a plugin's ghost text).
+    pub fn nothing_shown(&self) -> Option<&str> {
+        match self {
+            SessionError::Editor(EditorError::NothingShown(m)) => Some(m),
+            _ => None,
+        }
     }
     /// The server is gone (crashed or exited): a restart may help.
     pub fn is_exit(&self) -> bool {
         matches!(self, SessionError::Lsp(e) if e.is_exit())
+            || matches!(self, SessionError::Editor(EditorError::Exited(_)))
     }
 }

@@ -1,14 +1,19 @@
 //! The `editor` layer: one editor session on one server under fixed conditions.
 //! Owns profiles, conditions, documents and versions, typing, and the suggestion
-//! dialects. Knows nothing of datasets or scoring; talks to servers only through `lsp`.
+//! dialects; which editor types (typist's own client or a real Neovim, behind
+//! [`EditorSession`]). Knows nothing of datasets or scoring; talks to servers only
+//! through `lsp` or through the editor it drives.
 
 pub mod ad_hoc;
 pub mod answers;
 pub mod conditions;
 pub mod dialect;
 pub mod document;
+pub mod editor_session;
 mod error;
 pub mod handshake;
+pub mod kind;
+pub mod neovim;
 pub mod profile;
 pub mod ranking;
 pub mod request_hash;
@@ -19,8 +24,10 @@ pub mod workspace;
 
 pub use conditions::{Conditions, TriggerKind};
 pub use document::{Document, Position, PositionEncoding};
-pub use error::SessionError;
+pub use editor_session::EditorSession;
+pub use error::{EditorError, SessionError};
 pub use handshake::{ServerCaps, ServerInfo, SyncKind};
+pub use kind::{EditorApp, EditorKind};
 pub use profile::{DialectKind, Profile, ReadinessRule};
 pub use session::{Session, SessionOptions};
 pub use suggestions::{CompletionEntry, InlineSuggestion, Suggestions};

@@ -7,7 +7,9 @@ use anyhow::{Result, bail};
 
 use super::RunConditions;
 use crate::dataset::{Case, Dataset};
-use crate::editor::{Conditions, DialectKind, Profile, Session, SessionOptions};
+use crate::editor::{
+    Conditions, DialectKind, EditorApp, EditorKind, Profile, Session, SessionOptions,
+};
 
 /// Files of the plan whose repository or file is missing from the dataset, or changed.
 pub fn check_plan(ds: &Dataset, plan: &[Case]) -> Result<()> {
@@ -18,6 +20,31 @@ pub fn check_plan(ds: &Dataset, plan: &[Case]) -> Result<()> {
             changed.len(),
             changed.join("\n  ")
         );
+    }
+    Ok(())
+}
+
+/// What a real editor cannot be asked yet: token cases (completion lists are read only
+/// by typist's own client so far) and dialects other than `textDocument/inlineCompletion`
+/// (Neovim's inline completion sends only that).
+pub fn check_editor(profiles: &[Profile], plan: &[Case], app: &EditorApp) -> Result<()> {
+    if app.kind == EditorKind::Typist {
+        return Ok(());
+    }
+    let editor = app.kind.as_str();
+    if plan.iter().any(|c| c.token.is_some()) {
+        bail!(
+            "--editor {editor} replays line cases only for now; run token plans with --editor typist"
+        );
+    }
+    for p in profiles {
+        if !matches!(p.dialect, DialectKind::Inline | DialectKind::Copilot) {
+            bail!(
+                "{}: --editor {editor} asks through textDocument/inlineCompletion only; the {:?} dialect runs with --editor typist",
+                p.name,
+                p.dialect
+            );
+        }
     }
     Ok(())
 }

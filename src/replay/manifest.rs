@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 use super::shard::Shard;
 use super::{RunConditions, RunStatus};
 use crate::dataset::{Dataset, Skipped};
-use crate::editor::Profile;
+use crate::editor::{EditorApp, EditorKind, Profile};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
@@ -45,6 +45,9 @@ pub struct Manifest {
     pub cpu_seconds: Option<CpuSeconds>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sessions: Option<Sessions>,
+    /// The real editor the run typed into (absent for typist's own client).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub editor: Option<EditorEntry>,
     /// The shards a merged run was joined from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merged_from: Option<Vec<MergedPart>>,
@@ -85,6 +88,24 @@ pub struct AssistantEntry {
     pub trigger_on_wire: Value,
     /// What the server said about itself in `initialize` (null until one started).
     pub server: Option<ServerEntry>,
+}
+
+/// The real editor of a run: its kind, version, Lua configuration and that
+/// configuration's sha256 (also in `conditions.app`, which `--resume` compares).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EditorEntry {
+    pub kind: String,
+    pub version: Option<String>,
+    pub key_interval_ms: u64,
+    pub config: Option<String>,
+    pub config_sha256: Option<String>,
+    /// A plugin's namespaces read (empty: Neovim's own inline completion).
+    #[serde(default)]
+    pub namespaces: Vec<String>,
+    /// With namespaces: the display deadline (nothing new shown by then: `empty` with
+    /// its reason).
+    #[serde(default)]
+    pub display_deadline_ms: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -174,6 +195,7 @@ impl Manifest {
             message: None,
             cpu_seconds: None,
             sessions: None,
+            editor: None,
             merged_from: None,
             extra: Map::new(),
         }
@@ -204,6 +226,22 @@ impl Manifest {
                 a.server = Some(s.clone());
             }
         }
+    }
+
+    /// Records the real editor, when the run has one.
+    pub fn set_editor(&mut self, app: &EditorApp, version: Option<String>) {
+        if app.kind == EditorKind::Typist {
+            return;
+        }
+        self.editor = Some(EditorEntry {
+            kind: app.kind.as_str().to_string(),
+            version,
+            key_interval_ms: app.key_interval_ms,
+            config: app.config.clone(),
+            config_sha256: app.config_sha256.clone(),
+            namespaces: app.namespaces.clone(),
+            display_deadline_ms: app.display_deadline_ms,
+        });
     }
 
     /// Ends the run: status, time, CPU and records.

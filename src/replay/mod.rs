@@ -107,6 +107,7 @@ pub async fn run(
         RunStatus::Complete
     };
     manifest.set_servers(&shared.servers());
+    manifest.set_editor(&manifest.conditions.app.clone(), shared.editor_version());
     manifest.sessions = Some(shared.sessions());
     manifest.finish(status, total, failure.clone());
     manifest.write(&manifest_path)?;
@@ -139,6 +140,7 @@ async fn refuse(
         );
     }
     check_plan(ds, plan)?;
+    checks::check_editor(profiles, plan, &cond.app)?;
     check_capabilities(profiles, &cond.editor).await
 }
 

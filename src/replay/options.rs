@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::shard::Shard;
 use super::typing::{ContextMode, Granularity, TypingMode};
-use crate::editor::Conditions;
+use crate::editor::{Conditions, EditorApp};
 
 /// The editor conditions of a run beyond the client's own (`editor`): all recorded in
 /// the manifest, and a resumed run must use the same.
@@ -31,6 +31,10 @@ pub struct RunConditions {
     /// Record `latency_ms` (off: null, for byte-identical records across runs).
     pub latency: bool,
     pub editor: Conditions,
+    /// Which editor types (typist's own client by default, then absent from the
+    /// manifest) and its own conditions: the key interval, the Lua configuration.
+    #[serde(skip_serializing_if = "EditorApp::is_default")]
+    pub app: EditorApp,
 }
 
 impl Default for RunConditions {
@@ -45,6 +49,7 @@ impl Default for RunConditions {
             open_tabs: 0,
             latency: true,
             editor: Conditions::default(),
+            app: EditorApp::default(),
         }
     }
 }

@@ -92,7 +92,14 @@ fn line_outcome(
                 }
             }
         }
-        Ask::Failed(e) => failed(&mut r, &e),
+        Ask::Failed(e) => match e.nothing_shown() {
+            Some(why) => {
+                r.outcome = "empty".into();
+                r.items = Some(0);
+                r.reason = Some(why.to_string());
+            }
+            None => failed(&mut r, &e),
+        },
     }
     r
 }

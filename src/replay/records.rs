@@ -75,6 +75,17 @@ pub struct Record {
     /// Completion records: the inserted texts of the first 20 items shown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub top: Option<Vec<String>>,
+    /// The real editor the case was typed into (`neovim`); absent for typist's own
+    /// client, so its records keep their bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub editor: Option<String>,
+    /// Why an `empty` is empty when no answer said so: a plugin showed nothing within
+    /// the display deadline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// That editor's version (`0.12.0-dev-fbb1caf`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub editor_version: Option<String>,
     /// Fields this version does not know (written by another kind of run or a later
     /// version): kept as they are by resume, merge and the final sort.
     #[serde(flatten)]

@@ -31,7 +31,7 @@ use super::records::Record;
 use super::typing::{self, Granularity, TypingMode};
 use super::units::{Unit, neighbours};
 use crate::dataset::{Case, Dataset};
-use crate::editor::{Document, Profile, Session, SessionError, SessionOptions};
+use crate::editor::{Document, EditorSession, Profile, SessionError, SessionOptions};
 
 mod tokens;
 
@@ -54,6 +54,8 @@ pub(super) struct Shared {
     /// would do).
     panic_at: Option<u64>,
     recorded: AtomicU64,
+    /// The real editor's version, as the first session reported it.
+    editor_version: Mutex<Option<String>>,
 }
 
 impl Shared {
@@ -79,12 +81,18 @@ impl Shared {
             restarts_after_timeouts: AtomicU64::new(0),
             panic_at: opts.panic_at,
             recorded: AtomicU64::new(0),
+            editor_version: Mutex::new(None),
         }
     }
 
     /// The server each assistant ran, as it named itself.
     pub(super) fn servers(&self) -> BTreeMap<String, ServerEntry> {
         self.servers.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    /// The real editor's version (`None` with typist's own client).
+    pub(super) fn editor_version(&self) -> Option<String> {
+        self.editor_version.lock().ok().and_then(|v| v.clone())
     }
 
     pub(super) fn sessions(&self) -> Sessions {
@@ -155,7 +163,7 @@ struct Worker {
 /// to predict it. The target file's disk copy mirrors the editor's document at every
 /// moment, from before the server starts.
 struct Live {
-    session: Session,
+    session: EditorSession,
     /// The first suggestion waits for the profile's readiness rule.
     warmed: bool,
     /// 0-based lines of the target file this server has been shown in full.
@@ -226,11 +234,9 @@ impl Worker {
     fn retire(&mut self) {
         if let Some(live) = self.live.take() {
             self.closing.spawn(async move {
-                let _ = tokio::time::timeout(
-                    crate::editor::session::SHUTDOWN_WAIT,
-                    live.session.shutdown(),
-                )
-                .await;
+                live.session
+                    .shutdown(crate::editor::session::SHUTDOWN_WAIT)
+                    .await;
             });
         }
     }
@@ -257,7 +263,8 @@ impl Worker {
                 unit.repo.replace('/', "_")
             ))
         });
-        let mut session = Session::start(
+        let mut session = EditorSession::start(
+            &self.shared.cond.app,
             &profile,
             &self.shared.cond.editor,
             SessionOptions {
@@ -268,6 +275,11 @@ impl Worker {
         )
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
+        for t in neighbours(&repo.files, &unit.file, self.shared.cond.open_tabs as usize) {
+            session.open(&t.rel, &t.text).await?;
+        }
+        session.open(&unit.file, text).await?;
+        // After the opens: a real editor starts its server with the first document.
         let info = session.server_info().clone();
         if let Ok(mut s) = self.shared.servers.lock() {
             s.entry(profile.name.clone())
@@ -276,10 +288,11 @@ impl Worker {
                     version: info.version.clone(),
                 });
         }
-        for t in neighbours(&repo.files, &unit.file, self.shared.cond.open_tabs as usize) {
-            session.open(&t.rel, &t.text)?;
+        if let Some(v) = session.editor_version()
+            && let Ok(mut e) = self.shared.editor_version.lock()
+        {
+            e.get_or_insert_with(|| v.to_string());
         }
-        session.open(&unit.file, text)?;
         self.live = Some(Live {
             session,
             warmed: false,
@@ -487,7 +500,28 @@ impl Worker {
             outcome,
         );
         record.request_hash = request_hash;
+        self.mark_editor(&mut record);
+        // A real editor that failed in itself (a Lua error) serves no other case: the
+        // next case gets a fresh one, holding what this one held.
+        if let Some(why) = self.live.as_ref().and_then(|l| l.session.broken()) {
+            tracing::warn!(worker = self.id, case = %case.case, "editor replaced: {why}");
+            self.start_session(unit, text).await?;
+            if let Some(live) = self.live.as_mut() {
+                let line = Document::position_of(text, cursor, live.session.encoding()).line;
+                live.show(text, line as usize);
+            }
+        }
         self.send(record).await
+    }
+
+    /// A real editor's kind and version on the record (none with typist's own client,
+    /// whose records keep their bytes).
+    fn mark_editor(&self, record: &mut Record) {
+        let app = &self.shared.cond.app;
+        if app.kind != crate::editor::EditorKind::Typist {
+            record.editor = Some(app.kind.as_str().to_string());
+            record.editor_version = self.shared.editor_version();
+        }
     }
 
     /// Sends a finished record to the sink.

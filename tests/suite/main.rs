@@ -16,6 +16,7 @@ mod drill;
 mod fuzz;
 mod host;
 mod module_graph;
+mod neovim;
 mod protocol;
 mod ranking_fixtures;
 mod real_servers;

@@ -173,21 +173,21 @@ impl Worker {
     ) -> Result<(), SessionError> {
         let live = self.live.as_mut().ok_or(SessionError::NoSession)?;
         let enc = live.session.encoding();
+        let session = live.session.lsp()?;
         match action {
             Action::Open => Ok(()),
             Action::Type { text } => {
                 t.text.insert_str(t.cursor, text);
                 t.cursor += text.len();
                 t.typed.push_str(text);
-                live.session.set_text(&unit.file, &t.text)?;
+                session.set_text(&unit.file, &t.text)?;
                 let incomplete = t
                     .last
                     .as_ref()
                     .is_some_and(|a| ranking::is_incomplete(&a.value));
                 if incomplete {
                     let pos = Document::position_of(&t.text, t.cursor, enc);
-                    let answer = live
-                        .session
+                    let answer = session
                         .complete(&unit.file, pos, &Trigger::Incomplete)
                         .await?;
                     t.last = Some(answer);
@@ -198,12 +198,12 @@ impl Worker {
                 let pos = Document::position_of(&t.text, t.cursor, enc);
                 let trigger = Trigger::for_character(
                     trigger_character.as_deref(),
-                    live.session.trigger_characters(),
+                    session.trigger_characters(),
                 );
                 let answer = if live.warmed {
-                    live.session.complete(&unit.file, pos, &trigger).await?
+                    session.complete(&unit.file, pos, &trigger).await?
                 } else {
-                    live.session
+                    session
                         .complete_when_ready(&unit.file, pos, &trigger)
                         .await?
                 };

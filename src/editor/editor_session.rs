@@ -1,0 +1,150 @@
+//! The one interface the replay talks to, whatever the editor: open documents, set what
+//! the editor holds, ask for the suggestion at a cursor, the server's name, shut down.
+//! `typist` is typist's own LSP client ([`Session`]); `neovim` a real Neovim
+//! ([`NeovimSession`]); a third kind (VS Code) adds a variant here and nothing in the
+//! replay. Plans, units, workers, records, resume and shards do not know which it is.
+
+use std::time::Duration;
+
+use super::conditions::Conditions;
+use super::document::{Position, PositionEncoding};
+use super::error::{EditorError, SessionError};
+use super::handshake::ServerInfo;
+use super::kind::{EditorApp, EditorKind};
+use super::neovim::NeovimSession;
+use super::profile::Profile;
+use super::session::{Session, SessionOptions, Timed};
+use super::suggestions::Suggestions;
+
+pub enum EditorSession {
+    Typist(Session),
+    Neovim(NeovimSession),
+}
+
+impl EditorSession {
+    /// Starts `app`'s kind of editor on `profile`'s server in a fresh workspace.
+    pub async fn start(
+        app: &EditorApp,
+        profile: &Profile,
+        conditions: &Conditions,
+        opts: SessionOptions,
+    ) -> Result<EditorSession, SessionError> {
+        Ok(match app.kind {
+            EditorKind::Typist => {
+                EditorSession::Typist(Session::start(profile, conditions, opts).await?)
+            }
+            EditorKind::Neovim => {
+                EditorSession::Neovim(NeovimSession::start(profile, app, opts).await?)
+            }
+        })
+    }
+
+    /// The editor's version (`None` for typist's own client: typist's version is the
+    /// manifest's).
+    pub fn editor_version(&self) -> Option<&str> {
+        match self {
+            EditorSession::Typist(_) => None,
+            EditorSession::Neovim(n) => Some(n.editor_version()),
+        }
+    }
+
+    /// The workspace copy the server works on.
+    pub fn workspace(&self) -> &std::path::Path {
+        match self {
+            EditorSession::Typist(s) => s.workspace(),
+            EditorSession::Neovim(n) => n.workspace(),
+        }
+    }
+
+    pub fn server_info(&self) -> &ServerInfo {
+        match self {
+            EditorSession::Typist(s) => s.server_info(),
+            EditorSession::Neovim(n) => n.server_info(),
+        }
+    }
+
+    /// How the cursor's `character` is counted in [`Self::suggest`].
+    pub fn encoding(&self) -> PositionEncoding {
+        match self {
+            EditorSession::Typist(s) => s.encoding(),
+            // Neovim's cursor column is in bytes.
+            EditorSession::Neovim(_) => PositionEncoding::Utf8,
+        }
+    }
+
+    pub async fn open(&mut self, rel: &str, text: &str) -> Result<(), SessionError> {
+        match self {
+            EditorSession::Typist(s) => s.open(rel, text),
+            EditorSession::Neovim(n) => n.open(rel, text).await,
+        }
+    }
+
+    /// What the editor holds in `rel` from now on (its disk copy too).
+    pub fn set_text(&mut self, rel: &str, text: &str) -> Result<(), SessionError> {
+        match self {
+            EditorSession::Typist(s) => s.set_text(rel, text),
+            EditorSession::Neovim(n) => n.set_text(rel, text),
+        }
+    }
+
+    pub async fn suggest(
+        &mut self,
+        rel: &str,
+        cursor: Position,
+    ) -> Result<Timed<Suggestions>, SessionError> {
+        match self {
+            EditorSession::Typist(s) => s.suggest(rel, cursor).await,
+            EditorSession::Neovim(n) => n.suggest(rel, cursor).await,
+        }
+    }
+
+    /// The first suggestion of a session: after the profile's readiness rule with
+    /// typist's client; Neovim asks when typing stops, once its client is initialized.
+    pub async fn suggest_when_ready(
+        &mut self,
+        rel: &str,
+        cursor: Position,
+    ) -> Result<Timed<Suggestions>, SessionError> {
+        match self {
+            EditorSession::Typist(s) => s.suggest_when_ready(rel, cursor).await,
+            EditorSession::Neovim(n) => n.suggest(rel, cursor).await,
+        }
+    }
+
+    pub fn last_request_hash(&self) -> Option<&str> {
+        match self {
+            EditorSession::Typist(s) => s.last_request_hash(),
+            EditorSession::Neovim(n) => n.last_request_hash(),
+        }
+    }
+
+    /// Why this editor must not serve another case (a Lua error in Neovim), if so.
+    pub fn broken(&self) -> Option<&str> {
+        match self {
+            EditorSession::Typist(_) => None,
+            EditorSession::Neovim(n) => n.broken(),
+        }
+    }
+
+    /// typist's own client, for what only it does yet (completion lists).
+    pub fn lsp(&mut self) -> Result<&mut Session, SessionError> {
+        match self {
+            EditorSession::Typist(s) => Ok(s),
+            EditorSession::Neovim(_) => Err(EditorError::Failed(
+                "completion lists are not read from neovim yet (--editor typist)".into(),
+            )
+            .into()),
+        }
+    }
+
+    pub async fn shutdown(self, within: Duration) {
+        match self {
+            EditorSession::Typist(s) => {
+                let _ = tokio::time::timeout(within, s.shutdown()).await;
+            }
+            EditorSession::Neovim(n) => {
+                let _ = tokio::time::timeout(within, n.shutdown()).await;
+            }
+        }
+    }
+}

@@ -1,0 +1,78 @@
+//! Which editor a run types into (`typist`: typist's own LSP client; `neovim`: a real
+//! Neovim driven headless; `vscode` later) and the editor's own conditions: how fast
+//! a person types into it and the Lua configuration it loads. Plain values, recorded in
+//! the manifest's conditions (only when the editor is not `typist`, so a default run's
+//! manifest keeps its bytes), compared on `--resume`.
+
+use serde::{Deserialize, Serialize};
+
+/// The kinds of editor a run can drive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum EditorKind {
+    /// typist's own LSP client (the default): requests sent directly, answers read.
+    #[default]
+    Typist,
+    /// Neovim (`nvim --embed --headless`) with its built-in LSP client and inline
+    /// completion; the ghost text it draws is read back.
+    Neovim,
+}
+
+impl EditorKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EditorKind::Typist => "typist",
+            EditorKind::Neovim => "neovim",
+        }
+    }
+}
+
+/// Keys typed into a real editor at this interval by default: 100 ms, 10 characters a
+/// second, a quick typist's pace (fast enough that Neovim's 200 ms debounce asks once
+/// after the last key of a burst, as it does for a person).
+pub const DEFAULT_KEY_INTERVAL_MS: u64 = 100;
+
+/// A plugin's ghost text must show within this long after the last key by default.
+pub const DEFAULT_DISPLAY_DEADLINE_MS: u64 = 1000;
+
+/// The editor of a run and its own conditions.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EditorApp {
+    pub kind: EditorKind,
+    /// Milliseconds between two keys typed into the editor (the typing speed).
+    pub key_interval_ms: u64,
+    /// A Lua file the editor loads after typist's own setup (`--editor-config`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub config: Option<String>,
+    /// sha256 of that file's bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub config_sha256: Option<String>,
+    /// A plugin's ghost text: the extmark namespaces read instead of Neovim's own
+    /// inline completion (which is then not turned on). Empty: Neovim's own.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub namespaces: Vec<String>,
+    /// With `namespaces`: how long after the last key a ghost text may take to show;
+    /// nothing new shown by then is an `empty` with its reason.
+    pub display_deadline_ms: u64,
+}
+
+impl Default for EditorApp {
+    fn default() -> Self {
+        EditorApp {
+            kind: EditorKind::Typist,
+            key_interval_ms: DEFAULT_KEY_INTERVAL_MS,
+            config: None,
+            config_sha256: None,
+            namespaces: Vec::new(),
+            display_deadline_ms: DEFAULT_DISPLAY_DEADLINE_MS,
+        }
+    }
+}
+
+impl EditorApp {
+    /// typist's own client with nothing else set: left out of the manifest.
+    pub fn is_default(&self) -> bool {
+        *self == EditorApp::default()
+    }
+}

@@ -1,0 +1,243 @@
+-- typist's side inside Neovim (loaded once per editor with nvim_exec_lua; `...` is the
+-- setup table). It sets the options that keep typing literal and the disk clean, starts
+-- the profile's server with Neovim's own client, turns on inline completion, and tells
+-- typist over the RPC channel about every inline-completion request Neovim sends
+-- (`typist_request`), its answer with the ghost text shown right after the answer was
+-- drawn (`typist_answer`), cancellations (`LspRequest`) and the server's detach.
+local opts = ...
+local api = vim.api
+for k, v in pairs(opts) do
+  if v == vim.NIL then
+    opts[k] = nil
+  end
+end
+local M = { chan = opts.chan, epoch = 0, seq = 0, ids = {}, client_id = nil, langs = {} }
+_G.typist = M
+
+-- Nothing on disk but the workspace copy typist writes itself.
+vim.o.swapfile = false
+vim.o.backup = false
+vim.o.writebackup = false
+vim.o.undofile = false
+vim.o.shadafile = 'NONE'
+vim.o.shada = ''
+-- Typing stays literal: no indentation, wrapping or formatting of what typist types.
+vim.cmd('filetype plugin indent off')
+vim.cmd('syntax off')
+for _, o in ipairs({ 'autoindent', 'smartindent', 'cindent', 'smarttab', 'expandtab' }) do
+  vim.o[o] = false
+end
+vim.o.indentexpr = ''
+vim.o.indentkeys = ''
+vim.o.formatoptions = ''
+vim.o.textwidth = 0
+vim.o.completeopt = 'menuone,noselect,popup'
+vim.o.shortmess = vim.o.shortmess .. 'AIF'
+-- The client's log: its folder is made when the module loads (under XDG_STATE_HOME,
+-- which typist pointed into the session's folder for this), its file is the session's,
+-- and nothing is logged; then the user's XDG_STATE_HOME is back for the servers.
+local log = require('vim.lsp.log')
+log._set_filename(opts.lsp_log)
+log.set_level(vim.log.levels.OFF)
+vim.env.XDG_STATE_HOME = opts.xdg_state_home
+
+local namespaces = {}
+for _, name in ipairs(opts.namespaces) do
+  namespaces[#namespaces + 1] = api.nvim_create_namespace(name)
+end
+
+local function notify(event, data)
+  vim.rpcnotify(M.chan, event, data)
+end
+
+-- The ghost text at the cursor's row in the namespaces read (never diagnostics').
+function M.shown(buf)
+  local win = vim.fn.bufwinid(buf)
+  if win == -1 then
+    return { marks = {} }
+  end
+  local row, col = unpack(api.nvim_win_get_cursor(win))
+  local line = api.nvim_buf_get_lines(buf, row - 1, row, false)[1] or ''
+  local marks = {}
+  for _, ns in ipairs(namespaces) do
+    for _, m in ipairs(api.nvim_buf_get_extmarks(buf, ns, { row - 1, 0 }, { row - 1, -1 }, { details = true })) do
+      local d = m[4]
+      local text = {}
+      for _, chunk in ipairs(d.virt_text or {}) do
+        text[#text + 1] = chunk[1]
+      end
+      local lines = {}
+      for _, l in ipairs(d.virt_lines or {}) do
+        local parts = {}
+        for _, chunk in ipairs(l) do
+          parts[#parts + 1] = chunk[1]
+        end
+        lines[#lines + 1] = table.concat(parts)
+      end
+      marks[#marks + 1] = {
+        id = m[1],
+        col = m[3],
+        text = table.concat(text),
+        lines = lines,
+        pos = d.virt_text_pos or 'eol',
+      }
+    end
+  end
+  return { line = line, col = col, marks = marks }
+end
+
+local function watch(client)
+  if client._typist then
+    return
+  end
+  client._typist = true
+  local request = client.request
+  client.request = function(self, method, params, handler, bufnr)
+    if method ~= 'textDocument/inlineCompletion' or not handler then
+      return request(self, method, params, handler, bufnr)
+    end
+    M.seq = M.seq + 1
+    local seq = M.seq
+    local buf = (bufnr == nil or bufnr == 0) and api.nvim_get_current_buf() or bufnr
+    notify('typist_request', {
+      seq = seq,
+      epoch = M.epoch,
+      version = vim.lsp.util.buf_versions[buf] or -1,
+      row = params.position.line,
+      params = params,
+    })
+    local ok, id = request(self, method, params, function(err, result, ctx, config)
+      local fine, herr = pcall(handler, err, result, ctx, config)
+      local items = result and (result.items or result) or nil
+      notify('typist_answer', {
+        seq = seq,
+        error = err and (err.message or vim.inspect(err)) or vim.NIL,
+        null = result == nil,
+        items = items and #items or 0,
+        shown = M.shown(buf),
+        handler_error = (not fine) and tostring(herr) or vim.NIL,
+      })
+    end, bufnr)
+    if ok and id then
+      M.ids[id] = seq
+    elseif not ok then
+      notify('typist_answer', { seq = seq, error = 'the client refused the request (shut down)' })
+    end
+    return ok, id
+  end
+end
+
+api.nvim_create_autocmd('LspRequest', {
+  callback = function(ev)
+    local r = ev.data.request
+    if r and r.type == 'cancel' and M.ids[ev.data.request_id] then
+      notify('typist_cancel', { seq = M.ids[ev.data.request_id] })
+    end
+  end,
+})
+api.nvim_create_autocmd('LspDetach', {
+  callback = function(ev)
+    if ev.data.client_id == M.client_id then
+      notify('typist_detach', { client_id = ev.data.client_id })
+    end
+  end,
+})
+
+local config = {
+  name = opts.name,
+  cmd = opts.cmd,
+  cmd_env = opts.cmd_env,
+  cmd_cwd = opts.root,
+  root_dir = opts.root,
+  settings = opts.settings,
+  init_options = opts.init_options,
+  get_language_id = function(bufnr, filetype)
+    return M.langs[api.nvim_buf_get_name(bufnr)] or filetype
+  end,
+}
+
+-- Opens `path` in a buffer with Neovim's client attached (the first one starts it).
+function M.open(path, lang, current)
+  M.langs[path] = lang
+  local buf = vim.fn.bufadd(path)
+  vim.fn.bufload(buf)
+  vim.bo[buf].swapfile = false
+  vim.bo[buf].undofile = false
+  -- The server gets the buffer's lines joined, with no line break added after the
+  -- last: the text typist placed, as its own client sends it and as the disk copy is.
+  vim.bo[buf].endofline = false
+  vim.bo[buf].fixendofline = false
+  if current then
+    api.nvim_set_current_buf(buf)
+  end
+  if M.client_id == nil then
+    M.client_id = vim.lsp.start(config, { bufnr = buf, silent = false })
+    if M.client_id == nil then
+      error('vim.lsp.start could not start ' .. opts.name)
+    end
+    watch(vim.lsp.get_client_by_id(M.client_id))
+  else
+    vim.lsp.buf_attach_client(buf, M.client_id)
+  end
+  if opts.inline then
+    vim.lsp.inline_completion.enable(true, { bufnr = buf })
+  end
+  return buf
+end
+
+-- The client's state: nil until initialized, then the server's name and version.
+function M.ready()
+  local c = M.client_id and vim.lsp.get_client_by_id(M.client_id)
+  if not c then
+    return { gone = true }
+  end
+  if not c.initialized then
+    return { initialized = false }
+  end
+  local info = c.server_info or {}
+  return { initialized = true, name = info.name or vim.NIL, version = info.version or vim.NIL }
+end
+
+-- A new case: the buffer's lines from `start` (0-based) replaced by `lines`, the cursor
+-- at the start of row `row` (0-based) in normal mode. Returns the buffer's version.
+function M.place(buf, start, lines, row)
+  M.epoch = M.epoch + 1
+  vim.v.errmsg = ''
+  api.nvim_buf_set_lines(buf, start, -1, false, lines)
+  api.nvim_win_set_cursor(0, { row + 1, 0 })
+  return M.epoch
+end
+
+-- Where typing stands: mode, buffer version, cursor (0-based row, byte column), the
+-- cursor's line.
+function M.state(buf)
+  local row, col = unpack(api.nvim_win_get_cursor(0))
+  return {
+    mode = api.nvim_get_mode().mode,
+    version = vim.lsp.util.buf_versions[buf] or -1,
+    row = row - 1,
+    col = col,
+    line = api.nvim_buf_get_lines(buf, row - 1, row, false)[1] or '',
+    errmsg = vim.v.errmsg,
+  }
+end
+
+-- The ghost text at the cursor (a plugin's, read by polling).
+function M.shown_now(buf)
+  return M.shown(buf)
+end
+
+-- Cancels the request typist stopped waiting for.
+function M.cancel(seq)
+  local c = M.client_id and vim.lsp.get_client_by_id(M.client_id)
+  for id, s in pairs(M.ids) do
+    if s == seq and c then
+      c:cancel_request(id)
+    end
+  end
+end
+
+if opts.config then
+  dofile(opts.config)
+end
+return true

@@ -1,0 +1,864 @@
+//! A real Neovim as the editor: `nvim --embed --headless --clean -n -i NONE` in the
+//! session's workspace, driven over msgpack-RPC ([`rpc`], on `rmpv`). Neovim's own LSP
+//! client starts the profile's server (`vim.lsp.start` with its command, settings and
+//! initialization options) and shows inline completions as ghost text; typist places
+//! the context with `nvim_buf_set_lines`, types the cursor line's characters with
+//! `nvim_input` at the run's key interval, and reads back what Neovim drew (extmarks at
+//! the cursor in the namespaces read, never diagnostics' virtual text).
+//!
+//! Which answer is the case's: `driver.lua` reports every inline-completion request
+//! Neovim sends (with the buffer's version and the cursor's row) and, for each, the
+//! server's answer and the ghost text right after Neovim drew it. The case's answer
+//! is the first request sent at the case's buffer version and row after typing ended;
+//! a ghost text redrawn from an older request (Neovim redraws the previous suggestion
+//! at the new cursor at once, and leaves it on an error) is never read. An error answer
+//! is an `error`, no answer within the profile's deadline a `timeout`, the server's
+//! exit (`LspDetach`) or Neovim's an exit; a Lua error (`v:errmsg`, a failing handler)
+//! is the case's error and the editor is replaced before the next case.
+//!
+//! Buffers have `'endofline'` off: Neovim would otherwise send a line break after the
+//! last line, a character after the cursor that typist's own client never sends (it
+//! changed a model's answers in 2 of 23 cases).
+//!
+//! The Neovim process leads its own process group (the servers it starts are in it) and
+//! the group is killed when the session is dropped (`lsp::process`).
+
+mod rpc;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use rmpv::Value as Mp;
+use serde_json::Value;
+use tokio::sync::mpsc::UnboundedReceiver;
+use tokio::sync::watch;
+
+use super::document::{Document, Position, PositionEncoding};
+use super::error::{EditorError, SessionError};
+use super::handshake::ServerInfo;
+use super::kind::EditorApp;
+use super::profile::{Profile, resolve_program};
+use super::request_hash::request_hash_of;
+use super::session::{SessionOptions, Timed};
+use super::suggestions::{InlineSuggestion, Suggestions};
+use super::workspace::{self, Workspace};
+use crate::lsp::process::ServerProcess;
+use crate::lsp::{ExitInfo, uri};
+
+/// The least time Neovim has to start and answer its first call, whatever the
+/// profile's `init_timeout_ms`.
+const MIN_STARTUP: Duration = Duration::from_secs(5);
+/// The pause between two looks at whether Neovim's LSP client is initialized.
+const READY_POLL: Duration = Duration::from_millis(20);
+/// How long Neovim has to reach a state it was put in (a mode, the typed text), on top
+/// of the keys' own interval.
+const STATE_WAIT: Duration = Duration::from_secs(5);
+/// The pause between two reads of a plugin's ghost text before the display deadline.
+const SHOWN_POLL: Duration = Duration::from_millis(10);
+/// How long an ended Neovim's exit status is waited for, so that the error can say it.
+const EXIT_STATUS_WAIT: Duration = Duration::from_secs(1);
+/// How long a killed Neovim has to be reaped at shutdown.
+const KILL_WAIT: Duration = Duration::from_secs(2);
+use rpc::{CallError, Notification, Rpc};
+
+/// The Lua side: options, the client, the request watch, the ghost-text reader.
+const DRIVER: &str = include_str!("driver.lua");
+/// Neovim's own inline-completion namespace: where its ghost text is drawn.
+pub const INLINE_NAMESPACE: &str = "nvim.lsp.inline_completion";
+/// Neovim asks 200 ms after the last key (its fixed debounce); a request not sent
+/// within this much more after typing ended is a failure of the editor, not a timeout
+/// of the server.
+const REQUEST_SENT_WITHIN: Duration = Duration::from_millis(3000);
+/// Deadline of typist's own calls into Neovim (placing text, reading state).
+const CALL: Duration = Duration::from_secs(10);
+/// How often typist looks whether Neovim has processed the keys it typed.
+const POLL: Duration = Duration::from_millis(5);
+const METHOD: &str = "textDocument/inlineCompletion";
+const INSTALL_HINT: &str =
+    "run scripts/install-servers.sh (it installs Neovim 0.12-dev into .servers/bin/nvim)";
+
+/// Neovim's program: `$TYPIST_NVIM`, else `nvim` in a server prefix or on `PATH`.
+pub fn program() -> Option<PathBuf> {
+    match std::env::var_os("TYPIST_NVIM") {
+        Some(p) => Some(PathBuf::from(p)).filter(|p| p.is_file()),
+        None => resolve_program("nvim"),
+    }
+}
+
+/// What Neovim told typist about one inline-completion request.
+#[derive(Debug)]
+struct Sent {
+    seq: u64,
+    epoch: u64,
+    version: i64,
+    row: i64,
+    params: Value,
+}
+
+#[derive(Debug)]
+struct Answer {
+    error: Option<String>,
+    null: bool,
+    items: u64,
+    shown: Value,
+    handler_error: Option<String>,
+}
+
+pub struct NeovimSession {
+    rpc: Rpc,
+    notes: UnboundedReceiver<Notification>,
+    process: ServerProcess,
+    exit: watch::Receiver<Option<ExitInfo>>,
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    profile: Profile,
+    app: EditorApp,
+    version: String,
+    info: ServerInfo,
+    /// Buffers by document (relative path).
+    bufs: BTreeMap<String, i64>,
+    /// What the editor is to hold per document (mirrored on disk at once).
+    texts: BTreeMap<String, String>,
+    /// What the target buffer holds, line by line, after typist's last change.
+    lines: BTreeMap<String, Vec<String>>,
+    sent: Vec<Sent>,
+    answers: BTreeMap<u64, Answer>,
+    cancelled: Vec<u64>,
+    detached: bool,
+    last_request_hash: Option<String>,
+    /// A Lua error happened: this editor is not used for another case.
+    broken: Option<String>,
+}
+
+impl NeovimSession {
+    /// Prepares the workspace and starts Neovim in it with typist's setup (the
+    /// profile's server starts when the first document is opened).
+    pub async fn start(
+        profile: &Profile,
+        app: &EditorApp,
+        opts: SessionOptions,
+    ) -> Result<NeovimSession, SessionError> {
+        let nvim = program().ok_or_else(|| SessionError::Missing {
+            server: "neovim".into(),
+            command: "nvim".into(),
+            hint: INSTALL_HINT.into(),
+        })?;
+        if profile.connect.is_some() {
+            return Err(EditorError::Failed(format!(
+                "{}: neovim starts its own server; a profile that attaches (connect) runs only with --editor typist",
+                profile.name
+            ))
+            .into());
+        }
+        let server = profile
+            .resolve_command()
+            .ok_or_else(|| SessionError::Missing {
+                server: profile.name.clone(),
+                command: profile.command.clone(),
+                hint: profile.install_hint.clone(),
+            })?;
+        let Workspace { dir, root, env } = workspace::prepare(
+            profile,
+            opts.source_root.as_deref(),
+            &opts.files,
+            &opts.contents,
+        )?;
+        let mut nvim_env = env.clone();
+        // Neovim's own log and its LSP client's go to the session's folder, never the
+        // user's state folder (the driver gives the servers the user's XDG_STATE_HOME).
+        let in_dir = |name: &str| dir.path().join(name).display().to_string();
+        nvim_env.push(("NVIM_LOG_FILE".into(), in_dir("nvim.log")));
+        let xdg_state_home = env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == "XDG_STATE_HOME")
+            .map(|(_, v)| v.clone())
+            .or_else(|| std::env::var("XDG_STATE_HOME").ok());
+        nvim_env.push(("XDG_STATE_HOME".into(), in_dir("state")));
+        let args: Vec<String> = ["--embed", "--headless", "--clean", "-n", "-i", "NONE"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let (process, stdin, stdout, exit) =
+            ServerProcess::spawn("neovim", &nvim, &args, &nvim_env, &root)
+                .map_err(SessionError::Lsp)?;
+        let (rpc, notes) = Rpc::start(stdout, stdin);
+        let mut s = NeovimSession {
+            rpc,
+            notes,
+            process,
+            exit,
+            _dir: dir,
+            root: root.clone(),
+            profile: profile.clone(),
+            app: app.clone(),
+            version: String::new(),
+            info: ServerInfo::default(),
+            bufs: BTreeMap::new(),
+            texts: BTreeMap::new(),
+            lines: BTreeMap::new(),
+            sent: Vec::new(),
+            answers: BTreeMap::new(),
+            cancelled: Vec::new(),
+            detached: false,
+            last_request_hash: None,
+            broken: None,
+        };
+        let startup = Duration::from_millis(profile.init_timeout_ms).max(MIN_STARTUP);
+        let info = s.call("nvim_get_api_info", vec![], startup).await?;
+        let chan = info
+            .as_array()
+            .and_then(|a| a.first())
+            .and_then(Mp::as_i64)
+            .ok_or_else(|| {
+                EditorError::Failed("neovim: no channel id in nvim_get_api_info".into())
+            })?;
+        let probe = s
+            .lua(
+                "local v = vim.split(vim.fn.execute('version'), '\\n')[2] or '' \
+                 return {v:gsub('^NVIM v', '') .. '', vim.lsp.inline_completion ~= nil}",
+                vec![],
+            )
+            .await?;
+        let probe = mp_to_json(&probe);
+        s.version = probe[0].as_str().unwrap_or("").to_string();
+        if probe[1] != Value::Bool(true) {
+            return Err(EditorError::Failed(format!(
+                "neovim {} ({}) has no vim.lsp.inline_completion (0.12 or later needed); {INSTALL_HINT}",
+                s.version,
+                nvim.display()
+            ))
+            .into());
+        }
+        let mut cmd = vec![server.display().to_string()];
+        cmd.extend(profile.args.iter().cloned());
+        let cmd_env: serde_json::Map<String, Value> = env
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+            .collect();
+        let setup = serde_json::json!({
+            "chan": chan,
+            "name": profile.name,
+            "cmd": cmd,
+            "cmd_env": cmd_env,
+            "root": root.display().to_string(),
+            "settings": profile.settings,
+            "init_options": profile.initialization_options,
+            "namespaces": if app.namespaces.is_empty() {
+                vec![INLINE_NAMESPACE.to_string()]
+            } else {
+                app.namespaces.clone()
+            },
+            "inline": app.namespaces.is_empty(),
+            "lsp_log": s._dir.path().join("lsp.log").display().to_string(),
+            "xdg_state_home": xdg_state_home,
+            "config": app.config,
+        });
+        s.lua(DRIVER, vec![json_to_mp(&setup)]).await?;
+        Ok(s)
+    }
+
+    pub fn editor_version(&self) -> &str {
+        &self.version
+    }
+    pub fn server_info(&self) -> &ServerInfo {
+        &self.info
+    }
+    pub fn workspace(&self) -> &Path {
+        &self.root
+    }
+    pub fn pid(&self) -> u32 {
+        self.process.pid()
+    }
+    /// Why this editor must not serve another case, if it must not.
+    pub fn broken(&self) -> Option<&str> {
+        self.broken.as_deref()
+    }
+    pub fn last_request_hash(&self) -> Option<&str> {
+        self.last_request_hash.as_deref()
+    }
+
+    /// Opens `rel` in a buffer (the last one opened is the current one, where typing
+    /// goes) with Neovim's client attached; the first waits for the server's
+    /// initialization.
+    pub async fn open(&mut self, rel: &str, text: &str) -> Result<(), SessionError> {
+        self.write_file(rel, text)?;
+        let path = self.root.join(rel);
+        let lang = self
+            .profile
+            .language_for(Path::new(rel))
+            .unwrap_or_else(|| self.profile.languages[0].clone());
+        let buf = self
+            .lua(
+                "return typist.open(...)",
+                vec![
+                    Mp::from(path.display().to_string()),
+                    Mp::from(lang),
+                    Mp::from(true),
+                ],
+            )
+            .await?;
+        let buf = buf
+            .as_i64()
+            .ok_or_else(|| EditorError::Failed(format!("neovim: no buffer for {rel}")))?;
+        self.bufs.insert(rel.to_string(), buf);
+        self.texts.insert(rel.to_string(), text.to_string());
+        self.lines.insert(
+            rel.to_string(),
+            text.split('\n').map(str::to_string).collect(),
+        );
+        if self.bufs.len() == 1 {
+            self.wait_initialized().await?;
+        }
+        Ok(())
+    }
+
+    async fn wait_initialized(&mut self) -> Result<(), SessionError> {
+        let deadline = Instant::now() + Duration::from_millis(self.profile.init_timeout_ms);
+        loop {
+            let r = mp_to_json(&self.lua("return typist.ready()", vec![]).await?);
+            if r["gone"] == Value::Bool(true) {
+                return Err(self
+                    .exited("the server exited before it was initialized")
+                    .await
+                    .into());
+            }
+            if r["initialized"] == Value::Bool(true) {
+                self.info = ServerInfo {
+                    name: r["name"].as_str().map(str::to_string),
+                    version: r["version"].as_str().map(str::to_string),
+                };
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                return Err(EditorError::Timeout(format!(
+                    "{}: not initialized within {} ms (inside neovim)",
+                    self.profile.name, self.profile.init_timeout_ms
+                ))
+                .into());
+            }
+            tokio::time::sleep(READY_POLL).await;
+        }
+    }
+
+    /// What the editor is to hold in `rel`; the disk copy holds it at once, the buffer
+    /// when the next case is placed.
+    pub fn set_text(&mut self, rel: &str, text: &str) -> Result<(), SessionError> {
+        let old = self
+            .texts
+            .get(rel)
+            .ok_or_else(|| SessionError::NotOpen(rel.to_string()))?;
+        if old == text {
+            return Ok(());
+        }
+        if let Some(added) = text.strip_prefix(old.as_str()) {
+            use std::io::Write;
+            let path = self.root.join(rel);
+            std::fs::OpenOptions::new()
+                .append(true)
+                .open(&path)
+                .and_then(|mut f| f.write_all(added.as_bytes()))
+                .map_err(SessionError::file(&path))?;
+        } else {
+            self.write_file(rel, text)?;
+        }
+        self.texts.insert(rel.to_string(), text.to_string());
+        Ok(())
+    }
+
+    fn write_file(&self, rel: &str, text: &str) -> Result<(), SessionError> {
+        let path = self.root.join(rel);
+        workspace::write_creating(&path, text).map_err(SessionError::file(&path))
+    }
+
+    /// Places the case in the buffer, types the cursor line's characters, and reads the
+    /// ghost text Neovim shows for the request sent after the last key.
+    pub async fn suggest(
+        &mut self,
+        rel: &str,
+        cursor: Position,
+    ) -> Result<Timed<Suggestions>, SessionError> {
+        if let Some(why) = &self.broken {
+            return Err(EditorError::Failed(why.clone()).into());
+        }
+        self.drain();
+        let text = self
+            .texts
+            .get(rel)
+            .ok_or_else(|| SessionError::NotOpen(rel.to_string()))?
+            .clone();
+        let buf = self.bufs[rel];
+        let at = Document::offset_of(&text, cursor, PositionEncoding::Utf8);
+        let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+        let typed = &text[line_start..at];
+        let row = cursor.line as usize;
+        let placed = format!("{}{}", &text[..line_start], &text[at..]);
+        let new_lines: Vec<String> = placed.split('\n').map(str::to_string).collect();
+        let old = self.lines.get(rel).cloned().unwrap_or_default();
+        let start = old
+            .iter()
+            .zip(&new_lines)
+            .take_while(|(a, b)| a == b)
+            .count()
+            .min(new_lines.len().saturating_sub(1));
+
+        // Normal mode first: leaving insert mode clears the old ghost text and cancels
+        // Neovim's pending requests.
+        let state = self.state(buf).await?;
+        if state["mode"].as_str().is_some_and(|m| m.starts_with('i')) {
+            self.input("<Esc>").await?;
+            self.wait_state(buf, STATE_WAIT, |s| s["mode"] == "n")
+                .await?;
+        }
+        let tail: Vec<Mp> = new_lines[start..]
+            .iter()
+            .map(|l| Mp::from(l.as_str()))
+            .collect();
+        let epoch = self
+            .lua(
+                "return typist.place(...)",
+                vec![
+                    Mp::from(buf),
+                    Mp::from(start as i64),
+                    Mp::Array(tail),
+                    Mp::from(row as i64),
+                ],
+            )
+            .await?
+            .as_u64()
+            .unwrap_or(0);
+        let mut after_typing = new_lines;
+        let rest = after_typing.get(row).cloned().unwrap_or_default();
+        if let Some(l) = after_typing.get_mut(row) {
+            *l = format!("{typed}{rest}");
+        }
+        self.lines.insert(rel.to_string(), after_typing);
+
+        // A plugin's ghost text is told from an old one by its extmarks: what is shown
+        // before typing is not the answer.
+        let before = if self.app.namespaces.is_empty() {
+            Value::Null
+        } else {
+            self.shown_marks(buf).await?
+        };
+        // Typing as a person: insert mode, then one key per interval.
+        self.input("i").await?;
+        let interval = Duration::from_millis(self.app.key_interval_ms);
+        for c in typed.chars() {
+            tokio::time::sleep(interval).await;
+            let key = if c == '<' {
+                "<lt>".to_string()
+            } else {
+                c.to_string()
+            };
+            self.input(&key).await?;
+        }
+        let want_line = format!("{typed}{rest}");
+        let col = typed.len() as u64;
+        let typed_wait = STATE_WAIT + interval * typed.chars().count() as u32;
+        let state = self
+            .wait_state(buf, typed_wait, |s| {
+                s["mode"].as_str().is_some_and(|m| m.starts_with('i'))
+                    && s["row"].as_u64() == Some(row as u64)
+                    && s["col"].as_u64() == Some(col)
+                    && s["line"].as_str() == Some(want_line.as_str())
+            })
+            .await?;
+        let t0 = Instant::now();
+        self.check_errmsg(&state)?;
+        let version = state["version"].as_i64().unwrap_or(-1);
+        if !self.app.namespaces.is_empty() {
+            return self.wait_shown(buf, t0, &before).await;
+        }
+
+        let seq = self.wait_sent(epoch, version, row as i64, &text).await?;
+        let answer = self.wait_answer(seq).await?;
+        let latency_ms = t0.elapsed().as_secs_f64() * 1000.0;
+        let state = self.state(buf).await?;
+        self.check_errmsg(&state)?;
+        if let Some(e) = answer.handler_error {
+            let why = format!("neovim: inline completion handler failed: {e}");
+            self.broken = Some(why.clone());
+            return Err(EditorError::Failed(why).into());
+        }
+        if let Some(e) = answer.error {
+            return Err(EditorError::Failed(format!(
+                "{}: {METHOD} failed (through neovim): {e}",
+                self.profile.name
+            ))
+            .into());
+        }
+        let value = if answer.null || answer.items == 0 {
+            Suggestions::Inline(Vec::new())
+        } else {
+            Suggestions::Inline(read_shown(&answer.shown).into_iter().collect())
+        };
+        Ok(Timed { value, latency_ms })
+    }
+
+    async fn shown_marks(&mut self, buf: i64) -> Result<Value, SessionError> {
+        Ok(mp_to_json(
+            &self
+                .lua("return typist.shown_now(...)", vec![Mp::from(buf)])
+                .await?,
+        ))
+    }
+
+    /// A plugin's ghost text: the first ghost text at the cursor that differs from
+    /// what was shown before typing, polled until the display deadline.
+    async fn wait_shown(
+        &mut self,
+        buf: i64,
+        t0: Instant,
+        before: &Value,
+    ) -> Result<Timed<Suggestions>, SessionError> {
+        let deadline = t0 + Duration::from_millis(self.app.display_deadline_ms);
+        let poll = SHOWN_POLL;
+        loop {
+            let now = self.shown_marks(buf).await?;
+            let marks = &now["marks"];
+            let fresh =
+                marks.as_array().is_some_and(|m| !m.is_empty()) && *marks != before["marks"];
+            if fresh {
+                let latency_ms = t0.elapsed().as_secs_f64() * 1000.0;
+                let state = self.state(buf).await?;
+                self.check_errmsg(&state)?;
+                let value = Suggestions::Inline(read_shown(&now).into_iter().collect());
+                return Ok(Timed { value, latency_ms });
+            }
+            if Instant::now() >= deadline {
+                let state = self.state(buf).await?;
+                self.check_errmsg(&state)?;
+                return Err(EditorError::NothingShown(format!(
+                    "nothing shown within the display deadline ({} ms)",
+                    self.app.display_deadline_ms
+                ))
+                .into());
+            }
+            tokio::time::sleep(poll).await;
+        }
+    }
+
+    /// The first request Neovim sent for this case's buffer version and row.
+    async fn wait_sent(
+        &mut self,
+        epoch: u64,
+        version: i64,
+        row: i64,
+        text: &str,
+    ) -> Result<u64, SessionError> {
+        let deadline = Instant::now() + REQUEST_SENT_WITHIN;
+        loop {
+            if let Some(s) = self
+                .sent
+                .iter()
+                .find(|s| s.epoch == epoch && s.version == version && s.row == row)
+            {
+                let root_uri = uri::from_path(&self.root);
+                self.last_request_hash = Some(request_hash_of(
+                    METHOD,
+                    &s.params,
+                    &root_uri,
+                    &crate::digest::sha256_hex(text.as_bytes()),
+                ));
+                return Ok(s.seq);
+            }
+            if self.detached {
+                return Err(self
+                    .exited("the server exited inside neovim (LspDetach)")
+                    .await
+                    .into());
+            }
+            if !self.next_note(deadline).await? {
+                return Err(EditorError::Failed(format!(
+                    "neovim sent no {METHOD} within {} ms after the last key",
+                    REQUEST_SENT_WITHIN.as_millis()
+                ))
+                .into());
+            }
+        }
+    }
+
+    async fn wait_answer(&mut self, seq: u64) -> Result<Answer, SessionError> {
+        let deadline = Instant::now() + self.profile.request_timeout();
+        loop {
+            if let Some(a) = self.answers.remove(&seq) {
+                // Older requests' answers can no longer be a case's.
+                self.answers.retain(|&k, _| k > seq);
+                self.cancelled.retain(|&k| k > seq);
+                return Ok(a);
+            }
+            if self.cancelled.contains(&seq) {
+                return Err(EditorError::Failed(format!("neovim cancelled its {METHOD}")).into());
+            }
+            if self.detached {
+                return Err(self
+                    .exited("the server exited inside neovim (LspDetach)")
+                    .await
+                    .into());
+            }
+            if !self.next_note(deadline).await? {
+                let _ = self.lua("typist.cancel(...)", vec![Mp::from(seq)]).await;
+                return Err(EditorError::Timeout(format!(
+                    "{}: {METHOD} not answered within {} ms (through neovim)",
+                    self.profile.name, self.profile.request_timeout_ms
+                ))
+                .into());
+            }
+        }
+    }
+
+    /// Waits for one notification until `deadline`; false when none came.
+    async fn next_note(&mut self, deadline: Instant) -> Result<bool, SessionError> {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match tokio::time::timeout(left, self.notes.recv()).await {
+            Err(_) => Ok(false),
+            Ok(None) => Err(self.exited("neovim exited").await.into()),
+            Ok(Some(n)) => {
+                self.absorb(n);
+                Ok(true)
+            }
+        }
+    }
+
+    fn drain(&mut self) {
+        while let Ok(n) = self.notes.try_recv() {
+            self.absorb(n);
+        }
+    }
+
+    fn absorb(&mut self, (method, params): Notification) {
+        let data = params.first().map(mp_to_json).unwrap_or(Value::Null);
+        let seq = data["seq"].as_u64().unwrap_or(0);
+        let opt_str = |v: &Value| v.as_str().map(str::to_string);
+        match method.as_str() {
+            "typist_request" => self.sent.push(Sent {
+                seq,
+                epoch: data["epoch"].as_u64().unwrap_or(0),
+                version: data["version"].as_i64().unwrap_or(-1),
+                row: data["row"].as_i64().unwrap_or(-1),
+                params: data["params"].clone(),
+            }),
+            "typist_answer" => {
+                self.answers.insert(
+                    seq,
+                    Answer {
+                        error: opt_str(&data["error"]),
+                        null: data["null"] == Value::Bool(true),
+                        items: data["items"].as_u64().unwrap_or(0),
+                        shown: data["shown"].clone(),
+                        handler_error: opt_str(&data["handler_error"]),
+                    },
+                );
+            }
+            "typist_cancel" => self.cancelled.push(seq),
+            "typist_detach" => self.detached = true,
+            _ => {}
+        }
+        // Only the requests of the current case can be the answer: keep the last few.
+        if self.sent.len() > 64 {
+            self.sent.drain(..self.sent.len() - 64);
+        }
+    }
+
+    fn check_errmsg(&mut self, state: &Value) -> Result<(), SessionError> {
+        match state["errmsg"].as_str() {
+            Some(m) if !m.is_empty() => {
+                let why = format!("neovim: {m}");
+                self.broken = Some(why.clone());
+                Err(EditorError::Failed(why).into())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    async fn state(&mut self, buf: i64) -> Result<Value, SessionError> {
+        Ok(mp_to_json(
+            &self
+                .lua("return typist.state(...)", vec![Mp::from(buf)])
+                .await?,
+        ))
+    }
+
+    async fn wait_state(
+        &mut self,
+        buf: i64,
+        within: Duration,
+        done: impl Fn(&Value) -> bool,
+    ) -> Result<Value, SessionError> {
+        let deadline = Instant::now() + within;
+        loop {
+            let s = self.state(buf).await?;
+            if done(&s) {
+                return Ok(s);
+            }
+            if Instant::now() >= deadline {
+                let why = format!("neovim: typing did not give the expected state: {s}");
+                self.broken = Some(why.clone());
+                return Err(EditorError::Failed(why).into());
+            }
+            tokio::time::sleep(POLL).await;
+        }
+    }
+
+    async fn input(&mut self, keys: &str) -> Result<(), SessionError> {
+        self.call("nvim_input", vec![Mp::from(keys)], CALL).await?;
+        Ok(())
+    }
+
+    async fn lua(&mut self, code: &str, args: Vec<Mp>) -> Result<Mp, SessionError> {
+        self.call("nvim_exec_lua", vec![Mp::from(code), Mp::Array(args)], CALL)
+            .await
+    }
+
+    async fn call(
+        &mut self,
+        method: &str,
+        args: Vec<Mp>,
+        within: Duration,
+    ) -> Result<Mp, SessionError> {
+        match self.rpc.call(method, args, within).await {
+            Ok(v) => Ok(v),
+            Err(CallError::Answer(m)) => {
+                let why = format!("neovim: {m}");
+                self.broken = Some(why.clone());
+                Err(EditorError::Failed(why).into())
+            }
+            Err(CallError::Timeout) => {
+                let why = format!(
+                    "neovim did not answer {method} within {} ms",
+                    within.as_millis()
+                );
+                self.broken = Some(why.clone());
+                Err(EditorError::Failed(why).into())
+            }
+            Err(CallError::Closed) => Err(self.exited("neovim exited").await.into()),
+        }
+    }
+
+    /// An exit error with what is known of Neovim's end (its status and last stderr
+    /// lines, when it has ended).
+    async fn exited(&mut self, what: &str) -> EditorError {
+        // Neovim's end is published once it is reaped: wait for it a moment so the
+        // message says how it ended.
+        let mut exit = self.exit.clone();
+        let _ = tokio::time::timeout(EXIT_STATUS_WAIT, exit.wait_for(Option::is_some)).await;
+        let end = exit.borrow().clone();
+        match end {
+            Some(e) if !e.stderr_tail.is_empty() => {
+                EditorError::Exited(format!("{what} ({}): {}", e.status, e.stderr_tail))
+            }
+            Some(e) => EditorError::Exited(format!("{what} ({})", e.status)),
+            None => EditorError::Exited(what.to_string()),
+        }
+    }
+
+    /// Stops Neovim and every server in its process group; the workspace goes with it.
+    pub async fn shutdown(self) -> Option<ExitInfo> {
+        self.process.kill_group();
+        let mut exit = self.exit.clone();
+        let _ = tokio::time::timeout(KILL_WAIT, exit.wait_for(Option::is_some)).await;
+        exit.borrow().clone()
+    }
+}
+
+/// The line as shown (the buffer's line with the ghost text at the mark) and the lines
+/// below it, as an [`InlineSuggestion`]; `None` when nothing is shown at the cursor.
+fn read_shown(shown: &Value) -> Option<InlineSuggestion> {
+    let line = shown["line"].as_str()?;
+    let mark = shown["marks"].as_array()?.first()?;
+    let col = (mark["col"].as_u64()? as usize).min(line.len());
+    let ghost = mark["text"].as_str().unwrap_or("");
+    let before = line.get(..col)?;
+    let after = match mark["pos"].as_str() {
+        // Overlay covers as many characters as the ghost text has.
+        Some("overlay") => {
+            let covered: usize = line[col..]
+                .chars()
+                .take(ghost.chars().count())
+                .map(char::len_utf8)
+                .sum();
+            &line[col + covered..]
+        }
+        _ => &line[col..],
+    };
+    let first = format!("{before}{ghost}{after}");
+    let mut text = first.clone();
+    for l in mark["lines"].as_array().into_iter().flatten() {
+        text.push('\n');
+        text.push_str(l.as_str().unwrap_or(""));
+    }
+    Some(InlineSuggestion { line: first, text })
+}
+
+fn json_to_mp(v: &Value) -> Mp {
+    match v {
+        Value::Null => Mp::Nil,
+        Value::Bool(b) => Mp::from(*b),
+        Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
+            (Some(i), _, _) => Mp::from(i),
+            (_, Some(u), _) => Mp::from(u),
+            (_, _, Some(f)) => Mp::from(f),
+            _ => Mp::Nil,
+        },
+        Value::String(s) => Mp::from(s.as_str()),
+        Value::Array(a) => Mp::Array(a.iter().map(json_to_mp).collect()),
+        Value::Object(o) => Mp::Map(
+            o.iter()
+                .map(|(k, v)| (Mp::from(k.as_str()), json_to_mp(v)))
+                .collect(),
+        ),
+    }
+}
+
+fn mp_to_json(v: &Mp) -> Value {
+    match v {
+        Mp::Nil => Value::Null,
+        Mp::Boolean(b) => Value::Bool(*b),
+        Mp::Integer(i) => i
+            .as_i64()
+            .map(Value::from)
+            .or_else(|| i.as_u64().map(Value::from))
+            .unwrap_or(Value::Null),
+        Mp::F32(f) => {
+            serde_json::Number::from_f64(f64::from(*f)).map_or(Value::Null, Value::Number)
+        }
+        Mp::F64(f) => serde_json::Number::from_f64(*f).map_or(Value::Null, Value::Number),
+        Mp::String(s) => Value::String(s.as_str().unwrap_or("").to_string()),
+        Mp::Binary(b) => Value::String(String::from_utf8_lossy(b).into_owned()),
+        Mp::Array(a) => Value::Array(a.iter().map(mp_to_json).collect()),
+        Mp::Map(m) => Value::Object(
+            m.iter()
+                .map(|(k, v)| {
+                    let key = match k {
+                        Mp::String(s) => s.as_str().unwrap_or("").to_string(),
+                        other => other.to_string(),
+                    };
+                    (key, mp_to_json(v))
+                })
+                .collect(),
+        ),
+        Mp::Ext(_, _) => Value::Null,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_shown_line_is_the_buffer_line_with_the_ghost_text_at_its_mark() {
+        let inline = json!({"line": "    x = ", "col": 8, "marks": [
+            {"col": 8, "text": "f(1)", "lines": ["    return x"], "pos": "inline"}]});
+        let s = read_shown(&inline).unwrap();
+        assert_eq!(s.line, "    x = f(1)");
+        assert_eq!(s.text, "    x = f(1)\n    return x");
+        let overlay = json!({"line": "ab)", "col": 2, "marks": [
+            {"col": 2, "text": "c)", "lines": [], "pos": "overlay"}]});
+        assert_eq!(read_shown(&overlay).unwrap().line, "abc)");
+        let none = json!({"line": "ab", "col": 2, "marks": []});
+        assert_eq!(read_shown(&none), None);
+    }
+}

@@ -1,0 +1,570 @@
+//! A real Neovim as the editor (`--editor neovim`, issue 26): the same plan gives the
+//! same suggestions through Neovim as through typist's own client; the cheating server
+//! finds no target line through Neovim either; Neovim writes no swap, backup, undo or
+//! shada file; a Lua error and a crash of Neovim are the case's error and the next case
+//! gets a fresh editor. Neovim must be installed (`scripts/install-servers.sh`): a
+//! missing one fails these tests, never skips them.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::common::{DATASET, TYPIST, editors_with, ok, typist};
+
+/// The Neovim typist uses (the install script's), or a failure saying how to get it.
+fn require_neovim() -> PathBuf {
+    let nvim = Path::new(env!("CARGO_MANIFEST_DIR")).join(".servers/bin/nvim");
+    assert!(
+        nvim.is_file(),
+        "Neovim is not installed at {}: run scripts/install-servers.sh",
+        nvim.display()
+    );
+    nvim
+}
+
+fn parsed(dir: &Path) -> Vec<Value> {
+    std::fs::read_to_string(dir.join("records.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn run_in(out: &Path, args: &[&str]) -> std::process::Output {
+    require_neovim();
+    typist()
+        .args(["run", "--config", "/dev/null", "--quiet", "--no-latency"])
+        .args(["--dataset", DATASET, "--out", out.to_str().unwrap()])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// Same plan, two editors: typist-ngram and typist-fixed through typist's own client
+/// and through Neovim, with three characters typed at 20 ms a key. At least 99% of the
+/// cases give the same outcome and the same predicted line; the records through Neovim
+/// name the editor and its version, typist's own carry no such field.
+#[test]
+fn the_same_plan_through_neovim_gives_the_same_suggestions() {
+    let tmp = tempfile::tempdir().unwrap();
+    let common = [
+        "--assistant",
+        "typist-ngram",
+        "--assistant",
+        "typist-fixed",
+        "--rate",
+        "0.02",
+        "--seed",
+        "1",
+        "--typed-prefix",
+        "3",
+        "--jobs",
+        "2",
+    ];
+    let own = tmp.path().join("typist");
+    ok(&run_in(&own, &common));
+    let nv = tmp.path().join("neovim");
+    let mut args = common.to_vec();
+    args.extend(["--editor", "neovim", "--key-interval-ms", "20"]);
+    ok(&run_in(&nv, &args));
+    let (a, b) = (parsed(&own), parsed(&nv));
+    assert_eq!(a.len(), b.len());
+    assert!(a.len() >= 60, "{} records", a.len());
+    let mut differ = Vec::new();
+    for (x, y) in a.iter().zip(&b) {
+        assert_eq!((&x["case"], &x["assistant"]), (&y["case"], &y["assistant"]));
+        if (&x["outcome"], &x["predicted"]) != (&y["outcome"], &y["predicted"]) {
+            differ.push(format!(
+                "{} {}: typist {} {} | neovim {} {} {}",
+                x["assistant"],
+                x["case"],
+                x["outcome"],
+                x["predicted"],
+                y["outcome"],
+                y["predicted"],
+                y["error"]
+            ));
+        }
+        assert!(x.get("editor").is_none(), "{x}");
+        assert_eq!(y["editor"], "neovim");
+        assert!(
+            y["editor_version"].as_str().unwrap().starts_with("0.12."),
+            "{y}"
+        );
+    }
+    for d in &differ {
+        eprintln!("differs: {d}");
+    }
+    assert!(
+        differ.len() * 100 <= a.len(),
+        "{} of {} cases differ",
+        differ.len(),
+        a.len()
+    );
+    let answered = |r: &&Value| r["outcome"] == "suggestion";
+    assert!(
+        b.iter().filter(answered).count() * 2 > b.len(),
+        "mostly suggestions"
+    );
+    let m: Value =
+        serde_json::from_str(&std::fs::read_to_string(nv.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(m["editor"]["kind"], "neovim");
+    assert_eq!(m["editor"]["key_interval_ms"], 20);
+    assert_eq!(m["conditions"]["app"]["kind"], "neovim");
+    let m: Value =
+        serde_json::from_str(&std::fs::read_to_string(own.join("manifest.json")).unwrap()).unwrap();
+    assert!(
+        m.get("editor").is_none() && m["conditions"].get("app").is_none(),
+        "{m}"
+    );
+}
+
+/// The honesty invariant through Neovim: the cheating server (it reads the workspace at
+/// `initialize`, every `didOpen`, every version Neovim sends and every request) never
+/// finds the line it is asked for, with lines below and a typed prefix, and when the
+/// file is typed from the top.
+#[test]
+fn a_cheating_server_finds_no_target_line_through_neovim() {
+    let tmp = tempfile::tempdir().unwrap();
+    let editors = editors_with(tmp.path(), "cheat", &["--backend", "cheat"], 10_000);
+    let modes: &[(&str, &[&str])] = &[
+        (
+            "suffix-typed",
+            &["--suffix-lines", "4", "--typed-prefix", "4"],
+        ),
+        ("type", &["--typing", "type", "--typed-prefix", "2"]),
+    ];
+    for (label, extra) in modes {
+        let out = tmp.path().join(label);
+        let mut args = vec![
+            "--assistant",
+            "cheat",
+            "--editors",
+            editors.to_str().unwrap(),
+            "--editor",
+            "neovim",
+            "--key-interval-ms",
+            "10",
+            "--rate",
+            "0.02",
+            "--seed",
+            "5",
+            "--jobs",
+            "2",
+        ];
+        args.extend_from_slice(extra);
+        ok(&run_in(&out, &args));
+        let recs = parsed(&out);
+        assert!(recs.len() > 30, "{label}: {} records", recs.len());
+        for r in &recs {
+            assert_eq!(r["outcome"], "empty", "{label}: the cheater found {r}");
+            assert_eq!(r["editor"], "neovim");
+        }
+    }
+}
+
+/// Neovim writes nothing but what typist writes: after a few cases the session's folder
+/// holds only the workspace's files and Neovim's empty logs where typist put them (no
+/// swap, backup, undo or shada file), and the
+/// HOME and XDG folders Neovim and the server were given stay empty.
+#[test]
+fn neovim_writes_no_swap_backup_undo_or_shada_file() {
+    require_neovim();
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let mut profile = typist::editor::Profile::load(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("editors/typist-fixed.toml"),
+    )
+    .unwrap();
+    profile.command = TYPIST.to_string();
+    for (k, sub) in [
+        ("HOME", ""),
+        ("XDG_CONFIG_HOME", ".config"),
+        ("XDG_DATA_HOME", ".local/share"),
+        ("XDG_STATE_HOME", ".local/state"),
+        ("XDG_CACHE_HOME", ".cache"),
+    ] {
+        profile
+            .env
+            .insert(k.into(), home.join(sub).display().to_string());
+    }
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let (files, suggested) = rt.block_on(async {
+        use typist::editor::{EditorApp, EditorKind, EditorSession, Position};
+        let app = EditorApp {
+            kind: EditorKind::Neovim,
+            key_interval_ms: 5,
+            ..EditorApp::default()
+        };
+        let opts = typist::editor::SessionOptions {
+            contents: vec![("pkg/a.py".into(), String::new())],
+            ..Default::default()
+        };
+        let mut s = EditorSession::start(&app, &profile, &Default::default(), opts)
+            .await
+            .unwrap();
+        s.open("pkg/a.py", "").await.unwrap();
+        let mut text = String::new();
+        let mut suggested = Vec::new();
+        for (i, line) in ["import os", "def f():", "    return 1"].iter().enumerate() {
+            text.push_str(&line[..3]);
+            s.set_text("pkg/a.py", &text).unwrap();
+            let t = s
+                .suggest(
+                    "pkg/a.py",
+                    Position {
+                        line: i as u32,
+                        character: 3,
+                    },
+                )
+                .await
+                .unwrap();
+            suggested.push(t.value.top(1));
+            text.push_str(&line[3..]);
+            text.push('\n');
+            s.set_text("pkg/a.py", &text).unwrap();
+        }
+        let folder = s.workspace().parent().unwrap().to_path_buf();
+        let files = all_files(&folder);
+        for log in ["nvim.log", "lsp.log"] {
+            let text = std::fs::read_to_string(folder.join(log)).unwrap_or_default();
+            assert_eq!(text, "", "{log}");
+        }
+        s.shutdown(std::time::Duration::from_secs(5)).await;
+        (files, suggested)
+    });
+    // Neovim's logs are where typist points them (NVIM_LOG_FILE, the client's log
+    // file), and empty.
+    assert_eq!(
+        files,
+        vec![
+            "lsp.log".to_string(),
+            "nvim.log".into(),
+            "workspace/pkg/a.py".into()
+        ],
+        "the session's folder"
+    );
+    // typist-fixed answers `pass` at the cursor: the shown line is the typed prefix
+    // and the ghost text.
+    assert_eq!(
+        suggested,
+        vec![
+            vec!["imppass".to_string()],
+            vec!["defpass".into()],
+            vec!["   pass".into()]
+        ]
+    );
+    let written: Vec<(String, String)> = all_files(&home)
+        .into_iter()
+        .map(|f| {
+            let text = std::fs::read_to_string(home.join(&f)).unwrap_or_default();
+            (f, text)
+        })
+        .collect();
+    assert_eq!(written, Vec::<(String, String)>::new(), "HOME");
+}
+
+/// Every file under `dir`, relative to it, sorted.
+fn all_files(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p.strip_prefix(dir).unwrap().display().to_string());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A plugin's Lua error is the case's error with its message, and the next case gets a
+/// fresh editor: a configuration that fails on the second time insert mode is entered
+/// in a Neovim fails exactly every second case of a file (each file starts a Neovim, and
+/// each failure replaces it). A Neovim that exits (`os.exit(3)` on even lines) is the
+/// error of each even line's case, saying how it ended, and every odd line's case is
+/// answered by a fresh one.
+#[test]
+fn a_lua_error_or_a_crash_is_the_cases_error_and_the_next_case_gets_a_fresh_editor() {
+    let tmp = tempfile::tempdir().unwrap();
+    let failing = tmp.path().join("failing.lua");
+    std::fs::write(
+        &failing,
+        "local n = 0\nvim.api.nvim_create_autocmd('InsertEnter', { callback = function()\n  n = n + 1\n  if n == 2 then error('typist test: plugin failure') end\nend })\n",
+    )
+    .unwrap();
+    let crashing = tmp.path().join("crashing.lua");
+    std::fs::write(
+        &crashing,
+        "vim.api.nvim_create_autocmd('InsertEnter', { callback = function()\n  if vim.api.nvim_win_get_cursor(0)[1] % 2 == 0 then os.exit(3) end\nend })\n",
+    )
+    .unwrap();
+    let base = [
+        "--assistant",
+        "typist-fixed",
+        "--editor",
+        "neovim",
+        "--rate",
+        "0.01",
+        "--seed",
+        "1",
+        "--max-restarts",
+        "1000",
+    ];
+    let out = tmp.path().join("failing");
+    let mut args = base.to_vec();
+    args.extend(["--editor-config", failing.to_str().unwrap()]);
+    ok(&run_in(&out, &args));
+    let recs = parsed(&out);
+    let mut by_file: BTreeMap<String, Vec<&Value>> = BTreeMap::new();
+    for r in &recs {
+        by_file
+            .entry(format!("{}/{}", r["repo"], r["file"]))
+            .or_default()
+            .push(r);
+    }
+    let mut errors = 0;
+    for rs in by_file.values() {
+        for (i, r) in rs.iter().enumerate() {
+            if i % 2 == 1 {
+                errors += 1;
+                assert_eq!(r["outcome"], "error", "{r}");
+                let e = r["error"].as_str().unwrap();
+                assert!(e.contains("typist test: plugin failure"), "{e}");
+            } else {
+                assert_eq!(r["outcome"], "suggestion", "{r}");
+            }
+        }
+    }
+    assert!(errors >= 5, "{errors} failing cases");
+
+    let out = tmp.path().join("crashing");
+    let mut args = base.to_vec();
+    args.extend(["--editor-config", crashing.to_str().unwrap()]);
+    ok(&run_in(&out, &args));
+    let recs = parsed(&out);
+    let even = recs.iter().filter(|r| r["line"].as_u64().unwrap() % 2 == 0);
+    assert!(even.clone().count() >= 5);
+    for r in even {
+        assert_eq!(r["outcome"], "error", "{r}");
+        let e = r["error"].as_str().unwrap();
+        assert!(
+            e.contains("neovim exited") && e.contains("exit code 3"),
+            "{e}"
+        );
+    }
+    for r in recs.iter().filter(|r| r["line"].as_u64().unwrap() % 2 == 1) {
+        assert_eq!(r["outcome"], "suggestion", "{r}");
+    }
+}
+
+/// `doctor --editor neovim`: Neovim's version, and each inline profile attached inside
+/// it and answering its probe through Neovim's ghost text.
+#[test]
+fn doctor_examines_profiles_inside_neovim() {
+    require_neovim();
+    let out = typist()
+        .args(["doctor", "--editor", "neovim", "--json"])
+        .args(["--profile", "typist-fixed", "--profile", "typist-ngram"])
+        .output()
+        .unwrap();
+    ok(&out);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let by_name: BTreeMap<&str, &Value> = v["profiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["name"].as_str().unwrap(), p))
+        .collect();
+    for (name, server, top) in [
+        ("typist-fixed", "typist-host (fixed)", "pass"),
+        ("typist-ngram", "typist-host (ngram)", "for i in range(10):"),
+    ] {
+        let p = by_name[name];
+        assert_eq!(p["status"], "ok", "{p}");
+        assert!(
+            p["editor"].as_str().unwrap().starts_with("neovim 0.12."),
+            "{p}"
+        );
+        assert_eq!(p["server"]["name"], server);
+        assert_eq!(p["probe"]["top"], serde_json::json!([top]), "{p}");
+    }
+}
+
+/// A plugin-only assistant: `fixtures/neovim/ghost.lua` (no LSP, its own extmark
+/// namespace, a 150 ms debounce, as copilot.vim draws) loaded with `--editor-config`,
+/// read with `--editor-namespace`. It shows the rest of the line above when the typed
+/// prefix starts it, else nothing: every record is what the plugin drew, computed here
+/// from the dataset, and nothing drawn is an `empty` with its reason, counted in the
+/// score's empty rate.
+#[test]
+fn a_plugin_only_assistant_is_measured_from_its_own_namespace() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("ghost");
+    let plugin = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/neovim/ghost.lua");
+    let o = run_in(
+        &out,
+        &[
+            "--assistant",
+            "typist-fixed",
+            "--editor",
+            "neovim",
+            "--editor-config",
+            plugin,
+            "--editor-namespace",
+            "typist.fixture.ghost",
+            "--typed-prefix",
+            "2",
+            "--key-interval-ms",
+            "20",
+            "--rate",
+            "0.01",
+            "--seed",
+            "1",
+        ],
+    );
+    ok(&o);
+    let recs = parsed(&out);
+    assert_eq!(recs.len(), 23);
+    let mut empties = 0;
+    for r in &recs {
+        let text = std::fs::read_to_string(
+            Path::new(DATASET)
+                .join(r["repo"].as_str().unwrap())
+                .join(r["file"].as_str().unwrap()),
+        )
+        .unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let n = r["line"].as_u64().unwrap() as usize;
+        let above = if n >= 2 { lines[n - 2] } else { "" };
+        let typed: String = r["expected"].as_str().unwrap().chars().take(2).collect();
+        if !above.is_empty() && above.starts_with(&typed) && above.len() > typed.len() {
+            assert_eq!(r["outcome"], "suggestion", "{r}");
+            assert_eq!(r["predicted"], above, "{r}");
+        } else {
+            empties += 1;
+            assert_eq!(r["outcome"], "empty", "{r}");
+            assert_eq!(
+                r["reason"], "nothing shown within the display deadline (1000 ms)",
+                "{r}"
+            );
+        }
+    }
+    assert!(
+        empties >= 2 && empties < recs.len() / 2,
+        "{empties} empties"
+    );
+    let m: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(
+        m["editor"]["namespaces"],
+        serde_json::json!(["typist.fixture.ghost"])
+    );
+    assert_eq!(m["editor"]["display_deadline_ms"], 1000);
+    assert_eq!(m["editor"]["config"], plugin);
+    let score = typist()
+        .args(["score", "--json"])
+        .arg(out.join("records.jsonl"))
+        .output()
+        .unwrap();
+    ok(&score);
+    let s: Value = serde_json::from_slice(&score.stdout).unwrap();
+    let a = &s["assistants"]["typist-fixed"];
+    assert_eq!(a["cases"], 23);
+    assert_eq!(a["empty_rate"], empties as f64 / 23.0);
+    assert_eq!(a["error_rate"], 0.0);
+}
+
+/// Processes whose parent is `pid`, with their state letter, from `/proc`.
+fn children_of(pid: u32) -> Vec<(u32, char)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(p) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
+            continue;
+        };
+        // After the command name's closing parenthesis: state, then the parent.
+        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r.trim().to_string()) else {
+            continue;
+        };
+        let mut f = rest.split_whitespace();
+        let state = f.next().and_then(|s| s.chars().next()).unwrap_or('?');
+        if f.next().and_then(|s| s.parse::<u32>().ok()) == Some(pid) {
+            out.push((p, state));
+        }
+    }
+    out
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| s.rsplit_once(')').map(|(_, r)| r.trim().starts_with('Z')))
+        .is_some_and(|zombie| !zombie)
+}
+
+/// SIGKILL of typist mid-run takes every Neovim and every server Neovim started with
+/// it (Neovim dies with its parent; its servers lose their editor).
+#[test]
+fn no_neovim_or_server_outlives_a_killed_typist() {
+    require_neovim();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child = typist()
+        .args([
+            "run",
+            "--config",
+            "/dev/null",
+            "--quiet",
+            "--dataset",
+            DATASET,
+        ])
+        .args([
+            "--assistant",
+            "typist-fixed",
+            "--editor",
+            "neovim",
+            "--rate",
+            "0.05",
+        ])
+        .args(["--jobs", "2", "--out"])
+        .arg(tmp.path().join("out"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let started = loop {
+        let editors: Vec<u32> = children_of(child.id()).iter().map(|c| c.0).collect();
+        let servers: Vec<u32> = editors
+            .iter()
+            .flat_map(|&e| children_of(e).into_iter().map(|c| c.0))
+            .collect();
+        if editors.len() == 2 && servers.len() == 2 {
+            break [editors, servers].concat();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no Neovim with its server started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while started.iter().any(|&p| alive(p)) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let left: Vec<u32> = started.iter().copied().filter(|&p| alive(p)).collect();
+    assert!(
+        left.is_empty(),
+        "left running after typist's SIGKILL: {left:?}"
+    );
+}
