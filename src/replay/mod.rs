@@ -11,6 +11,7 @@
 //! [`shard`] and [`merge`] the split and the join, [`typing`] what the editor holds.
 
 pub mod checks;
+pub mod golf;
 pub mod manifest;
 pub mod merge;
 mod options;
@@ -133,6 +134,7 @@ async fn refuse(
     }
     check_assistants(profiles, plan)?;
     check_blocks(plan, cond)?;
+    checks::check_golf(plan, cond)?;
     if cond.typing == TypingMode::Type && cond.context == ContextMode::Full {
         bail!(
             "typing = \"type\" feeds the file from the top, so it cannot have context = \"full\""

@@ -31,6 +31,9 @@ pub struct RunConditions {
     /// Record `latency_ms` (off: null, for byte-identical records across runs).
     pub latency: bool,
     pub editor: Conditions,
+    /// `--golf`: each line case played key by key (methodology §10); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub golf: Option<super::golf::Golf>,
 }
 
 impl Default for RunConditions {
@@ -45,6 +48,7 @@ impl Default for RunConditions {
             open_tabs: 0,
             latency: true,
             editor: Conditions::default(),
+            golf: None,
         }
     }
 }
