@@ -210,6 +210,21 @@ fn golf_full_oracle_saves_the_most_and_fixed_nothing() {
         .unwrap();
     ok(&o);
     assert!(String::from_utf8_lossy(&o.stdout).contains("keystrokes saved"));
+    // And the report's markdown summary.
+    let md = f.tmp.path().join("summary.md");
+    let o = typist()
+        .arg("report")
+        .arg(f.tmp.path().join("full/records.jsonl"))
+        .arg("--out")
+        .arg(f.tmp.path().join("report.html"))
+        .arg("--markdown")
+        .arg(&md)
+        .output()
+        .unwrap();
+    ok(&o);
+    let md = std::fs::read_to_string(md).unwrap();
+    assert!(md.contains("Keystrokes saved"), "{md}");
+    assert!(md.contains("| oracle | 3 | 91.2 ± "), "{md}");
 }
 
 #[test]
@@ -272,13 +287,23 @@ fn golf_failures_are_counted_apart_and_flagged() {
 }
 
 #[test]
-fn golf_is_refused_with_a_typed_prefix_and_absent_without_the_flag() {
+fn golf_is_refused_with_a_typed_prefix_absent_without_the_flag_and_keeps_line_records() {
     let f = fixture();
     let (recs, s) = run(&f, "plain", &["oracle"], &[]);
     assert!(recs.iter().all(|r| r.get("golf").is_none()));
     assert!(s.get("golf").is_none());
     let manifest = std::fs::read_to_string(f.tmp.path().join("plain/manifest.json")).unwrap();
     assert!(!manifest.contains("golf"));
+    // A golf record is the line case at p = 0 plus its tally: without `golf`, the
+    // records of a plain run (so the §2 figures of a golf run are a plain run's).
+    let (mut golfed, _) = run(&f, "golfed", &["oracle"], &["--golf", "word"]);
+    for r in &mut golfed {
+        r.as_object_mut()
+            .unwrap()
+            .remove("golf")
+            .expect("a golf tally");
+    }
+    assert_eq!(golfed, recs);
     let o = typist()
         .args(["run", "--config", "/dev/null", "--quiet", "--editors"])
         .arg(&f.editors)
