@@ -8,7 +8,8 @@
 //! Files: this one is the run's API; [`checks`] what a run refuses before it starts,
 //! [`units`] the queue, `worker` the sessions and their restart policy, `progress` the
 //! sink task, [`manifest`] the typed `manifest.json`, [`records`] the records file,
-//! [`shard`] and [`merge`] the split and the join, [`typing`] what the editor holds.
+//! [`shard`] and [`merge`] the split and the join, [`typing`] what the editor holds,
+//! [`golf`] the user's move in a golf case (methodology §10; its loop is `worker/golf.rs`).
 
 pub mod checks;
 pub mod golf;
