@@ -311,6 +311,13 @@ pub struct RunArgs {
     /// Neighbouring files of the same repository opened before the case's file.
     #[arg(long, value_name = "N")]
     pub open_tabs: Option<u32>,
+    /// Keystrokes saved (methodology §10, completion golf): play each line case key by
+    /// key, accepting the whole suggestion (full) or its matching words (word) when right.
+    #[arg(long, value_name = "full|word", value_parser = super::choice::choice(super::choice::GOLF))]
+    pub golf: Option<typist::replay::golf::GolfMode>,
+    /// With --golf: requests per line at most (past it the rest is typed).
+    #[arg(long, value_name = "N", requires = "golf")]
+    pub golf_max_requests: Option<u32>,
     /// Record no latencies (records then are byte-identical across runs).
     #[arg(long)]
     pub no_latency: bool,

@@ -92,6 +92,19 @@ pub const GRANULARITY: Table<Granularity> = &[
     (Granularity::Char, "char", "One change per character"),
 ];
 
+pub const GOLF: Table<typist::replay::golf::GolfMode> = &[
+    (
+        typist::replay::golf::GolfMode::Full,
+        "full",
+        "Accept the whole suggestion (one key) when it is right to its end",
+    ),
+    (
+        typist::replay::golf::GolfMode::Word,
+        "word",
+        "Also accept a wrong suggestion's words up to its last matching one (one key a word)",
+    ),
+];
+
 pub const TRIGGER: Table<TriggerKind> = &[
     (
         TriggerKind::Invoked,

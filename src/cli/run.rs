@@ -64,13 +64,16 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
             out.display()
         );
     }
-    let report = replay(
-        planned.ds,
-        &planned.cases,
-        profiles,
-        settings.conditions,
-        &opts,
-    );
+    let mut conditions = settings.conditions;
+    if let Some(mode) = a.golf {
+        conditions.golf = Some(typist::replay::golf::Golf {
+            mode,
+            max_requests: a
+                .golf_max_requests
+                .unwrap_or(typist::replay::golf::DEFAULT_MAX_REQUESTS),
+        });
+    }
+    let report = replay(planned.ds, &planned.cases, profiles, conditions, &opts);
     // The replay is over: the model services stop now, not after the scoring.
     drop(services);
     let report = report?;

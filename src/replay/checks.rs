@@ -142,3 +142,31 @@ pub async fn check_capabilities(profiles: &[Profile], cond: &Conditions) -> Resu
     }
     Ok(())
 }
+
+/// Refuses `--golf` where §10 cannot be played as it says: a plan of token cases, file
+/// typing from the top (golf pastes each state of the line), or a typed prefix (golf
+/// starts from nothing typed).
+pub fn check_golf(plan: &[crate::dataset::Case], cond: &RunConditions) -> anyhow::Result<()> {
+    let Some(g) = cond.golf else { return Ok(()) };
+    if plan.iter().any(|c| c.token.is_some()) {
+        anyhow::bail!("--golf plays line cases; this plan has token cases");
+    }
+    if cond.typing != super::typing::TypingMode::Paste {
+        anyhow::bail!(
+            "--golf needs typing = \"paste\" (each state of the line is set in one change)"
+        );
+    }
+    if cond.typed_prefix > 0 {
+        anyhow::bail!("--golf starts from nothing typed: it cannot go with --typed-prefix");
+    }
+    if g.max_requests == 0 {
+        anyhow::bail!("--golf-max-requests must be at least 1");
+    }
+    if cond.app.kind != EditorKind::Typist {
+        anyhow::bail!(
+            "--golf is played through typist's own client for now: drop --editor {}",
+            cond.app.kind.as_str()
+        );
+    }
+    Ok(())
+}

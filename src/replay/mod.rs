@@ -8,9 +8,11 @@
 //! Files: this one is the run's API; [`checks`] what a run refuses before it starts,
 //! [`units`] the queue, `worker` the sessions and their restart policy, `progress` the
 //! sink task, [`manifest`] the typed `manifest.json`, [`records`] the records file,
-//! [`shard`] and [`merge`] the split and the join, [`typing`] what the editor holds.
+//! [`shard`] and [`merge`] the split and the join, [`typing`] what the editor holds,
+//! [`golf`] the user's move in a golf case (methodology §10; its loop is `worker/golf.rs`).
 
 pub mod checks;
+pub mod golf;
 pub mod manifest;
 pub mod merge;
 mod options;
@@ -134,6 +136,7 @@ async fn refuse(
     }
     check_assistants(profiles, plan)?;
     check_blocks(plan, cond)?;
+    checks::check_golf(plan, cond)?;
     if cond.typing == TypingMode::Type && cond.context == ContextMode::Full {
         bail!(
             "typing = \"type\" feeds the file from the top, so it cannot have context = \"full\""

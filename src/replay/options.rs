@@ -35,6 +35,9 @@ pub struct RunConditions {
     /// manifest) and its own conditions: the key interval, the Lua configuration.
     #[serde(skip_serializing_if = "EditorApp::is_default")]
     pub app: EditorApp,
+    /// `--golf`: each line case played key by key (methodology §10); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub golf: Option<super::golf::Golf>,
 }
 
 impl Default for RunConditions {
@@ -50,6 +53,7 @@ impl Default for RunConditions {
             latency: true,
             editor: Conditions::default(),
             app: EditorApp::default(),
+            golf: None,
         }
     }
 }

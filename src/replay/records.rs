@@ -86,6 +86,10 @@ pub struct Record {
     /// That editor's version (`0.12.0-dev-fbb1caf`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub editor_version: Option<String>,
+    /// Golf runs (methodology §10, `--golf`): the line played key by key; the record's
+    /// other fields are the first request's (nothing of the line typed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub golf: Option<super::golf::GolfTally>,
     /// Fields this version does not know (written by another kind of run or a later
     /// version): kept as they are by resume, merge and the final sort.
     #[serde(flatten)]

@@ -33,6 +33,7 @@ use super::units::{Unit, neighbours};
 use crate::dataset::{Case, Dataset};
 use crate::editor::{Document, EditorSession, Profile, SessionError, SessionOptions};
 
+mod golf;
 mod tokens;
 
 /// What the workers of a run share.
@@ -327,6 +328,10 @@ impl Worker {
         for case in &unit.cases {
             if self.shared.cancel.load(Ordering::SeqCst) {
                 return Ok(());
+            }
+            if let Some(golf) = cond.golf {
+                self.golf_case(unit, lines, case, cond, golf).await?;
+                continue;
             }
             let idx = case.line as usize - 1;
             let (text, cursor) = typing::paste_document(

@@ -70,6 +70,7 @@ pub fn markdown(s: &Summary) -> String {
     }
     ranking(s, &mut m);
     blocks(s, &mut m);
+    golf(s, &mut m);
     checks(s, &mut m);
     m
 }
@@ -138,6 +139,41 @@ fn blocks(s: &Summary, m: &mut String) {
     {
         let _ = writeln!(m, "\nBlock integral help, paired differences:\n");
         paired_list(s, &s.block_pairwise, "block_integral_help", m);
+    }
+}
+
+/// Keystrokes saved (methodology §10).
+fn golf(s: &Summary, m: &mut String) {
+    if s.golf.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        m,
+        "\nKeystrokes saved (completion golf: keys to write each line with the assistant):\n"
+    );
+    let _ = writeln!(
+        m,
+        "| assistant | lines | keystrokes saved % | one accept % | requests / line | lines with failures |"
+    );
+    let _ = writeln!(m, "|---|---:|---:|---:|---:|---:|");
+    let pm = |e: &Estimate| format!("{} ± {}", pct(e.value), pct(e.half()));
+    for (n, g) in &s.golf {
+        let _ = writeln!(
+            m,
+            "| {n} | {} | {} | {} | {:.2} | {} |",
+            g.lines,
+            pm(&g.keystrokes_saved),
+            pm(&g.one_accept_share),
+            g.requests_per_line.value,
+            g.lines_with_failures
+        );
+    }
+    if s.golf_pairwise
+        .iter()
+        .any(|p| p.metric == "keystrokes_saved")
+    {
+        let _ = writeln!(m, "\nKeystrokes saved, paired differences:\n");
+        paired_list(s, &s.golf_pairwise, "keystrokes_saved", m);
     }
 }
 

@@ -11,6 +11,7 @@ pub mod checks;
 pub mod checks_file;
 pub mod curve;
 pub mod distance;
+pub mod golf;
 mod options;
 pub mod pairs;
 pub mod pairwise;

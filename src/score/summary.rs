@@ -134,6 +134,12 @@ pub struct Summary {
     /// Paired differences of `syntax_valid` and `no_new_error`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub checks_pairwise: Vec<Pairwise>,
+    /// Keystrokes saved (methodology §10), per assistant; absent without golf records.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub golf: BTreeMap<String, super::golf::GolfScore>,
+    /// Paired differences of `keystrokes_saved` and `one_accept_share`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub golf_pairwise: Vec<Pairwise>,
 }
 
 pub fn summarize(table: &Table, opts: &Options) -> Summary {
@@ -175,6 +181,7 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
     let (blocks, block_pairwise) =
         super::blocks::block_scores(table, &kept.keep, &units, &names, opts);
     let (checks, checks_pairwise) = super::checks::check_scores(table, &units, &names, opts);
+    let (golf, golf_pairwise) = super::golf::golf_scores(table, &kept.keep, &units, &names, opts);
     let (mut rank_cis, ranking_pairwise) =
         super::rank_boot::rank_boot(table, &kept.keep, &units, &names, opts);
     step("ranking");
@@ -214,6 +221,8 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
         block_pairwise,
         checks,
         checks_pairwise,
+        golf,
+        golf_pairwise,
     }
 }
 

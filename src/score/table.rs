@@ -60,6 +60,15 @@ pub fn score_table(s: &Summary) -> String {
             pairwise(s, &s.block_pairwise, &mut out);
         }
     }
+    if !s.golf.is_empty() {
+        out.push_str(&format!(
+            "\n\nkeystrokes saved (methodology §10, completion golf: keys to write each line with the assistant)\n{}",
+            golf(s)
+        ));
+        if !s.golf_pairwise.is_empty() {
+            pairwise(s, &s.golf_pairwise, &mut out);
+        }
+    }
     if !s.checks.is_empty() {
         out.push_str(&format!(
             "\n\nchecks (methodology §11: the file with the suggestion accepted, over non-empty suggestions)\n{}",
@@ -247,6 +256,41 @@ fn blocks(s: &Summary) -> comfy_table::Table {
             s.assistants
                 .get(name)
                 .map_or("-".into(), |a| pct(a.integral_help.value)),
+        ]);
+    }
+    t
+}
+
+/// Keystrokes saved, requests and one-accept lines, per assistant.
+fn golf(s: &Summary) -> comfy_table::Table {
+    let mut t = comfy_table::Table::new();
+    t.load_style(comfy_table::presets::ASCII_MARKDOWN);
+    t.set_header([
+        "assistant",
+        "lines",
+        "keys / chars",
+        "keystrokes saved % (±95%)",
+        "one accept % (±95%)",
+        "requests / line",
+        "lines with failures",
+    ]);
+    let pm = |e: &Estimate| format!("{} ± {}", pct(e.value), pct(e.half()));
+    for (name, g) in &s.golf {
+        t.add_row([
+            name.clone(),
+            g.lines.to_string(),
+            format!("{} / {}", g.keys, g.chars),
+            pm(&g.keystrokes_saved),
+            pm(&g.one_accept_share),
+            format!("{:.2}", g.requests_per_line.value),
+            if g.lines_with_failures > 0 {
+                format!(
+                    "{} ({} failed requests) FLAGGED",
+                    g.lines_with_failures, g.failures
+                )
+            } else {
+                "0".into()
+            },
         ]);
     }
     t

@@ -14,6 +14,7 @@ mod connect;
 mod copilot;
 mod drill;
 mod fuzz;
+mod golf;
 mod host;
 mod module_graph;
 mod neovim;

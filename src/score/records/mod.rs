@@ -27,4 +27,6 @@ mod row;
 
 pub(crate) use parse::parse_line_only;
 pub use read::{read_records, read_records_and_pairs};
-pub use row::{MAX_PROBLEMS, Outcome, Place, Row, RowParts, TOKEN_KINDS, Table, token_kind_code};
+pub use row::{
+    GolfTerms, MAX_PROBLEMS, Outcome, Place, Row, RowParts, TOKEN_KINDS, Table, token_kind_code,
+};

@@ -98,6 +98,8 @@ raw_records! {
     expected_block: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     predicted_text: Option<Cow<'a, str>>,
+    #[serde(default)]
+    golf: Option<super::GolfTerms>,
 }
 
 /// A field that is there, null (`Some(None)`) or not; the same errors as `Option<T>`.
@@ -250,6 +252,8 @@ pub(super) struct Block {
     pub invalid_utf8: bool,
     /// Block records (methodology §9): the index in `rows` and the block's terms.
     pub blocks: Vec<(usize, BlockTerms)>,
+    /// Golf records (methodology §10): the index in `rows` and the line's tally.
+    pub golf: Vec<(usize, super::GolfTerms)>,
 }
 
 pub(super) struct Chunk {
@@ -271,6 +275,7 @@ pub(super) fn parse_chunk(c: Chunk, want_pairs: bool) -> Block {
     let mut problems = Vec::new();
     let mut pairs = Vec::new();
     let mut blocks = Vec::new();
+    let mut golf = Vec::new();
     // Line numbers are local to the chunk here; the main thread adds the chunk's start.
     let mut line_no = 0u64;
     let data = &c.data[..];
@@ -302,9 +307,12 @@ pub(super) fn parse_chunk(c: Chunk, want_pairs: bool) -> Block {
                 .and_then(|l| parse_line(l, (&mut cases, &mut names, &mut places), sink))
         };
         match parsed {
-            Ok((r, block)) => {
+            Ok((r, block, g)) => {
                 if let Some(b) = block {
                     blocks.push((rows.len(), b));
+                }
+                if let Some(g) = g {
+                    golf.push((rows.len(), g));
                 }
                 rows.push(r)
             }
@@ -333,6 +341,7 @@ pub(super) fn parse_chunk(c: Chunk, want_pairs: bool) -> Block {
         pairs,
         invalid_utf8: !whole_utf8,
         blocks,
+        golf,
     }
 }
 
@@ -350,7 +359,7 @@ fn parse_line(
     line: &str,
     names: Interners,
     pairs: Option<&mut Vec<Pair>>,
-) -> Result<(Row, Option<BlockTerms>), String> {
+) -> Result<(Row, Option<BlockTerms>, Option<super::GolfTerms>), String> {
     let raw: Raw = match serde_json::from_str(line) {
         Ok(raw) => raw,
         Err(_) => {
@@ -361,10 +370,10 @@ fn parse_line(
             }
             let raw: RawRow = serde_json::from_str(line).map_err(|e| e.to_string())?;
             let raw: Raw = raw.into();
-            return Ok((row(&raw, names, None)?, block(&raw)));
+            return Ok((row(&raw, names, None)?, block(&raw), raw.golf));
         }
     };
-    Ok((row(&raw, names, pairs)?, block(&raw)))
+    Ok((row(&raw, names, pairs)?, block(&raw), raw.golf))
 }
 
 /// A line-level record's block terms when it has an expected block: the suggestion's

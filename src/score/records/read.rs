@@ -190,6 +190,9 @@ impl Merged {
         self.table
             .blocks
             .extend(block.blocks.into_iter().map(|(i, t)| (base + i, t)));
+        self.table
+            .golf
+            .extend(block.golf.into_iter().map(|(i, t)| (base + i, t)));
         self.table.rows.extend(
             block
                 .rows

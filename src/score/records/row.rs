@@ -268,6 +268,8 @@ pub struct Table {
     /// Block records (methodology §9), by index in `rows`, ascending: the block's
     /// terms. Empty for line and token records, so their figures are untouched.
     pub blocks: Vec<(usize, crate::score::block_terms::BlockTerms)>,
+    /// Golf records (methodology §10), by index in `rows`, ascending: the line's tally.
+    pub golf: Vec<(usize, GolfTerms)>,
     /// Syntax and diagnostics checks of suggestions (methodology §11), from the
     /// sidecar files `typist check` writes beside records files.
     pub checks: Vec<crate::score::checks::Check>,
@@ -286,3 +288,18 @@ impl Table {
 
 /// Keep at most this many problem messages.
 pub const MAX_PROBLEMS: usize = 20;
+
+/// A golf record's tally as scoring reads it (`replay::golf::GolfTally`).
+#[derive(Debug, Clone, Copy, Default, serde::Deserialize)]
+pub struct GolfTerms {
+    pub keys: u32,
+    pub n: u32,
+    #[serde(default)]
+    pub requests: u32,
+    #[serde(default)]
+    pub accepts: u32,
+    #[serde(default)]
+    pub failures: u32,
+    #[serde(default)]
+    pub capped: bool,
+}
