@@ -35,6 +35,9 @@ pub struct CheckOptions {
 /// How long a checker may stay silent after its last diagnostics of a document before
 /// they are taken as final (servers publish in stages).
 pub const DIAGNOSTICS_QUIET: Duration = Duration::from_millis(1500);
+/// The least time a checker has to publish a file's diagnostics, whatever its profile's
+/// `request_timeout_ms` (a first analysis of a file can take seconds).
+pub const MIN_DIAGNOSTICS_WAIT: Duration = Duration::from_secs(10);
 
 /// What one records file gave.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -192,7 +195,7 @@ async fn diagnose(
         Ok(s) => s,
         Err(e) => return fail(format!("checker {}: {e}", profile.name)),
     };
-    let deadline = profile.request_timeout().max(Duration::from_secs(10));
+    let deadline = profile.request_timeout().max(MIN_DIAGNOSTICS_WAIT);
     let seen = session.diagnostics_seen(&f.rel);
     let truth = match session.open(&f.rel, &f.text) {
         Ok(()) => {
