@@ -64,19 +64,28 @@ impl Report {
     /// when the service's program is not installed, failed otherwise.
     pub fn failed(profile: &Profile, error: &anyhow::Error) -> Report {
         Report {
-            name: profile.name.clone(),
             status: if crate::service::ServiceError::is_missing(error) {
                 Status::Missing
             } else {
                 Status::Failed
             },
+            message: format!("{error:#}"),
+            ..Report::blank(profile)
+        }
+    }
+
+    /// A profile not examined yet: failed, with where its program is and nothing else.
+    fn blank(profile: &Profile) -> Report {
+        Report {
+            name: profile.name.clone(),
+            status: Status::Failed,
             command: where_is(profile),
             server: ServerDesc::default(),
             capabilities: None,
             probe: None,
             auth: None,
             editor: None,
-            message: format!("{error:#}"),
+            message: String::new(),
         }
     }
 }
@@ -149,17 +158,7 @@ pub fn table(reports: &[Report]) -> String {
 
 /// Examines one profile. Never fails: every problem becomes a status and a message.
 pub async fn examine(profile: &Profile, transcript_dir: Option<&Path>) -> Report {
-    let mut report = Report {
-        name: profile.name.clone(),
-        status: Status::Failed,
-        command: where_is(profile),
-        server: ServerDesc::default(),
-        capabilities: None,
-        probe: None,
-        auth: None,
-        editor: None,
-        message: String::new(),
-    };
+    let mut report = Report::blank(profile);
     if report.command.is_none() {
         report.status = Status::Missing;
         report.message = format!("{} not found; {}", profile.command, profile.install_hint);
@@ -207,17 +206,7 @@ pub async fn examine_in(
     if app.kind == EditorKind::Typist {
         return examine(profile, transcript_dir).await;
     }
-    let mut report = Report {
-        name: profile.name.clone(),
-        status: Status::Failed,
-        command: where_is(profile),
-        server: ServerDesc::default(),
-        capabilities: None,
-        probe: None,
-        auth: None,
-        editor: None,
-        message: String::new(),
-    };
+    let mut report = Report::blank(profile);
     if report.command.is_none() {
         report.status = Status::Missing;
         report.message = format!("{} not found; {}", profile.command, profile.install_hint);

@@ -441,6 +441,37 @@ impl Worker {
         }
     }
 
+    /// Asks once; if the server exited (and can be restarted: an attached one cannot),
+    /// restarts it with the editor's state (on disk and in the document) and asks once
+    /// more. A server that keeps dying stops the run. `case` names the case in the log.
+    pub(super) async fn ask_restarting_on_exit(
+        &mut self,
+        unit: &Unit,
+        case: &str,
+        text: &str,
+        cursor: usize,
+    ) -> Result<Ask> {
+        let outcome = self.ask(unit, text, cursor).await;
+        let Ask::Failed(e) = &outcome else {
+            return Ok(outcome);
+        };
+        if !e.is_exit() || !self.profile(unit.assistant).can_restart() {
+            return Ok(outcome);
+        }
+        let name = self.profile(unit.assistant).name.clone();
+        tracing::warn!(worker = self.id, server = %name, case = %case, "server exited: {e}; restarting");
+        self.restarts += 1;
+        if self.restarts > self.shared.max_restarts {
+            bail!(
+                "{name} keeps failing ({} restarts in a row); last error: {e}",
+                self.restarts - 1
+            );
+        }
+        self.count_restart_after_exit();
+        self.start_session(unit, text).await?;
+        Ok(self.ask(unit, text, cursor).await)
+    }
+
     /// Asks once; if the server died, restarts it with the editor's state (on disk and in
     /// the document) and asks once more. A server that keeps dying stops the run.
     async fn ask_and_record(
@@ -450,26 +481,11 @@ impl Worker {
         text: &str,
         cursor: usize,
     ) -> Result<()> {
-        let mut outcome = self.ask(unit, text, cursor).await;
+        let mut outcome = self
+            .ask_restarting_on_exit(unit, &case.case, text, cursor)
+            .await?;
         // An attached server cannot be restarted: its failures are reported as they are.
         let restartable = self.profile(unit.assistant).can_restart();
-        if let Ask::Failed(e) = &outcome
-            && e.is_exit()
-            && restartable
-        {
-            let name = self.profile(unit.assistant).name.clone();
-            tracing::warn!(worker = self.id, server = %name, case = %case.case, "server exited: {e}; restarting");
-            self.restarts += 1;
-            if self.restarts > self.shared.max_restarts {
-                bail!(
-                    "{name} keeps failing ({} restarts in a row); last error: {e}",
-                    self.restarts - 1
-                );
-            }
-            self.count_restart_after_exit();
-            self.start_session(unit, text).await?;
-            outcome = self.ask(unit, text, cursor).await;
-        }
         let timed_out = |o: &Ask| matches!(o, Ask::Failed(e) if e.is_timeout());
         if timed_out(&outcome) {
             self.timeouts_in_row += 1;

@@ -102,25 +102,10 @@ impl Worker {
     /// restarted with the editor's state and asked once more; a timeout counts toward
     /// `restart_after_timeouts`.
     async fn golf_ask(&mut self, unit: &Unit, text: &str, cursor: usize) -> Result<Ask> {
-        let mut outcome = self.ask(unit, text, cursor).await;
+        let outcome = self
+            .ask_restarting_on_exit(unit, "golf", text, cursor)
+            .await?;
         let restartable = self.profile(unit.assistant).can_restart();
-        if let Ask::Failed(e) = &outcome
-            && e.is_exit()
-            && restartable
-        {
-            let name = self.profile(unit.assistant).name.clone();
-            tracing::warn!(worker = self.id, server = %name, "server exited: {e}; restarting");
-            self.restarts += 1;
-            if self.restarts > self.shared.max_restarts {
-                bail!(
-                    "{name} keeps failing ({} restarts in a row); last error: {e}",
-                    self.restarts - 1
-                );
-            }
-            self.count_restart_after_exit();
-            self.start_session(unit, text).await?;
-            outcome = self.ask(unit, text, cursor).await;
-        }
         match &outcome {
             Ask::Failed(e) if e.is_timeout() => {
                 self.timeouts_in_row += 1;
