@@ -94,10 +94,7 @@ pub(crate) fn block_scores(
     if table.blocks.is_empty() {
         return (BTreeMap::new(), Vec::new());
     }
-    let mut rank = vec![usize::MAX; table.assistants.len()];
-    for (i, &a) in names.iter().enumerate() {
-        rank[a as usize] = i;
-    }
+    let rank = super::side_boot::rank_of(names, table.assistants.len());
     let mut items = Vec::new();
     let mut buckets: Vec<Buckets> = vec![[0u64; CURVE_STEPS + 1]; names.len()];
     for &(i, t) in &table.blocks {

@@ -79,10 +79,7 @@ pub(crate) fn golf_scores(
     if table.golf.is_empty() {
         return (BTreeMap::new(), Vec::new());
     }
-    let mut rank = vec![usize::MAX; table.assistants.len()];
-    for (i, &a) in names.iter().enumerate() {
-        rank[a as usize] = i;
-    }
+    let rank = super::side_boot::rank_of(names, table.assistants.len());
     let mut items = Vec::new();
     for &(i, t) in &table.golf {
         let r = &table.rows[i];

@@ -158,6 +158,16 @@ impl SideBoot {
     }
 }
 
+/// Each assistant's index among `names` (the summary's order), by its index in the
+/// table; `usize::MAX` for an assistant not scored.
+pub(crate) fn rank_of(names: &[u32], assistants: usize) -> Vec<usize> {
+    let mut rank = vec![usize::MAX; assistants];
+    for (i, &a) in names.iter().enumerate() {
+        rank[a as usize] = i;
+    }
+    rank
+}
+
 /// `n / d`, NaN (null in JSON) for a share of nothing.
 pub(crate) fn ratio(n: f64, d: f64) -> f64 {
     if d == 0.0 { f64::NAN } else { n / d }
