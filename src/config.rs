@@ -179,6 +179,8 @@ impl ConditionsLayer {
         c.app.display_deadline_ms = self
             .display_deadline_ms
             .unwrap_or(c.app.display_deadline_ms);
+        c.app.settings =
+            (c.app.kind == EditorKind::Vscode).then(crate::editor::vscode::user_settings);
         c
     }
 }

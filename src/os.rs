@@ -4,7 +4,7 @@
 //!
 //! The functions: `signal_group` and `signal` (`killpg`, `kill`), `usage` (CPU seconds
 //! and peak memory, `getrusage`), `wait_with_usage` (`wait4`), `die_with_parent`
-//! (`PR_SET_PDEATHSIG` = SIGKILL, on Linux). No other file makes an `unsafe` system call.
+//! (`PR_SET_PDEATHSIG` = SIGKILL, on Linux), `give_fds` (`dup2` before exec). No other file makes an `unsafe` system call.
 
 use std::process::Command;
 
@@ -122,6 +122,32 @@ pub fn die_with_parent(cmd: &mut Command) {
 
 #[cfg(not(target_os = "linux"))]
 pub fn die_with_parent(_cmd: &mut Command) {}
+
+/// The child gets each `(from, to)` pair's descriptor `from` as its descriptor `to`
+/// (`dup2`, which clears close-on-exec on `to`): Chromium's `--remote-debugging-pipe`
+/// reads on 3 and writes on 4. `from` must stay open until the child is spawned.
+pub fn give_fds(cmd: &mut Command, fds: &[(std::os::fd::RawFd, std::os::fd::RawFd)]) {
+    use std::os::unix::process::CommandExt;
+    let fds = fds.to_vec();
+    // SAFETY: the closure runs between fork and exec and calls only dup2 and fcntl,
+    // which are async-signal-safe; it allocates nothing (the Vec was made before).
+    unsafe {
+        cmd.pre_exec(move || {
+            for &(from, to) in &fds {
+                if from == to {
+                    let flags = libc::fcntl(from, libc::F_GETFD);
+                    if flags < 0 || libc::fcntl(from, libc::F_SETFD, flags & !libc::FD_CLOEXEC) < 0
+                    {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                } else if libc::dup2(from, to) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -72,6 +72,11 @@ pub const EDITOR: Table<EditorKind> = &[
         "neovim",
         "A real Neovim driven headless: its LSP client asks, its ghost text is read",
     ),
+    (
+        EditorKind::Vscode,
+        "vscode",
+        "A real VS Code (code-server in headless Chromium): an extension asks, the page's ghost text is read",
+    ),
 ];
 
 pub const TYPING: Table<TypingMode> = &[

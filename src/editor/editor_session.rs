@@ -15,10 +15,12 @@ use super::neovim::NeovimSession;
 use super::profile::Profile;
 use super::session::{Session, SessionOptions, Timed};
 use super::suggestions::Suggestions;
+use super::vscode::VscodeSession;
 
 pub enum EditorSession {
     Typist(Session),
     Neovim(NeovimSession),
+    Vscode(VscodeSession),
 }
 
 impl EditorSession {
@@ -36,6 +38,9 @@ impl EditorSession {
             EditorKind::Neovim => {
                 EditorSession::Neovim(NeovimSession::start(profile, app, opts).await?)
             }
+            EditorKind::Vscode => {
+                EditorSession::Vscode(VscodeSession::start(profile, app, opts).await?)
+            }
         })
     }
 
@@ -45,6 +50,7 @@ impl EditorSession {
         match self {
             EditorSession::Typist(_) => None,
             EditorSession::Neovim(n) => Some(n.editor_version()),
+            EditorSession::Vscode(v) => Some(v.editor_version()),
         }
     }
 
@@ -53,6 +59,7 @@ impl EditorSession {
         match self {
             EditorSession::Typist(s) => s.workspace(),
             EditorSession::Neovim(n) => n.workspace(),
+            EditorSession::Vscode(v) => v.workspace(),
         }
     }
 
@@ -60,6 +67,7 @@ impl EditorSession {
         match self {
             EditorSession::Typist(s) => s.server_info(),
             EditorSession::Neovim(n) => n.server_info(),
+            EditorSession::Vscode(v) => v.server_info(),
         }
     }
 
@@ -69,6 +77,8 @@ impl EditorSession {
             EditorSession::Typist(s) => s.encoding(),
             // Neovim's cursor column is in bytes.
             EditorSession::Neovim(_) => PositionEncoding::Utf8,
+            // typist places VS Code's cursor itself, from byte offsets.
+            EditorSession::Vscode(_) => PositionEncoding::Utf8,
         }
     }
 
@@ -76,6 +86,7 @@ impl EditorSession {
         match self {
             EditorSession::Typist(s) => s.open(rel, text),
             EditorSession::Neovim(n) => n.open(rel, text).await,
+            EditorSession::Vscode(v) => v.open(rel, text).await,
         }
     }
 
@@ -84,6 +95,7 @@ impl EditorSession {
         match self {
             EditorSession::Typist(s) => s.set_text(rel, text),
             EditorSession::Neovim(n) => n.set_text(rel, text),
+            EditorSession::Vscode(v) => v.set_text(rel, text),
         }
     }
 
@@ -95,6 +107,7 @@ impl EditorSession {
         match self {
             EditorSession::Typist(s) => s.suggest(rel, cursor).await,
             EditorSession::Neovim(n) => n.suggest(rel, cursor).await,
+            EditorSession::Vscode(v) => v.suggest(rel, cursor).await,
         }
     }
 
@@ -108,6 +121,7 @@ impl EditorSession {
         match self {
             EditorSession::Typist(s) => s.suggest_when_ready(rel, cursor).await,
             EditorSession::Neovim(n) => n.suggest(rel, cursor).await,
+            EditorSession::Vscode(v) => v.suggest(rel, cursor).await,
         }
     }
 
@@ -115,6 +129,7 @@ impl EditorSession {
         match self {
             EditorSession::Typist(s) => s.last_request_hash(),
             EditorSession::Neovim(n) => n.last_request_hash(),
+            EditorSession::Vscode(v) => v.last_request_hash(),
         }
     }
 
@@ -123,6 +138,7 @@ impl EditorSession {
         match self {
             EditorSession::Typist(_) => None,
             EditorSession::Neovim(n) => n.broken(),
+            EditorSession::Vscode(v) => v.broken(),
         }
     }
 
@@ -130,8 +146,8 @@ impl EditorSession {
     pub fn lsp(&mut self) -> Result<&mut Session, SessionError> {
         match self {
             EditorSession::Typist(s) => Ok(s),
-            EditorSession::Neovim(_) => Err(EditorError::Failed(
-                "completion lists are not read from neovim yet (--editor typist)".into(),
+            EditorSession::Neovim(_) | EditorSession::Vscode(_) => Err(EditorError::Failed(
+                "completion lists are not read from a real editor yet (--editor typist)".into(),
             )
             .into()),
         }
@@ -144,6 +160,9 @@ impl EditorSession {
             }
             EditorSession::Neovim(n) => {
                 let _ = tokio::time::timeout(within, n.shutdown()).await;
+            }
+            EditorSession::Vscode(v) => {
+                let _ = tokio::time::timeout(within, v.shutdown()).await;
             }
         }
     }

@@ -1,5 +1,5 @@
 //! Which editor a run types into (`typist`: typist's own LSP client; `neovim`: a real
-//! Neovim driven headless; `vscode` later) and the editor's own conditions: how fast
+//! Neovim driven headless; `vscode`: code-server in headless Chromium) and the editor's own conditions: how fast
 //! a person types into it and the Lua configuration it loads. Plain values, recorded in
 //! the manifest's conditions (only when the editor is not `typist`, so a default run's
 //! manifest keeps its bytes), compared on `--resume`.
@@ -16,6 +16,9 @@ pub enum EditorKind {
     /// Neovim (`nvim --embed --headless`) with its built-in LSP client and inline
     /// completion; the ghost text it draws is read back.
     Neovim,
+    /// VS Code (code-server and headless Chromium over the DevTools protocol) with an
+    /// extension serving inline completions; the ghost text the page shows is read.
+    Vscode,
 }
 
 impl EditorKind {
@@ -23,6 +26,7 @@ impl EditorKind {
         match self {
             EditorKind::Typist => "typist",
             EditorKind::Neovim => "neovim",
+            EditorKind::Vscode => "vscode",
         }
     }
 }
@@ -55,6 +59,14 @@ pub struct EditorApp {
     /// With `namespaces`: how long after the last key a ghost text may take to show;
     /// nothing new shown by then is an `empty` with its reason.
     pub display_deadline_ms: u64,
+    /// VS Code: the extensions installed (`.vsix` files or ids, `--extension`); empty:
+    /// the project's fixture extension serving the profile's server.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub extensions: Vec<String>,
+    /// VS Code: the user settings typist wrote (what typing produces, the suggest
+    /// widget, inline suggestions), recorded with the conditions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub settings: Option<serde_json::Value>,
 }
 
 impl Default for EditorApp {
@@ -66,6 +78,8 @@ impl Default for EditorApp {
             config_sha256: None,
             namespaces: Vec::new(),
             display_deadline_ms: DEFAULT_DISPLAY_DEADLINE_MS,
+            extensions: Vec::new(),
+            settings: None,
         }
     }
 }

@@ -20,6 +20,7 @@ pub mod request_hash;
 pub mod server_state;
 pub mod session;
 pub mod suggestions;
+pub mod vscode;
 pub mod workspace;
 
 pub use conditions::{Conditions, TriggerKind};

@@ -52,6 +52,19 @@ impl ServerProcess {
         env: &[(String, String)],
         cwd: &Path,
     ) -> Result<Spawned, LspError> {
+        Self::spawn_with_fds(name, program, args, env, cwd, &[])
+    }
+
+    /// [`Self::spawn`], the child also getting each `(from, to)` descriptor pair (a
+    /// browser's DevTools pipe on 3 and 4).
+    pub fn spawn_with_fds(
+        name: &str,
+        program: &Path,
+        args: &[String],
+        env: &[(String, String)],
+        cwd: &Path,
+        fds: &[(std::os::fd::RawFd, std::os::fd::RawFd)],
+    ) -> Result<Spawned, LspError> {
         let mut cmd = Command::new(program);
         cmd.args(args)
             .envs(env.iter().map(|(k, v)| (k, v)))
@@ -62,6 +75,9 @@ impl ServerProcess {
             .kill_on_drop(true)
             .process_group(0);
         crate::os::die_with_parent(cmd.as_std_mut());
+        if !fds.is_empty() {
+            crate::os::give_fds(cmd.as_std_mut(), fds);
+        }
         let spawn_err = |message: String| LspError::Spawn {
             server: name.to_string(),
             program: program.display().to_string(),

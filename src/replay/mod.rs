@@ -95,6 +95,8 @@ pub async fn run(
     let progress = progress::progress_bar(units.todo, opts.quiet);
     let writer = progress::spawn_writer(records::Sink::open(&records_path)?, rx, progress.clone());
     let failure = worker::run_workers(shared.clone(), opts.jobs, tx).await;
+    // The run's VS Code (started by the first session, if any) ends with the replay.
+    crate::editor::vscode::stop_shared().await;
     let new_records = writer
         .await
         .map_err(|e| anyhow::anyhow!("record writer panicked: {e}"))??;

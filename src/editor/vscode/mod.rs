@@ -1,0 +1,647 @@
+//! A real VS Code as the editor: code-server 4.139 (VS Code 1.139, its real extension
+//! host) and a headless Chromium driven over the DevTools protocol ([`cdp`], over a
+//! pipe), shared by the run ([`instance`]). Each session is a tab of its own opened on
+//! a `.code-workspace` file in the session's scratch folder (outside the folder the
+//! server sees) whose settings name the profile's server for the project's fixture
+//! extension (`fixtures/vscode/typist-inline`: inline completions from any LSP server
+//! through `vscode-languageclient`); so every window has its own extension host and
+//! server.
+//!
+//! A case, as a user: Escape hides what is shown; the context is placed (Go to Line,
+//! select to the end, the rest of the file inserted as one edit), the cursor put at the
+//! start of the line, the line's typed characters typed as key events at the run's key
+//! interval (none typed: the inline-suggest keybinding, Alt+\). Then the page is read:
+//! the fixture shows in the status bar the fate of each inline request (its sequence
+//! number, line:character, and the number of items or the error), so the case's answer
+//! is the first request at the cursor typing ended at, sent after the case began; an
+//! older suggestion still on screen is never read. An error is the case's error, no
+//! status in the profile's request deadline a timeout, no items an `empty`; items but
+//! no ghost text shown within the display deadline an `empty` with its reason. The
+//! ghost text read is what the page shows: the cursor's line with the ghost text in it
+//! (its spans joined, U+00A0 as spaces) and the further lines of its view zone.
+//!
+//! code-server or Chromium gone is the case's error (an exit: the next session starts
+//! them again); a tab that does not answer marks the session broken.
+
+mod cdp;
+pub mod instance;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::document::{Document, Position, PositionEncoding};
+use super::error::{EditorError, SessionError};
+use super::handshake::ServerInfo;
+use super::kind::EditorApp;
+use super::profile::Profile;
+use super::session::{SessionOptions, Timed};
+use super::suggestions::{InlineSuggestion, Suggestions};
+use super::workspace::{self, Workspace};
+use instance::{CALL, Instance, PAGE_POLL, PAGE_WITHIN};
+
+pub use instance::{stop_shared, user_settings};
+
+/// How long a key's effect (a quick-open list, the cursor at its line) may take to show.
+const UI_WITHIN: Duration = Duration::from_secs(10);
+/// The pause after a quick-input box opens before typing into it.
+const QUICK_INPUT_SETTLE: Duration = Duration::from_millis(50);
+
+/// The quick-input box (Quick Open, Go to Line, the command palette) is open and
+/// focused.
+const QUICK_INPUT_FOCUSED: &str = "!!document.querySelector('.quick-input-widget input:focus')";
+
+/// What the page shows, read in one script: the focused editor's cursor line (from the
+/// status bar's "Ln N, Col M"), the ghost text at it, the fixture's status.
+const READ: &str = include_str!("read.js");
+
+pub struct VscodeSession {
+    vs: Arc<Instance>,
+    target: String,
+    tab: String,
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    profile: Profile,
+    app: EditorApp,
+    texts: BTreeMap<String, String>,
+    current: Option<String>,
+    info: ServerInfo,
+    broken: Option<String>,
+}
+
+/// What the fixture's status bar item says about the last inline request.
+#[derive(Debug, Clone, PartialEq)]
+struct Status {
+    seq: u64,
+    line: u64,
+    character: u64,
+    /// `Ok(items)`, `Err(message)`; `None`: cancelled.
+    fate: Option<Result<u64, String>>,
+}
+
+fn parse_status(s: &str) -> Option<Status> {
+    let rest = s.trim().strip_prefix("typist-inline ")?;
+    let mut w = rest.splitn(3, ' ');
+    let seq = w.next()?.parse().ok()?;
+    let (line, character) = w.next()?.split_once(':')?;
+    let fate = w.next()?;
+    let fate = if fate == "cancelled" {
+        None
+    } else if let Some(m) = fate.strip_prefix("error") {
+        Some(Err(m.trim().to_string()))
+    } else {
+        Some(Ok(fate.parse().ok()?))
+    };
+    Some(Status {
+        seq,
+        line: line.parse().ok()?,
+        character: character.parse().ok()?,
+        fate,
+    })
+}
+
+fn failed(m: String) -> SessionError {
+    EditorError::Failed(m).into()
+}
+
+impl VscodeSession {
+    pub async fn start(
+        profile: &Profile,
+        app: &EditorApp,
+        opts: SessionOptions,
+    ) -> Result<VscodeSession, SessionError> {
+        if profile.connect.is_some() {
+            return Err(failed(format!(
+                "{}: vscode starts its own server through its extension; a profile that attaches (connect) runs only with --editor typist",
+                profile.name
+            )));
+        }
+        let server = profile
+            .resolve_command()
+            .ok_or_else(|| SessionError::Missing {
+                server: profile.name.clone(),
+                command: profile.command.clone(),
+                hint: profile.install_hint.clone(),
+            })?;
+        let vs = instance::shared(app).await?;
+        let Workspace { dir, root, env } = workspace::prepare(
+            profile,
+            opts.source_root.as_deref(),
+            &opts.files,
+            &opts.contents,
+        )?;
+        let env: serde_json::Map<String, Value> = env
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+            .collect();
+        let file = dir.path().join("typist.code-workspace");
+        let ws = json!({
+            "folders": [{"path": root.display().to_string()}],
+            "settings": {
+                "typistInline.command": server.display().to_string(),
+                "typistInline.args": profile.args,
+                "typistInline.env": env,
+                "typistInline.languages": profile.languages,
+                "typistInline.initializationOptions": profile.initialization_options,
+                "typistInline.settings": profile.settings,
+            }
+        });
+        std::fs::write(&file, serde_json::to_vec_pretty(&ws).unwrap_or_default())
+            .map_err(SessionError::file(&file))?;
+        let (target, tab) = vs.new_tab().await?;
+        let mut s = VscodeSession {
+            vs,
+            target,
+            tab,
+            _dir: dir,
+            root,
+            profile: profile.clone(),
+            app: app.clone(),
+            texts: BTreeMap::new(),
+            current: None,
+            info: ServerInfo::default(),
+            broken: None,
+        };
+        s.call("Page.enable", json!({})).await?;
+        s.call(
+            "Emulation.setFocusEmulationEnabled",
+            json!({"enabled": true}),
+        )
+        .await?;
+        s.call("Page.bringToFront", json!({})).await?;
+        let url = format!(
+            "{}/?workspace={}",
+            s.vs.url(),
+            urlencode(&file.display().to_string())
+        );
+        s.call("Page.navigate", json!({"url": url})).await?;
+        s.wait_ready().await?;
+        Ok(s)
+    }
+
+    /// Waits for the workbench and the fixture's client: `typist-inline 0 ready`.
+    async fn wait_ready(&mut self) -> Result<(), SessionError> {
+        let within = Duration::from_millis(self.profile.init_timeout_ms).max(PAGE_WITHIN);
+        let deadline = Instant::now() + within;
+        loop {
+            let r = self.read().await?;
+            let status = r["status"].as_str().unwrap_or("");
+            if status.starts_with("typist-inline 0 ready") {
+                self.info = ServerInfo {
+                    name: Some(self.profile.name.clone()),
+                    version: None,
+                };
+                return Ok(());
+            }
+            if let Some(why) = status.strip_prefix("typist-inline failed") {
+                return Err(EditorError::Exited(format!(
+                    "{}: the server did not start inside vscode:{why}",
+                    self.profile.name
+                ))
+                .into());
+            }
+            if Instant::now() >= deadline {
+                return Err(EditorError::Timeout(format!(
+                    "{}: vscode's window or its extension not ready within {} ms (status: {status:?})",
+                    self.profile.name,
+                    within.as_millis()
+                ))
+                .into());
+            }
+            tokio::time::sleep(PAGE_POLL).await;
+        }
+    }
+
+    pub fn editor_version(&self) -> &str {
+        &self.vs.version
+    }
+    pub fn server_info(&self) -> &ServerInfo {
+        &self.info
+    }
+    pub fn workspace(&self) -> &Path {
+        &self.root
+    }
+    pub fn broken(&self) -> Option<&str> {
+        self.broken.as_deref()
+    }
+    pub fn last_request_hash(&self) -> Option<&str> {
+        None
+    }
+
+    /// Opens `rel` in an editor tab (Quick Open: Ctrl+P, its absolute path, Enter); the last one
+    /// opened is where typing goes.
+    pub async fn open(&mut self, rel: &str, text: &str) -> Result<(), SessionError> {
+        let path = self.root.join(rel);
+        workspace::write_creating(&path, text).map_err(SessionError::file(&path))?;
+        self.key("p", "KeyP", 80, CTRL).await?;
+        self.wait_page("quick open", QUICK_INPUT_FOCUSED).await?;
+        tokio::time::sleep(QUICK_INPUT_SETTLE).await;
+        // The absolute path: Quick Open shows an existing file's own entry at once,
+        // without waiting for the workspace's file search.
+        self.call(
+            "Input.insertText",
+            json!({"text": path.display().to_string()}),
+        )
+        .await?;
+        let name = Path::new(rel)
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_default();
+        let want = serde_json::to_string(&name).unwrap_or_default();
+        if let Err(e) = self
+            .wait_page(
+                "the file in quick open",
+                &format!("[...document.querySelectorAll('.quick-input-list .monaco-list-row')].some(r => (r.getAttribute('aria-label')||'').includes({want}))"),
+            )
+            .await
+        {
+            let rows = self
+                .vs
+                .eval(&self.tab, "JSON.stringify([document.querySelector('.quick-input-widget input')?.value, ...[...document.querySelectorAll('.quick-input-list .monaco-list-row')].map(r => r.getAttribute('aria-label'))])")
+                .await
+                .unwrap_or_default();
+            return Err(failed(format!("{e} (quick open shows {rows})")));
+        }
+        self.key("Enter", "Enter", 13, 0).await?;
+        self.wait_page(
+            "the file's editor",
+            &format!("(() => {{ const t = document.querySelector('.tab.active'); return !!t && (t.getAttribute('aria-label')||'').includes({want}) && !!document.querySelector('.editor-instance .monaco-editor.focused'); }})()"),
+        )
+        .await?;
+        self.texts.insert(rel.to_string(), text.to_string());
+        self.current = Some(rel.to_string());
+        Ok(())
+    }
+
+    /// What the editor is to hold in `rel`; the disk copy holds it at once, the editor
+    /// when the next case is placed.
+    pub fn set_text(&mut self, rel: &str, text: &str) -> Result<(), SessionError> {
+        if !self.texts.contains_key(rel) {
+            return Err(SessionError::NotOpen(rel.to_string()));
+        }
+        let path = self.root.join(rel);
+        workspace::write_creating(&path, text).map_err(SessionError::file(&path))?;
+        self.texts.insert(rel.to_string(), text.to_string());
+        Ok(())
+    }
+
+    pub async fn suggest(
+        &mut self,
+        rel: &str,
+        cursor: Position,
+    ) -> Result<Timed<Suggestions>, SessionError> {
+        if let Some(why) = &self.broken {
+            return Err(failed(why.clone()));
+        }
+        if self.current.as_deref() != Some(rel) {
+            return Err(failed(format!(
+                "vscode: {rel} is not the editor typed into (the last file opened is)"
+            )));
+        }
+        let text = self
+            .texts
+            .get(rel)
+            .ok_or_else(|| SessionError::NotOpen(rel.to_string()))?
+            .clone();
+        let at = Document::offset_of(&text, cursor, PositionEncoding::Utf8);
+        let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+        let typed = text[line_start..at].to_string();
+        let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i);
+        let rest = text[at..line_end].to_string();
+        let row = cursor.line as usize;
+        let k16 = typed.encode_utf16().count();
+
+        // The editor holds the disk copy (File: Revert File reloads it exactly), the
+        // cursor goes after the case's typed characters, and the line is checked.
+        self.key("Escape", "Escape", 27, 0).await?;
+        self.revert().await?;
+        self.go_to(row + 1, k16 + 1).await?;
+        let want_line = expand_tabs(&format!("{typed}{rest}"));
+        let want_js = serde_json::to_string(&want_line).unwrap_or_default();
+        if let Err(e) = self
+            .wait_page(
+                &format!("line {} as the case has it ({want_line:?})", row + 1),
+                &format!("(() => {{ const r = {READ}; return r.cur === {want_js}; }})()"),
+            )
+            .await
+        {
+            let r = self.read().await.unwrap_or_default();
+            let dom = self.vs.eval(&self.tab, "(() => { const ed = document.querySelector('.editor-instance .monaco-editor.focused') || document.querySelector('.editor-instance .monaco-editor'); if (!ed) return 'no editor'; return JSON.stringify({vis: document.visibilityState, hf: document.hasFocus(), focused: !!document.querySelector('.editor-instance .monaco-editor.focused'), nums: [...ed.querySelectorAll('.line-numbers')].slice(-3).map(n => [n.className, n.textContent, n.parentElement.style.top, n.parentElement.className]), lines: [...ed.querySelectorAll('.view-line')].slice(-3).map(l => [l.style.top, l.textContent]), cl: [...ed.querySelectorAll('.current-line')].map(c => [c.className, c.parentElement.style.top])}); })()").await.unwrap_or_default();
+            return Err(failed(format!("{e}; the page shows {r}; {dom}")));
+        }
+        let before = self.read().await?;
+        let seq0 = parse_status(before["status"].as_str().unwrap_or("")).map_or(0, |s| s.seq);
+        // The user deletes the typed characters and types them again as key events.
+        for _ in typed.chars() {
+            self.key("Backspace", "Backspace", 8, 0).await?;
+        }
+        let interval = Duration::from_millis(self.app.key_interval_ms);
+        for c in typed.chars() {
+            tokio::time::sleep(interval).await;
+            self.type_char(c).await?;
+        }
+        if typed.is_empty() {
+            // Nothing typed: ask as a user does, with the inline-suggest keybinding.
+            self.key("\\", "Backslash", 220, ALT).await?;
+        }
+        let t0 = Instant::now();
+        let col16 = k16 as u64;
+
+        // The fixture's status for a request at the cursor typing ended at.
+        let deadline = t0 + self.profile.request_timeout();
+        let status = loop {
+            let r = self.read().await?;
+            if let Some(s) = parse_status(r["status"].as_str().unwrap_or(""))
+                && s.seq > seq0
+                && s.line == row as u64
+                && s.character == col16
+                && s.fate.is_some()
+            {
+                break s;
+            }
+            if let Some(why) = self.vs.ended() {
+                return Err(EditorError::Exited(format!("vscode: {why}")).into());
+            }
+            if Instant::now() >= deadline {
+                return Err(EditorError::Timeout(format!(
+                    "{}: textDocument/inlineCompletion not answered within {} ms (through vscode; the page shows {r})",
+                    self.profile.name,
+                    self.profile.request_timeout_ms,
+                ))
+                .into());
+            }
+            tokio::time::sleep(PAGE_POLL / 4).await;
+        };
+        match status.fate {
+            Some(Err(m)) => {
+                return Err(failed(format!(
+                    "{}: textDocument/inlineCompletion failed (through vscode): {m}",
+                    self.profile.name
+                )));
+            }
+            Some(Ok(0)) => {
+                return Ok(Timed {
+                    value: Suggestions::Inline(Vec::new()),
+                    latency_ms: t0.elapsed().as_secs_f64() * 1000.0,
+                });
+            }
+            _ => {}
+        }
+        let shown_by = t0 + Duration::from_millis(self.app.display_deadline_ms);
+        loop {
+            let r = self.read().await?;
+            if r["row"].as_u64() == Some(row as u64 + 1)
+                && let Some(s) = read_shown(&r)
+            {
+                let latency_ms = t0.elapsed().as_secs_f64() * 1000.0;
+                return Ok(Timed {
+                    value: Suggestions::Inline(vec![s]),
+                    latency_ms,
+                });
+            }
+            if Instant::now() >= shown_by {
+                return Err(EditorError::NothingShown(format!(
+                    "nothing shown within the display deadline ({} ms)",
+                    self.app.display_deadline_ms
+                ))
+                .into());
+            }
+            tokio::time::sleep(PAGE_POLL / 4).await;
+        }
+    }
+
+    async fn type_char(&mut self, c: char) -> Result<(), SessionError> {
+        match c {
+            // A Tab key would accept a shown suggestion or indent: the character itself.
+            '\t' => {
+                self.call("Input.insertText", json!({"text": "\t"})).await?;
+            }
+            ' ' => self.key_text(" ", "Space", 32, " ").await?,
+            c => {
+                let s = c.to_string();
+                self.key_text(&s, "", 0, &s).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// File: Revert File from the command palette: the editor holds the disk copy again
+    /// (VS Code reloads it exactly, and the tab is no longer dirty).
+    async fn revert(&mut self) -> Result<(), SessionError> {
+        self.key("P", "KeyP", 80, CTRL | SHIFT).await?;
+        self.wait_page("the command palette", QUICK_INPUT_FOCUSED)
+            .await?;
+        tokio::time::sleep(QUICK_INPUT_SETTLE).await;
+        self.call("Input.insertText", json!({"text": "File: Revert File"}))
+            .await?;
+        self.wait_page(
+            "File: Revert File in the command palette",
+            "[...document.querySelectorAll('.quick-input-list .monaco-list-row')].some(r => (r.getAttribute('aria-label')||'').startsWith('File: Revert File'))",
+        )
+        .await?;
+        self.key("Enter", "Enter", 13, 0).await?;
+        self.wait_page(
+            "the reverted editor",
+            "(() => { const t = document.querySelector('.tab.active'); return !!t && !t.classList.contains('dirty') && !!document.querySelector('.editor-instance .monaco-editor.focused'); })()",
+        )
+        .await
+    }
+
+    /// Go to Line (Ctrl+G), `line:column` (1-based), Enter.
+    async fn go_to(&mut self, line: usize, column: usize) -> Result<(), SessionError> {
+        self.key("g", "KeyG", 71, CTRL).await?;
+        self.wait_page("go to line", QUICK_INPUT_FOCUSED).await?;
+        tokio::time::sleep(QUICK_INPUT_SETTLE).await;
+        self.call(
+            "Input.insertText",
+            json!({"text": format!("{line}:{column}")}),
+        )
+        .await?;
+        tokio::time::sleep(QUICK_INPUT_SETTLE).await;
+        self.key("Enter", "Enter", 13, 0).await?;
+        let want = format!("Ln {line}, Col ");
+        let want_js = serde_json::to_string(&want).unwrap_or_default();
+        self.wait_page(
+            &format!("the cursor at line {line}"),
+            &format!(
+                "(() => {{ const e = document.getElementById('status.editor.selection'); return !!e && e.textContent.includes({want_js}) && !!document.querySelector('.editor-instance .monaco-editor.focused'); }})()"
+            ),
+        )
+        .await
+    }
+
+    async fn wait_page(&mut self, what: &str, expr: &str) -> Result<(), SessionError> {
+        let deadline = Instant::now() + UI_WITHIN;
+        loop {
+            if self.vs.eval(&self.tab, expr).await? == Value::Bool(true) {
+                return Ok(());
+            }
+            if let Some(why) = self.vs.ended() {
+                return Err(EditorError::Exited(format!("vscode: {why}")).into());
+            }
+            if Instant::now() >= deadline {
+                let why = format!(
+                    "vscode: {what} did not show within {} ms",
+                    UI_WITHIN.as_millis()
+                );
+                self.broken = Some(why.clone());
+                return Err(failed(why));
+            }
+            tokio::time::sleep(PAGE_POLL).await;
+        }
+    }
+
+    async fn read(&mut self) -> Result<Value, SessionError> {
+        self.vs.eval(&self.tab, READ).await
+    }
+
+    async fn key(
+        &mut self,
+        key: &str,
+        code: &str,
+        vk: u32,
+        modifiers: u32,
+    ) -> Result<(), SessionError> {
+        let p = json!({"type": "rawKeyDown", "key": key, "code": code,
+            "windowsVirtualKeyCode": vk, "nativeVirtualKeyCode": vk, "modifiers": modifiers});
+        self.call("Input.dispatchKeyEvent", p).await?;
+        let p = json!({"type": "keyUp", "key": key, "code": code,
+            "windowsVirtualKeyCode": vk, "nativeVirtualKeyCode": vk, "modifiers": modifiers});
+        self.call("Input.dispatchKeyEvent", p).await?;
+        Ok(())
+    }
+
+    async fn key_text(
+        &mut self,
+        key: &str,
+        code: &str,
+        vk: u32,
+        text: &str,
+    ) -> Result<(), SessionError> {
+        let p = json!({"type": "keyDown", "key": key, "code": code, "text": text,
+            "unmodifiedText": text, "windowsVirtualKeyCode": vk});
+        self.call("Input.dispatchKeyEvent", p).await?;
+        let p = json!({"type": "keyUp", "key": key, "code": code, "windowsVirtualKeyCode": vk});
+        self.call("Input.dispatchKeyEvent", p).await?;
+        Ok(())
+    }
+
+    async fn call(&mut self, method: &str, params: Value) -> Result<Value, SessionError> {
+        match self
+            .vs
+            .cdp
+            .call(method, params, Some(&self.tab), CALL)
+            .await
+        {
+            Ok(v) => Ok(v),
+            Err(e) => {
+                let err = self.vs.error(method, e);
+                if let SessionError::Editor(EditorError::Failed(m)) = &err {
+                    self.broken = Some(m.clone());
+                }
+                Err(err)
+            }
+        }
+    }
+
+    /// Closes the tab (its window's extension host and server go after code-server's
+    /// reconnection grace); the workspace goes with the session.
+    pub async fn shutdown(self) {
+        self.vs.close_tab(&self.target).await;
+    }
+}
+
+const ALT: u32 = 1;
+const CTRL: u32 = 2;
+const SHIFT: u32 = 8;
+
+/// The line as shown and its further lines, from the page's reading; `None` when no
+/// ghost text is shown at the cursor's line.
+fn read_shown(r: &Value) -> Option<InlineSuggestion> {
+    let ghost = r["ghost"].as_bool().unwrap_or(false);
+    let further: Vec<String> = r["further"]
+        .as_array()
+        .map(|a| a.iter().map(|l| nbsp(l.as_str().unwrap_or(""))).collect())
+        .unwrap_or_default();
+    if !ghost && further.is_empty() {
+        return None;
+    }
+    let first = nbsp(r["line"].as_str()?);
+    let mut text = first.clone();
+    for l in &further {
+        text.push('\n');
+        text.push_str(l);
+    }
+    Some(InlineSuggestion { line: first, text })
+}
+
+/// A line as VS Code draws it: tabs to the next stop of 4 (`editor.tabSize`).
+fn expand_tabs(s: &str) -> String {
+    let mut out = String::new();
+    let mut col = 0;
+    for c in s.chars() {
+        if c == '\t' {
+            let n = TAB_SIZE - col % TAB_SIZE;
+            out.extend(std::iter::repeat_n(' ', n));
+            col += n;
+        } else {
+            out.push(c);
+            col += 1;
+        }
+    }
+    out
+}
+
+const TAB_SIZE: usize = 4;
+
+fn nbsp(s: &str) -> String {
+    s.replace('\u{a0}', " ")
+}
+
+fn urlencode(s: &str) -> String {
+    let mut out = String::new();
+    for b in s.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b'/' => {
+                out.push(b as char)
+            }
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fixture_status_says_seq_position_and_fate() {
+        let s = parse_status("typist-inline 7 3:12 2").unwrap();
+        assert_eq!((s.seq, s.line, s.character), (7, 3, 12));
+        assert_eq!(s.fate, Some(Ok(2)));
+        let e = parse_status("typist-inline 8 0:0 error boom now").unwrap();
+        assert_eq!(e.fate, Some(Err("boom now".into())));
+        assert_eq!(
+            parse_status("typist-inline 9 1:1 cancelled").unwrap().fate,
+            None
+        );
+        assert_eq!(parse_status("typist-inline 0 ready"), None);
+    }
+
+    #[test]
+    fn the_shown_line_joins_the_view_zone_lines_with_spaces_restored() {
+        let r =
+            json!({"ghost": true, "line": "x\u{a0}=\u{a0}f(1)", "further": ["\u{a0}\u{a0}return"]});
+        let s = read_shown(&r).unwrap();
+        assert_eq!(s.line, "x = f(1)");
+        assert_eq!(s.text, "x = f(1)\n  return");
+        assert_eq!(
+            read_shown(&json!({"ghost": false, "line": "x", "further": []})),
+            None
+        );
+    }
+}

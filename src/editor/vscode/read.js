@@ -1,0 +1,43 @@
+// What a VS Code page shows, for typist (evaluated in the page, by value): the fixture's
+// status bar text, the cursor's line and column from the status bar ("Ln N, Col M"),
+// and the ghost text at the cursor: `line` is the text of the view line that holds the
+// ghost text (the line as shown), `further` the lines of its view zone below.
+(() => {
+  const out = { status: '', row: null, col: null, ghost: false, line: '', further: [] };
+  for (const e of document.querySelectorAll('.statusbar-item')) {
+    const t = (e.textContent || '').trim();
+    if (t.startsWith('typist-inline ')) { out.status = t; break; }
+  }
+  const sel = document.getElementById('status.editor.selection');
+  const m = sel && /Ln (\d+), Col (\d+)/.exec(sel.textContent || '');
+  if (m) { out.row = Number(m[1]); out.col = Number(m[2]); }
+  const ed = document.querySelector('.editor-instance .monaco-editor.focused');
+  if (!ed) return out;
+  // The cursor's line as shown (ghost text included), spaces as spaces: the view line
+  // level with the gutter's number of the cursor's line.
+  let curLine = null;
+  if (out.row !== null) {
+    for (const n of ed.querySelectorAll('.margin-view-overlays .line-numbers')) {
+      if ((n.textContent || '').trim() === String(out.row)) {
+        const top = n.parentElement && n.parentElement.style.top;
+        for (const l of ed.querySelectorAll('.view-lines .view-line')) {
+          if (l.style.top === top) { curLine = l; break; }
+        }
+        break;
+      }
+    }
+  }
+  out.cur = curLine ? curLine.textContent.replace(/\u00a0/g, ' ') : null;
+  const spans = ed.querySelectorAll('.view-lines .ghost-text-decoration');
+  if (spans.length) {
+    const line = spans[0].closest('.view-line');
+    out.ghost = true;
+    out.line = line ? line.textContent : '';
+  }
+  const zone = ed.querySelectorAll('.view-zones .suggest-preview-text .view-line');
+  if (zone.length) {
+    out.further = [...zone].map((l) => l.textContent);
+    if (!out.ghost && curLine) out.line = curLine.textContent;
+  }
+  return out;
+})()
