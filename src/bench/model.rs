@@ -46,8 +46,13 @@ pub struct Captured {
     pub seconds: f64,
 }
 
+/// An HTTP client that opens a connection for each request, as the host does: a kept
+/// connection can be one the server has closed (it did after streams left early: "Peer
+/// disconnected" on the next request), and both passes must pay the same.
 fn agent() -> ureq::Agent {
     ureq::Agent::config_builder()
+        .max_idle_connections(0)
+        .max_idle_connections_per_host(0)
         .timeout_global(Some(DIRECT_REQUEST_TIMEOUT))
         .http_status_as_error(false)
         .build()
