@@ -1,7 +1,7 @@
 //! `typist bench model` against the real installed model (SmolLM2 on llama.cpp's
 //! `llama-server`, installed by scripts/install-servers.sh): every request captured
 //! during the replay is sent again directly, and the table's JSON says so. A benchmark:
-//! its structure is checked, never its timings.
+//! its structure is checked, never its timings. Also `typist bench run`'s limit line.
 
 mod common;
 
@@ -64,4 +64,44 @@ fn bench_model_replays_every_captured_request_directly() {
             "{v}"
         );
     }
+}
+
+/// `typist bench run`'s limit line: the runs' cases, sampled the same way, sent straight
+/// to the instant host by the bare client, every one answered.
+#[test]
+fn bench_run_sends_the_same_cases_to_the_instant_host_for_its_limit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = typist()
+        .args(["bench", "run", "--assistant", "typist-fixed", "--jobs", "1"])
+        .args([
+            "--runs",
+            "1",
+            "--rate",
+            "0.05",
+            "--dataset",
+            DATASET,
+            "--dir",
+        ])
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    ok(&out);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("| typist-fixed | 1 | "))
+        .unwrap_or_else(|| panic!("{text}"));
+    // "| typist-fixed | 1 | A of R | ...": every case answered by typist-fixed.
+    let answered = row.split(" | ").nth(2).unwrap();
+    let (a, r) = answered.split_once(" of ").unwrap();
+    assert_eq!(a, r, "{row}");
+    let limit = text
+        .lines()
+        .find(|l| l.starts_with("limit: the same "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        limit.starts_with(&format!("limit: the same {r} cases "))
+            && limit.contains(&format!(": {r} answered in ")),
+        "{limit}"
+    );
 }
