@@ -143,15 +143,24 @@ pub async fn check_capabilities(profiles: &[Profile], cond: &Conditions) -> Resu
     Ok(())
 }
 
-/// Refuses `--golf` where §10 cannot be played as it says: a plan of token cases, file
-/// typing from the top (golf pastes each state of the line), or a typed prefix (golf
-/// starts from nothing typed).
+/// Refuses `--golf` where §10 cannot be played as it says: token cases with characters
+/// typed (golf on a completion list starts each token from nothing typed), file typing
+/// from the top (golf pastes each state of the line), or a typed prefix (golf starts
+/// from nothing typed).
 pub fn check_golf(plan: &[crate::dataset::Case], cond: &RunConditions) -> anyhow::Result<()> {
     let Some(g) = cond.golf else { return Ok(()) };
-    if plan.iter().any(|c| c.token.is_some()) {
-        anyhow::bail!("--golf plays line cases; this plan has token cases");
+    if let Some(c) = plan
+        .iter()
+        .find(|c| c.token.as_ref().is_some_and(|t| t.prefix_len > 0))
+    {
+        anyhow::bail!(
+            "--golf plays each token from nothing typed, one record per token; case {} types {} characters first: sample the plan with --prefix 0",
+            c.case,
+            c.token.as_ref().map_or(0, |t| t.prefix_len)
+        );
     }
-    if cond.typing != super::typing::TypingMode::Paste {
+    let tokens = plan.iter().any(|c| c.token.is_some());
+    if !tokens && cond.typing != super::typing::TypingMode::Paste {
         anyhow::bail!(
             "--golf needs typing = \"paste\" (each state of the line is set in one change)"
         );

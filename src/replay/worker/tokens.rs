@@ -12,7 +12,8 @@
 //! prefix, so a server never completes a token it has seen more of than the case
 //! types, and the sessions of one token (prefix 0, 1, 2, 3) share one server instead of
 //! starting one each. With context `full` every case gets a fresh server (it has been
-//! shown every other token of the file).
+//! shown every other token of the file). Under `--golf` each case is played as
+//! `worker/golf_list.rs` says instead.
 
 use anyhow::{Result, bail};
 
@@ -45,6 +46,10 @@ impl Worker {
         for (case, token) in cases {
             if self.shared.cancel.load(std::sync::atomic::Ordering::SeqCst) {
                 return Ok(());
+            }
+            if let Some(golf) = self.shared.cond.golf {
+                self.golf_token(unit, lines, case, token, golf).await?;
+                continue;
             }
             let outcome = self.token_case(unit, lines, case, token).await?;
             let name = self.profile(unit.assistant).name.clone();
