@@ -621,6 +621,48 @@ fn completion_lists_are_read_from_neovims_popup() {
     assert!(ranks_differ > 0);
 }
 
+/// lsp-ai through Neovim: the real lsp-ai in front of SmolLM2 (llama-server, one slot,
+/// temperature 0) on a tiny line plan with three characters typed, through typist's own
+/// client and through Neovim, whose client asks lsp-ai with `textDocument/completion`
+/// from its popup. Every case gives the same outcome and the same line.
+#[test]
+fn lsp_ai_runs_through_neovims_completion_popup() {
+    require_installed("lsp-ai-smollm2");
+    let tmp = tempfile::tempdir().unwrap();
+    let common = [
+        "--assistant",
+        "lsp-ai-smollm2",
+        "--rate",
+        "0.005",
+        "--seed",
+        "1",
+        "--typed-prefix",
+        "3",
+        "--jobs",
+        "1",
+    ];
+    let own = tmp.path().join("typist");
+    ok(&run_in(&own, &common));
+    let nv = tmp.path().join("neovim");
+    let mut args = common.to_vec();
+    args.extend(["--editor", "neovim", "--key-interval-ms", "20"]);
+    ok(&run_in(&nv, &args));
+    let (a, b) = (parsed(&own), parsed(&nv));
+    assert!(a.len() >= 10, "{} records", a.len());
+    assert_eq!(a.len(), b.len());
+    for (x, y) in a.iter().zip(&b) {
+        assert_eq!(x["case"], y["case"]);
+        assert_eq!(y["editor"], "neovim");
+        assert_eq!(
+            (&x["outcome"], &x["predicted"]),
+            (&y["outcome"], &y["predicted"]),
+            "{x}\n{y}"
+        );
+    }
+    let answered = b.iter().filter(|r| r["outcome"] == "suggestion").count();
+    assert!(answered * 2 > b.len(), "{answered} suggestions");
+}
+
 /// Processes whose parent is `pid`, with their state letter, from `/proc`.
 fn children_of(pid: u32) -> Vec<(u32, char)> {
     let mut out = Vec::new();

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use rmpv::Value as Mp;
 use serde_json::Value;
 
-use super::{COMPLETION, NeovimSession, READY_POLL, STATE_WAIT, json_to_mp, mp_to_json};
+use super::{COMPLETION, ListState, NeovimSession, READY_POLL, STATE_WAIT, json_to_mp, mp_to_json};
 use crate::editor::conditions::Trigger;
 use crate::editor::document::{Document, Position, PositionEncoding};
 use crate::editor::error::{EditorError, SessionError};
@@ -29,17 +29,6 @@ use crate::editor::session::Timed;
 const RETRY_INTERVAL: Duration = crate::editor::session::RETRY_INTERVAL;
 /// How long a server has to begin its `$/progress` under the `progress` rule.
 const PROGRESS_START_WAIT: Duration = crate::editor::session::PROGRESS_START_WAIT;
-
-/// The completion session under way in the buffer.
-pub(super) struct ListState {
-    rel: String,
-    buf: i64,
-    row: i64,
-    epoch: u64,
-    listed: usize,
-    incomplete: bool,
-    asked: bool,
-}
 
 impl NeovimSession {
     /// The server's declared completion trigger characters.

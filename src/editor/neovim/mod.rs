@@ -109,6 +109,17 @@ struct Answer {
     handler_error: Option<String>,
 }
 
+/// The completion session under way in the buffer (token cases, `lists.rs`).
+struct ListState {
+    rel: String,
+    buf: i64,
+    row: i64,
+    epoch: u64,
+    listed: usize,
+    incomplete: bool,
+    asked: bool,
+}
+
 pub struct NeovimSession {
     rpc: Rpc,
     notes: UnboundedReceiver<Notification>,
@@ -136,7 +147,7 @@ pub struct NeovimSession {
     /// The server's completion trigger characters.
     triggers: Vec<String>,
     /// The completion session under way (token cases).
-    list: Option<lists::ListState>,
+    list: Option<ListState>,
 }
 
 impl NeovimSession {
