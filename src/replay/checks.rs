@@ -24,23 +24,35 @@ pub fn check_plan(ds: &Dataset, plan: &[Case]) -> Result<()> {
     Ok(())
 }
 
-/// What a real editor cannot be asked yet: token cases (completion lists are read only
-/// by typist's own client so far) and dialects other than `textDocument/inlineCompletion`
-/// (Neovim's inline completion sends only that).
+/// What a real editor cannot be asked yet: dialects other than
+/// `textDocument/inlineCompletion` (Neovim's inline completion) for line cases, and other
+/// than `textDocument/completion` (Neovim's popup) for token cases.
 pub fn check_editor(profiles: &[Profile], plan: &[Case], app: &EditorApp) -> Result<()> {
     if app.kind == EditorKind::Typist {
+        if let Some(p) = profiles.iter().find(|p| p.is_plugin_only()) {
+            bail!(
+                "{}: a Neovim plugin with no server runs only with --editor neovim",
+                p.name
+            );
+        }
         return Ok(());
     }
     let editor = app.kind.as_str();
-    if plan.iter().any(|c| c.token.is_some()) {
-        bail!(
-            "--editor {editor} replays line cases only for now; run token plans with --editor typist"
-        );
-    }
+    let tokens = plan.iter().any(|c| c.token.is_some());
     for p in profiles {
-        if !matches!(p.dialect, DialectKind::Inline | DialectKind::Copilot) {
+        let fits = if tokens {
+            p.dialect == DialectKind::Completion
+        } else {
+            matches!(
+                p.dialect,
+                DialectKind::Inline | DialectKind::Copilot | DialectKind::LspAi
+            )
+        };
+        if !fits {
             bail!(
-                "{}: --editor {editor} asks through textDocument/inlineCompletion only; the {:?} dialect runs with --editor typist",
+                "{}: --editor {editor} asks through textDocument/inlineCompletion or, for lsp-ai, \
+                 the completion popup (lines), and the completion popup (token plans) only; the \
+                 {:?} dialect runs with --editor typist",
                 p.name,
                 p.dialect
             );
@@ -121,6 +133,9 @@ pub async fn check_capabilities(profiles: &[Profile], cond: &Conditions) -> Resu
         let Some(needed) = p.dialect.required_capability() else {
             continue;
         };
+        if p.is_plugin_only() {
+            continue;
+        }
         let session = Session::start(p, cond, SessionOptions::default())
             .await
             .map_err(|e| anyhow::anyhow!("{}: {e}", p.name))?;
