@@ -127,7 +127,7 @@ impl Worker {
                         .map(str::to_string);
                     let ask = match &asked {
                         Ok(answer) => TokenAsk::Got {
-                            answer: answer.clone(),
+                            answer: super::tokens::server(answer.clone()),
                             typed: String::new(),
                         },
                         Err(e) => TokenAsk::Failed(e.clone()),

@@ -225,7 +225,9 @@ impl Worker {
     }
 }
 
-fn server(answer: Timed<serde_json::Value>) -> Timed<ListAnswer> {
+/// A server's own list, for typist's own client (which filters and sorts it as an editor
+/// would; Neovim's lists come `Shown`).
+pub(super) fn server(answer: Timed<serde_json::Value>) -> Timed<ListAnswer> {
     Timed {
         value: ListAnswer::Server(answer.value),
         latency_ms: answer.latency_ms,
