@@ -227,13 +227,20 @@ pub fn cut_known(removed: &str, generated: &str) -> bool {
 pub fn read_until_cut(mut reader: impl BufRead, api: Api, removed: &str) -> Result<String, String> {
     let mut generated = String::new();
     let mut line = String::new();
+    // Whether the server said the answer is whole (a `finish_reason`, or `[DONE]`): a
+    // stream that stops short of that is a failure, never a shorter answer.
+    let mut finished = false;
     loop {
         line.clear();
         let n = reader
             .read_line(&mut line)
             .map_err(|e| format!("reading the streamed answer: {e}"))?;
         if n == 0 {
-            return Ok(generated);
+            return if finished {
+                Ok(generated)
+            } else {
+                Err("the stream ended before the server finished the answer".to_string())
+            };
         }
         let l = line.trim();
         if l.is_empty() || l.starts_with(':') || l.starts_with("event:") || l.starts_with("id:") {
@@ -263,6 +270,9 @@ pub fn read_until_cut(mut reader: impl BufRead, api: Api, removed: &str) -> Resu
         if let Some(t) = answer_text(api, &v) {
             generated.push_str(&t);
         }
+        finished |= v
+            .pointer("/choices/0/finish_reason")
+            .is_some_and(|r| !r.is_null());
         if cut_known(removed, &generated) {
             return Ok(generated);
         }
@@ -489,6 +499,21 @@ mod tests {
         assert_eq!(
             read_until_cut(whole.as_bytes(), Api::OpenAi, "\n").unwrap(),
             "\nabc\ndef"
+        );
+        // A stream cut short (the server died) is an error, not a shorter answer.
+        let cut_short = ev("\nx = 1");
+        assert_eq!(
+            read_until_cut(cut_short.as_bytes(), Api::OpenAi, "\n").unwrap_err(),
+            "the stream ended before the server finished the answer"
+        );
+        let finished = format!(
+            "{}data: {}\n\n",
+            ev("\nx"),
+            json!({"choices": [{"text": "", "finish_reason": "length"}]})
+        );
+        assert_eq!(
+            read_until_cut(finished.as_bytes(), Api::OpenAi, "\n").unwrap(),
+            "\nx"
         );
         // An error event is an error, not an empty answer.
         let err = format!(
