@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use rmpv::Value as Mp;
 use serde_json::Value;
 
-use super::{COMPLETION, ListState, NeovimSession, READY_POLL, STATE_WAIT, json_to_mp, mp_to_json};
+use super::{ListState, NeovimSession, READY_POLL, STATE_WAIT, json_to_mp, mp_to_json};
 use crate::editor::conditions::Trigger;
 use crate::editor::document::{Document, Position, PositionEncoding};
 use crate::editor::error::{EditorError, SessionError};
@@ -193,7 +193,7 @@ impl NeovimSession {
     }
 
     /// The last request Neovim was seen to send.
-    fn last_seq(&self) -> u64 {
+    pub(super) fn last_seq(&self) -> u64 {
         self.sent.last().map_or(0, |s| s.seq)
     }
 
@@ -209,25 +209,9 @@ impl NeovimSession {
     ) -> Result<Timed<ShownList>, SessionError> {
         let rel = self.list_state()?.rel.clone();
         let text = self.texts.get(&rel).cloned().unwrap_or_default();
-        let seq = self
-            .wait_sent(COMPLETION, epoch, version, row, &text, after)
+        let (answer, latency_ms) = self
+            .completion_answer(buf, epoch, version, row, &text, after, t0)
             .await?;
-        let answer = self.wait_answer(COMPLETION, seq).await?;
-        let latency_ms = t0.elapsed().as_secs_f64() * 1000.0;
-        let state = self.state(buf).await?;
-        self.check_errmsg(&state)?;
-        if let Some(e) = answer.handler_error {
-            let why = format!("neovim: completion handler failed: {e}");
-            self.broken = Some(why.clone());
-            return Err(EditorError::Failed(why).into());
-        }
-        if let Some(e) = answer.error {
-            return Err(EditorError::Failed(format!(
-                "{}: {COMPLETION} failed (through neovim): {e}",
-                self.profile.name
-            ))
-            .into());
-        }
         let items = answer.shown["items"]
             .as_array()
             .cloned()

@@ -617,13 +617,47 @@ impl NeovimSession {
         col: usize,
         t0: Instant,
     ) -> Result<Timed<Suggestions>, SessionError> {
-        let after = self.sent.last().map_or(0, |s| s.seq);
+        let after = self.last_seq();
         let trigger = super::conditions::Trigger::Invoked;
         self.lua("typist.complete(...)", vec![json_to_mp(&trigger.context())])
             .await?;
         let text = self.placed_text(buf);
+        let (answer, latency_ms) = self
+            .completion_answer(buf, epoch, version, row, &text, after, t0)
+            .await?;
+        let first = answer.shown["items"].as_array().and_then(|a| a.first());
+        let value = Suggestions::Inline(
+            first
+                .and_then(|it| {
+                    it.get("textEdit")
+                        .and_then(|e| e.get("newText"))
+                        .or_else(|| it.get("insertText"))
+                        .and_then(Value::as_str)
+                })
+                .map(|t| inserted_at(line, col, t))
+                .into_iter()
+                .collect(),
+        );
+        Ok(Timed { value, latency_ms })
+    }
+
+    /// The answer to the completion request Neovim sent for `version` at `row` (the
+    /// first after request `after`), with its latency from `t0`; the editor's state is
+    /// checked, and a failed handler (the editor is then broken) or the server's error is
+    /// the case's error.
+    #[allow(clippy::too_many_arguments)]
+    async fn completion_answer(
+        &mut self,
+        buf: i64,
+        epoch: u64,
+        version: i64,
+        row: i64,
+        text: &str,
+        after: u64,
+        t0: Instant,
+    ) -> Result<(Answer, f64), SessionError> {
         let seq = self
-            .wait_sent(COMPLETION, epoch, version, row, &text, after)
+            .wait_sent(COMPLETION, epoch, version, row, text, after)
             .await?;
         let answer = self.wait_answer(COMPLETION, seq).await?;
         let latency_ms = t0.elapsed().as_secs_f64() * 1000.0;
@@ -641,20 +675,7 @@ impl NeovimSession {
             ))
             .into());
         }
-        let first = answer.shown["items"].as_array().and_then(|a| a.first());
-        let value = Suggestions::Inline(
-            first
-                .and_then(|it| {
-                    it.get("textEdit")
-                        .and_then(|e| e.get("newText"))
-                        .or_else(|| it.get("insertText"))
-                        .and_then(Value::as_str)
-                })
-                .map(|t| inserted_at(line, col, t))
-                .into_iter()
-                .collect(),
-        );
-        Ok(Timed { value, latency_ms })
+        Ok((answer, latency_ms))
     }
 
     /// The document's text as the case placed it (for the request's hash).
