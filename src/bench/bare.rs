@@ -7,8 +7,8 @@
 //! document model: what remains is the host's own work and the pipes, which is the
 //! floor of a replay against that host (`typist / bare` is then typist's cost).
 //!
-//! Frames are written by hand and answers are read by their `Content-Length` and the
-//! request id only.
+//! Frames are written with the client's own `lsp::framing::encode`; answers are read
+//! synchronously by their `Content-Length` and the request id only.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -78,13 +78,6 @@ fn cases(plan: &Path) -> Result<Vec<Case>> {
 /// holds.
 type OpenFile = (String, Vec<String>, usize);
 
-fn frame(v: &Value) -> Vec<u8> {
-    let body = v.to_string();
-    let mut f = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
-    f.extend_from_slice(body.as_bytes());
-    f
-}
-
 /// Reads frames until the answer to `id`; whether it holds at least one item.
 fn answer_of(r: &mut impl BufRead, id: u64) -> Result<bool> {
     loop {
@@ -131,7 +124,7 @@ pub fn run(dataset: &Path, plan: &Path) -> Result<Bare> {
     let mut w = std::io::BufWriter::new(host.stdin.take().context("host stdin")?);
     let mut r = BufReader::new(host.stdout.take().context("host stdout")?);
     let send = |w: &mut std::io::BufWriter<_>, v: Value| -> Result<()> {
-        w.write_all(&frame(&v))?;
+        w.write_all(&crate::lsp::framing::encode(v.to_string().as_bytes()))?;
         w.flush()?;
         Ok(())
     };
