@@ -12,8 +12,9 @@
 //! Placeholders, in the service's args, health URL and model path and in the profile's
 //! args, environment, initialization options, settings, request parameters and home and
 //! workspace files: `{port}` (the profile's last service), `{port.NAME}` (the service
-//! called NAME), `{slots}` (parallel request slots: the run's `--jobs`) and `{servers}`
-//! (the folder servers and models are installed in).
+//! called NAME), `{slots}` (parallel request slots: the run's `--jobs`), `{threads}` (the
+//! cores the run may use: its CPU affinity) and `{servers}` (the folder servers and
+//! models are installed in).
 //!
 //! Each service is waited for until its health URL answers (an error if it exits or
 //! misses its deadline); the manifest describes each service (command, args, health URL,
@@ -61,6 +62,12 @@ pub struct Services {
     /// leaves no folder behind, even when killed); named `typist-PID-…` like the
     /// workspaces, so that one left by a killed typist is swept with them.
     logs: Option<tempfile::TempDir>,
+}
+
+/// The cores this process may run on (`{threads}`): its CPU affinity, so `taskset` and
+/// a container's CPU set are honoured; 1 when it cannot be read.
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
 }
 
 /// The folder servers and models are installed in (`{servers}`).
@@ -278,6 +285,7 @@ impl Services {
         };
         let mut vars: BTreeMap<String, String> = BTreeMap::new();
         vars.insert("slots".into(), slots.max(1).to_string());
+        vars.insert("threads".into(), cores().to_string());
         vars.insert("servers".into(), servers_dir().display().to_string());
         // Services that failed, by name: every profile needing one fails the same way.
         let mut failed: BTreeMap<String, Failure> = BTreeMap::new();

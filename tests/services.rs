@@ -304,25 +304,32 @@ fn edited(dir: &Path, from: &str, name: &str, edit: impl Fn(String) -> String) -
 fn infill_against_a_model_without_fim_tokens_is_an_error_with_the_servers_message() {
     assert_installed();
     let tmp = tempfile::tempdir().unwrap();
-    // Also: a service's args may follow the run's --jobs (`{slots}`).
+    // Also: a service's args may follow the run's --jobs (`{slots}`) and the cores typist
+    // may run on (`{threads}`: its CPU affinity, here one core by `taskset`).
     let editors = edited(tmp.path(), "smollm2", "smollm2-infill", |t| {
         let (backend, parallel) = (r#""--backend", "openai""#, r#""--parallel", "1""#);
-        assert!(t.contains(backend) && t.contains(parallel));
+        let threads = r#""-t", "1""#;
+        assert!(t.contains(backend) && t.contains(parallel) && t.contains(threads));
         t.replace(backend, r#""--backend", "llamacpp""#)
             .replace(parallel, r#""--parallel", "{slots}""#)
+            .replace(threads, r#""-t", "{threads}""#)
     });
     let out = tmp.path().join("out");
-    let o = run_args(&out, &["smollm2-infill"], "0.002", "3")
-        .arg("--editors")
-        .arg(&editors)
-        .output()
-        .unwrap();
+    let run = run_args(&out, &["smollm2-infill"], "0.002", "3");
+    let mut pinned = std::process::Command::new("taskset");
+    pinned
+        .args(["-c", "0"])
+        .arg(run.get_program())
+        .args(run.get_args());
+    pinned.envs(run.get_envs().filter_map(|(k, v)| Some((k, v?))));
+    let o = pinned.arg("--editors").arg(&editors).output().unwrap();
     // Every case failed: the run says no case was answered (exit 3), not "all empty".
     assert_eq!(o.status.code(), Some(3), "{o:?}");
     assert_eq!(
         arg_after(&services_of(&manifest(&out))[0], "--parallel"),
         "3"
     );
+    assert_eq!(arg_after(&services_of(&manifest(&out))[0], "-t"), "1");
     let recs = records(&out);
     assert!(!recs.is_empty());
     for r in &recs {

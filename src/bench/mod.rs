@@ -11,6 +11,7 @@
 //! puts the best runs beside the issue-14 targets, and typist's and the reference's
 //! integral help side by side.
 
+pub mod bare;
 pub mod child;
 pub mod coverage;
 pub mod generate;

@@ -10,6 +10,7 @@
 //! llama.cpp's `timings` are summed over the requests; answers are compared without ids,
 //! times and `timings`.
 
+use std::io::{BufRead, Read, Write};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -21,6 +22,12 @@ use serde_json::Value;
 /// One request sent straight to the model server: generous, since a slow CPU with
 /// `--jobs` requests queued can take minutes, and a lost answer would spoil the pass.
 const DIRECT_REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// How long [`Relay::finish`] waits for the requests still being answered (a stream
+/// whose caller has just left it is recorded when the relay's next write fails).
+const IN_FLIGHT_WAIT: Duration = Duration::from_secs(10);
+/// How often [`Relay::finish`] looks again.
+const IN_FLIGHT_POLL: Duration = Duration::from_millis(10);
 
 /// One request that reached the model server, and its answer.
 #[derive(Debug, Clone, Serialize)]
@@ -39,39 +46,134 @@ pub struct Captured {
     pub seconds: f64,
 }
 
+/// An HTTP client that opens a connection for each request, as the host does: a kept
+/// connection can be one the server has closed (it did after streams left early: "Peer
+/// disconnected" on the next request), and both passes must pay the same.
 fn agent() -> ureq::Agent {
     ureq::Agent::config_builder()
+        .max_idle_connections(0)
+        .max_idle_connections_per_host(0)
         .timeout_global(Some(DIRECT_REQUEST_TIMEOUT))
         .http_status_as_error(false)
         .build()
         .into()
 }
 
-/// Sends one request as it was captured; (status, answer body).
-fn send(agent: &ureq::Agent, base: &str, c: &Captured) -> (u16, String) {
-    let url = format!("{base}{}", c.path);
-    let sent = if c.method == "GET" {
-        agent.get(&url).call()
+/// What the upstream answered: one body, or a stream of server-sent events still open.
+enum Upstream {
+    Whole(u16, String),
+    Stream(u16, ureq::Body),
+}
+
+fn post(
+    agent: &ureq::Agent,
+    url: &str,
+    c: &Captured,
+) -> Result<ureq::http::Response<ureq::Body>, ureq::Error> {
+    if c.method == "GET" {
+        agent.get(url).call()
     } else {
-        let mut r = agent.post(&url);
+        let mut r = agent.post(url);
         if let Some(ct) = &c.content_type {
             r = r.header("Content-Type", ct);
         }
         r.send(c.body.as_bytes())
-    };
-    match sent {
+    }
+}
+
+/// Sends one request as it was captured; a streamed answer is left open.
+fn open(agent: &ureq::Agent, base: &str, c: &Captured) -> Upstream {
+    let url = format!("{base}{}", c.path);
+    match post(agent, &url, c) {
         Ok(mut resp) => {
             let status = resp.status().as_u16();
+            let streamed = resp
+                .headers()
+                .get("content-type")
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| v.starts_with("text/event-stream"));
+            if streamed {
+                return Upstream::Stream(status, resp.into_body());
+            }
             let text = resp
                 .body_mut()
                 .with_config()
                 .limit(64 << 20)
                 .read_to_string()
                 .unwrap_or_default();
+            Upstream::Whole(status, text)
+        }
+        Err(e) => Upstream::Whole(502, format!("upstream {url} unreachable: {e}")),
+    }
+}
+
+/// Server-sent events of a stream: the `data:` lines.
+fn events(stream: &str) -> usize {
+    stream.lines().filter(|l| l.starts_with("data:")).count()
+}
+
+/// Sends one request as it was captured; (status, answer body). A captured stream that
+/// its caller left before its end is read as far as the caller read it (as many
+/// events), then dropped, as the caller did.
+fn send(agent: &ureq::Agent, base: &str, c: &Captured) -> (u16, String) {
+    match open(agent, base, c) {
+        Upstream::Whole(status, text) => (status, text),
+        Upstream::Stream(status, body) => {
+            let left_early = !c.answer.contains("data: [DONE]");
+            let limit = if left_early {
+                events(&c.answer)
+            } else {
+                usize::MAX
+            };
+            let mut reader = std::io::BufReader::new(body.into_reader());
+            let (mut text, mut line, mut seen) = (String::new(), String::new(), 0);
+            while seen < limit {
+                line.clear();
+                match reader.read_line(&mut line) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {}
+                }
+                seen += usize::from(line.starts_with("data:"));
+                text.push_str(&line);
+            }
             (status, text)
         }
-        Err(e) => (502, format!("upstream {url} unreachable: {e}")),
     }
+}
+
+/// Forwards a stream to the caller event by event as the upstream sends it, flushing
+/// each, until its end or until the caller goes away (a failed write), when the
+/// upstream connection is dropped so the server stops; what was forwarded.
+fn forward_stream(req: tiny_http::Request, status: u16, body: ureq::Body) -> String {
+    let mut out = req.into_writer();
+    let mut reader = body.into_reader();
+    let mut forwarded = Vec::new();
+    let head = format!(
+        "HTTP/1.1 {status} OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+    );
+    if out
+        .write_all(head.as_bytes())
+        .and_then(|_| out.flush())
+        .is_err()
+    {
+        return String::new();
+    }
+    let mut buf = [0u8; 8192];
+    loop {
+        let n = match reader.read(&mut buf) {
+            Ok(0) | Err(_) => {
+                let _ = out.write_all(b"0\r\n\r\n").and_then(|_| out.flush());
+                break;
+            }
+            Ok(n) => n,
+        };
+        forwarded.extend_from_slice(&buf[..n]);
+        let chunk = [format!("{n:x}\r\n").as_bytes(), &buf[..n], b"\r\n"].concat();
+        if out.write_all(&chunk).and_then(|_| out.flush()).is_err() {
+            break;
+        }
+    }
+    String::from_utf8_lossy(&forwarded).into_owned()
 }
 
 /// A recording relay on a free 127.0.0.1 port: every request is sent on to the upstream
@@ -81,6 +183,8 @@ pub struct Relay {
     port: u16,
     server: Arc<tiny_http::Server>,
     captured: Arc<Mutex<Vec<Captured>>>,
+    /// Requests not yet recorded (a stream is recorded when its caller has left it).
+    in_flight: Arc<AtomicUsize>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
@@ -96,14 +200,17 @@ impl Relay {
         let server = Arc::new(server);
         let captured = Arc::new(Mutex::new(Vec::new()));
         let base = upstream.trim_end_matches('/').to_string();
-        let (srv, cap) = (server.clone(), captured.clone());
+        let in_flight = Arc::new(AtomicUsize::new(0));
+        let (srv, cap, in_fl) = (server.clone(), captured.clone(), in_flight.clone());
         let thread = std::thread::spawn(move || {
             let t0 = Instant::now();
             let agent = agent();
             let count = Arc::new(AtomicUsize::new(0));
             for mut req in srv.incoming_requests() {
                 let seq = count.fetch_add(1, Ordering::SeqCst);
+                in_fl.fetch_add(1, Ordering::SeqCst);
                 let (agent, base, cap) = (agent.clone(), base.clone(), cap.clone());
+                let in_flight = in_fl.clone();
                 std::thread::spawn(move || {
                     let start = t0.elapsed().as_secs_f64();
                     let mut body = String::new();
@@ -125,7 +232,20 @@ impl Relay {
                         seconds: 0.0,
                     };
                     let t = Instant::now();
-                    let (status, answer) = send(&agent, &base, &c);
+                    let (status, answer) = match open(&agent, &base, &c) {
+                        Upstream::Whole(status, answer) => (status, answer),
+                        Upstream::Stream(status, body) => {
+                            let answer = forward_stream(req, status, body);
+                            c.seconds = t.elapsed().as_secs_f64();
+                            c.status = status;
+                            c.answer = answer;
+                            if let Ok(mut v) = cap.lock() {
+                                v.push(c);
+                            }
+                            in_flight.fetch_sub(1, Ordering::SeqCst);
+                            return;
+                        }
+                    };
                     c.seconds = t.elapsed().as_secs_f64();
                     let mut resp =
                         tiny_http::Response::from_string(answer.clone()).with_status_code(status);
@@ -144,6 +264,7 @@ impl Relay {
                     if let Ok(mut v) = cap.lock() {
                         v.push(c);
                     }
+                    in_flight.fetch_sub(1, Ordering::SeqCst);
                     let _ = req.respond(resp);
                 });
             }
@@ -152,6 +273,7 @@ impl Relay {
             port,
             server,
             captured,
+            in_flight,
             thread: Some(thread),
         })
     }
@@ -165,6 +287,10 @@ impl Relay {
         self.server.unblock();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
+        }
+        let until = Instant::now() + IN_FLIGHT_WAIT;
+        while self.in_flight.load(Ordering::SeqCst) > 0 && Instant::now() < until {
+            std::thread::sleep(IN_FLIGHT_POLL);
         }
         let mut v = std::mem::take(&mut *self.captured.lock().expect("relay lock"));
         v.sort_by_key(|c| c.seq);
@@ -214,6 +340,24 @@ pub fn send_direct(base: &str, requests: &[Captured], jobs: usize) -> Direct {
 /// An answer without what changes from one call to the next (llama.cpp's `timings`,
 /// ids, creation times, usage, fingerprints): equal for the same answer.
 pub fn normalized(answer: &str) -> String {
+    if events(answer) > 0 {
+        return stream_data(answer)
+            .map(normalized_json)
+            .collect::<Vec<_>>()
+            .join("\n");
+    }
+    normalized_json(answer)
+}
+
+/// The `data:` payloads of a stream of server-sent events.
+fn stream_data(stream: &str) -> impl Iterator<Item = &str> {
+    stream
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .map(str::trim)
+}
+
+fn normalized_json(answer: &str) -> String {
     match serde_json::from_str::<Value>(answer) {
         Ok(Value::Object(mut o)) => {
             for k in ["timings", "id", "created", "usage", "system_fingerprint"] {
@@ -237,8 +381,18 @@ pub struct Timings {
 }
 
 impl Timings {
+    /// Adds an answer's `timings`; a stream's are in its last event that has them (a
+    /// stream its caller left before the end has none).
     pub fn add(&mut self, answer: &str) {
-        let Ok(v) = serde_json::from_str::<Value>(answer) else {
+        let found = if events(answer) > 0 {
+            stream_data(answer)
+                .filter_map(|d| serde_json::from_str::<Value>(d).ok())
+                .filter(|v| v["timings"].is_object())
+                .last()
+        } else {
+            serde_json::from_str::<Value>(answer).ok()
+        };
+        let Some(v) = found else {
             return;
         };
         let t = &v["timings"];
@@ -440,5 +594,86 @@ mod tests {
         assert_eq!(row.typist_timings.answers, 4);
         assert!((row.typist_timings.predicted_per_second() - 100.0).abs() < 1e-9);
         assert!(table(&[row]).contains("| x | 2 | 3 | 3 | 4 |"));
+    }
+
+    /// An upstream that streams `n` events, one every `gap`, on the raw connection, and
+    /// counts those it could write before its caller left.
+    fn streaming_upstream(n: usize, gap: Duration) -> (String, Arc<AtomicUsize>) {
+        let up = tiny_http::Server::http("127.0.0.1:0").unwrap();
+        let port = up.server_addr().to_ip().unwrap().port();
+        let written = Arc::new(AtomicUsize::new(0));
+        let w = written.clone();
+        std::thread::spawn(move || {
+            for mut req in up.incoming_requests() {
+                let mut body = String::new();
+                let _ = req.as_reader().read_to_string(&mut body);
+                let mut out = req.into_writer();
+                let _ = out.write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n");
+                w.store(0, Ordering::SeqCst);
+                for i in 0..n {
+                    let ev = format!(
+                        "data: {}\n\n",
+                        serde_json::json!({"choices": [{"text": format!("t{i} ")}], "id": i})
+                    );
+                    let chunk = format!("{:x}\r\n{ev}\r\n", ev.len());
+                    if out
+                        .write_all(chunk.as_bytes())
+                        .and_then(|_| out.flush())
+                        .is_err()
+                    {
+                        break;
+                    }
+                    w.fetch_add(1, Ordering::SeqCst);
+                    std::thread::sleep(gap);
+                }
+                let _ = out.write_all(b"0\r\n\r\n");
+            }
+        });
+        (format!("http://127.0.0.1:{port}"), written)
+    }
+
+    #[test]
+    fn a_stream_left_early_reaches_the_upstream_and_the_direct_pass_leaves_it_alike() {
+        let (base, written) = streaming_upstream(200, Duration::from_millis(20));
+        let relay = Relay::start(&base).unwrap();
+        let via = format!("http://127.0.0.1:{}", relay.port());
+        let mut r = agent()
+            .post(format!("{via}/v1/completions"))
+            .header("Content-Type", "application/json")
+            .send(b"{\"stream\":true}".as_slice())
+            .unwrap();
+        // The caller reads three events and leaves.
+        let mut reader = std::io::BufReader::new(r.body_mut().as_reader());
+        let (mut line, mut seen) = (String::new(), 0);
+        while seen < 3 {
+            line.clear();
+            assert!(reader.read_line(&mut line).unwrap() > 0);
+            seen += usize::from(line.starts_with("data:"));
+        }
+        drop(reader);
+        drop(r);
+        let captured = relay.finish();
+        assert_eq!(captured.len(), 1);
+        let forwarded = events(&captured[0].answer);
+        assert!(
+            (3..200).contains(&forwarded),
+            "{forwarded} events forwarded"
+        );
+        assert!(!captured[0].answer.contains("[DONE]"));
+        let upstream_wrote = written.load(Ordering::SeqCst);
+        assert!(
+            upstream_wrote < 200,
+            "the upstream was left early too ({upstream_wrote})"
+        );
+        // The direct pass reads as many events as were forwarded, and they are the same
+        // but for ids.
+        let direct = send_direct(&base, &captured, 1);
+        assert_eq!(events(&direct.answers[0].1), forwarded);
+        let row = Row::new("x", 1, 1, 1, 1.0, &captured, &direct);
+        assert_eq!(row.identical_answers, 1);
+        assert_eq!(
+            row.typist_timings.answers, 0,
+            "a stream left early has no timings"
+        );
     }
 }

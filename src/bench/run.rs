@@ -234,18 +234,71 @@ pub fn run(opts: &RunOptions) -> Result<String> {
         .editor
         .map(|e| editor_ratios(e, &best, &all_cpu))
         .unwrap_or_default();
+    let limit = match opts.cases {
+        Cases::Lines if opts.assistants.iter().any(|a| a == "typist-fixed") => {
+            limit_line(opts, &best)?
+        }
+        _ => String::new(),
+    };
     Ok(format!(
         "dataset: {} ({}); wall time includes start-up, the final sort, scoring and the report\n\
          load average at the end: {}\n\n\
          | assistant | jobs | answered (of records) | wall s | per second | per hour | typist CPU s (share of wall) | typist CPU µs per answered | server CPU s |\n\
          |---|---|---|---|---|---|---|---|---|\n{}\n\n\
-         best of {}:\n\n{}{editor_table}",
+         best of {}:\n\n{}{editor_table}{limit}",
         opts.dataset.display(),
         what,
         super::child::load_average(),
         rows.join("\n"),
         opts.runs.max(1),
         best_table(&best, &opts.jobs),
+    ))
+}
+
+/// The limit line: the runs' cases (the same sampling) sent straight to the instant host
+/// by a bare client ([`super::bare`]), best of the runs, against typist-fixed with one
+/// job (best run).
+fn limit_line(opts: &RunOptions, best: &BTreeMap<(String, usize), Best>) -> Result<String> {
+    let plan = opts.dir.join("lines-plan.jsonl");
+    let mut cmd = Command::new(std::env::current_exe()?);
+    cmd.args(["sample", "--dataset"]).arg(&opts.dataset);
+    match opts.rate {
+        Some(p) => cmd.args(["--rate", &p.to_string()]),
+        None => cmd.args(["--lines", "all"]),
+    };
+    let o = cmd
+        .arg("--out")
+        .arg(&plan)
+        .output()
+        .context("cannot start typist sample")?;
+    if !o.status.success() {
+        bail!(
+            "typist sample failed: {}",
+            String::from_utf8_lossy(&o.stderr).trim()
+        );
+    }
+    let mut bare: Option<super::bare::Bare> = None;
+    for _ in 0..opts.runs.max(1) {
+        let b = super::bare::run(&opts.dataset, &plan)?;
+        if bare.is_none_or(|x| b.per_second() > x.per_second()) {
+            bare = Some(b);
+        }
+    }
+    let b = bare.expect("at least one run");
+    let ours = best
+        .get(&("typist-fixed".to_string(), 1))
+        .or_else(|| best.get(&("typist-fixed@typist".to_string(), 1)))
+        .map_or(f64::NAN, |x| x.rate);
+    Ok(format!(
+        "\nlimit: the same {} cases sent straight to the instant host by a bare LSP client \
+         (one change and one request per case, nothing recorded), best of {}: {} answered in \
+         {:.2} s, {:.1} per second; typist-fixed with 1 job / bare: {:.2}\n",
+        b.cases,
+        opts.runs.max(1),
+        b.answered,
+        b.seconds,
+        b.per_second(),
+        ours / b.per_second()
     ))
 }
 

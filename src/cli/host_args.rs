@@ -31,6 +31,10 @@ pub struct HostFlags {
     /// check`: an unmatched bracket).
     #[arg(long, value_name = "TEXT")]
     pub append: Option<String>,
+    /// With --backend oracle: the rank of the true token in its completion lists, after
+    /// R − 1 decoys (for tests of golf on completion lists).
+    #[arg(long, value_name = "R", default_value_t = 1)]
+    pub list_rank: u32,
 }
 
 impl From<HostFlags> for typist::host::HostArgs {
@@ -42,6 +46,7 @@ impl From<HostFlags> for typist::host::HostArgs {
             faults: f.faults.into(),
             truth: f.truth,
             append: f.append,
+            list_rank: f.list_rank,
         }
     }
 }

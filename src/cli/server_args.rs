@@ -99,7 +99,7 @@ impl ServerFlags {
 /// A built profile whose program cannot be found, as a clear error (for `run`; `doctor`
 /// reports it as missing instead).
 pub fn require_program(p: &Profile) -> Result<()> {
-    if p.connect.is_none() && p.resolve_command().is_none() {
+    if p.connect.is_none() && !p.is_plugin_only() && p.resolve_command().is_none() {
         bail!(
             "{}: program {:?} not found (looked in .servers/ and PATH); {}",
             p.name,

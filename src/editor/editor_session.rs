@@ -111,8 +111,8 @@ impl EditorSession {
         }
     }
 
-    /// The first suggestion of a session: after the profile's readiness rule with
-    /// typist's client; Neovim asks when typing stops, once its client is initialized.
+    /// The first suggestion of a session, after the profile's readiness rule (in
+    /// either editor).
     pub async fn suggest_when_ready(
         &mut self,
         rel: &str,
@@ -120,7 +120,7 @@ impl EditorSession {
     ) -> Result<Timed<Suggestions>, SessionError> {
         match self {
             EditorSession::Typist(s) => s.suggest_when_ready(rel, cursor).await,
-            EditorSession::Neovim(n) => n.suggest(rel, cursor).await,
+            EditorSession::Neovim(n) => n.suggest_when_ready(rel, cursor).await,
             EditorSession::Vscode(v) => v.suggest(rel, cursor).await,
         }
     }
@@ -142,14 +142,22 @@ impl EditorSession {
         }
     }
 
-    /// typist's own client, for what only it does yet (completion lists).
+    /// typist's own client, for what only it does (golf's direct requests).
     pub fn lsp(&mut self) -> Result<&mut Session, SessionError> {
         match self {
             EditorSession::Typist(s) => Ok(s),
             EditorSession::Neovim(_) | EditorSession::Vscode(_) => Err(EditorError::Failed(
-                "completion lists are not read from a real editor yet (--editor typist)".into(),
+                "this is asked through typist's own client only (--editor typist)".into(),
             )
             .into()),
+        }
+    }
+
+    /// The Neovim, when the editor is one (completion lists are read from its popup).
+    pub fn neovim(&mut self) -> Option<&mut NeovimSession> {
+        match self {
+            EditorSession::Typist(_) => None,
+            EditorSession::Neovim(n) => Some(n),
         }
     }
 

@@ -156,7 +156,9 @@ pub struct Profile {
     pub name: String,
     #[serde(default)]
     pub description: String,
-    /// A program name (looked up in the server prefix, then `PATH`) or a path.
+    /// A program name (looked up in the server prefix, then `PATH`) or a path. Empty
+    /// (left out) only for a Neovim plugin with no server (`[neovim] config`).
+    #[serde(default)]
     pub command: String,
     #[serde(default)]
     pub args: Vec<String>,
@@ -208,9 +210,31 @@ pub struct Profile {
     /// connection, and a server that is gone is reported, never restarted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connect: Option<String>,
+    /// What a real Neovim loads for this assistant (`--editor neovim`): a plugin's Lua
+    /// configuration and the extmark namespaces its ghost text is drawn in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub neovim: Option<NeovimPlugin>,
     /// Where the profile was loaded from.
     #[serde(skip)]
     pub source: PathBuf,
+}
+
+/// `[neovim]`: a plugin for this assistant, as `--editor-config` and
+/// `--editor-namespace` give one for a run (the flags win).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NeovimPlugin {
+    /// A Lua file Neovim loads after typist's own setup; relative to the profile's file
+    /// (read as an absolute path).
+    #[serde(default)]
+    pub config: Option<String>,
+    /// Extmark namespaces read for the ghost text instead of Neovim's own inline
+    /// completion (which is then not turned on).
+    #[serde(default)]
+    pub namespaces: Vec<String>,
+    /// sha256 of `config`'s bytes, computed when the profile is read (in the manifest).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_sha256: Option<String>,
 }
 
 fn default_restart_after_timeouts() -> u32 {
@@ -231,6 +255,13 @@ impl Profile {
             bail!("profile {} lists no languages", source.display());
         }
         p.check_connect()?;
+        p.pin_neovim_config(source)?;
+        if p.command.is_empty() && p.connect.is_none() && !p.is_plugin_only() {
+            bail!(
+                "profile {} has no command: only a Neovim plugin ([neovim] config) runs with no server",
+                source.display()
+            );
+        }
         Ok(p)
     }
 
@@ -239,6 +270,38 @@ impl Profile {
     pub fn to_toml(&self) -> Result<String> {
         toml::to_string_pretty(self)
             .with_context(|| format!("cannot write profile {} as TOML", self.name))
+    }
+
+    /// A Neovim plugin with no server at all: no command, only `[neovim] config`.
+    pub fn is_plugin_only(&self) -> bool {
+        self.command.is_empty()
+            && self.connect.is_none()
+            && self.neovim.as_ref().is_some_and(|n| n.config.is_some())
+    }
+
+    /// `[neovim] config` as an absolute path (relative to the profile's file) with the
+    /// sha256 of its bytes.
+    fn pin_neovim_config(&mut self, source: &Path) -> Result<()> {
+        let Some(nv) = self.neovim.as_mut() else {
+            return Ok(());
+        };
+        let Some(config) = &nv.config else {
+            return Ok(());
+        };
+        let path = source
+            .parent()
+            .map_or_else(|| PathBuf::from(config), |d| d.join(config));
+        let bytes = std::fs::read(&path).with_context(|| {
+            format!(
+                "profile {}: cannot read [neovim] config {}",
+                source.display(),
+                path.display()
+            )
+        })?;
+        let path = std::fs::canonicalize(&path).unwrap_or(path);
+        nv.config = Some(path.display().to_string());
+        nv.config_sha256 = Some(crate::digest::sha256_hex(&bytes));
+        Ok(())
     }
 
     /// A `connect` address, when there is one, is one typist can attach to.

@@ -164,7 +164,15 @@ pub fn shown(answer: &Value, typed: &str) -> Vec<Item> {
 /// Ranks `answer` after the user typed `typed` (the token's first characters) for the
 /// expected token `expected`.
 pub fn rank(answer: &Value, typed: &str, expected: &str) -> Ranked {
-    let items = shown(answer, typed);
+    ranked(
+        shown(answer, typed),
+        items_of(answer).len(),
+        is_incomplete(answer),
+        expected,
+    )
+}
+
+fn ranked(items: Vec<Item>, listed: usize, incomplete: bool, expected: &str) -> Ranked {
     let rank = items
         .iter()
         .position(|it| leading_identifier(&it.insert) == expected)
@@ -172,9 +180,55 @@ pub fn rank(answer: &Value, typed: &str, expected: &str) -> Ranked {
     Ranked {
         rank,
         items: items.len(),
-        listed: items_of(answer).len(),
+        listed,
         top: items.iter().take(TOP).map(|it| it.insert.clone()).collect(),
-        incomplete: is_incomplete(answer),
+        incomplete,
+    }
+}
+
+/// A list as a real editor showed it (Neovim's popup): the items left after the editor's
+/// own filtering and sorting, in display order, ranked as they stand (no filter or sort
+/// of typist's is applied on top).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ShownList {
+    /// The LSP items of the entries shown, first shown first.
+    pub items: Vec<Value>,
+    /// Items in the server's last answer.
+    pub listed: usize,
+    /// The server's last answer was incomplete.
+    pub incomplete: bool,
+}
+
+/// A completion answer to rank: the server's raw answer (typist's own client ranks it
+/// by the rule above) or the list an editor showed (ranked in its display order).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ListAnswer {
+    Server(Value),
+    Shown(ShownList),
+}
+
+impl ListAnswer {
+    pub fn is_incomplete(&self) -> bool {
+        match self {
+            ListAnswer::Server(v) => is_incomplete(v),
+            ListAnswer::Shown(s) => s.incomplete,
+        }
+    }
+
+    /// The items shown after typing `typed`, in display order.
+    pub fn shown(&self, typed: &str) -> Vec<Item> {
+        match self {
+            ListAnswer::Server(v) => shown(v, typed),
+            ListAnswer::Shown(s) => s.items.iter().filter_map(read_item).collect(),
+        }
+    }
+
+    /// Ranks the answer for `expected` after `typed` was typed.
+    pub fn rank(&self, typed: &str, expected: &str) -> Ranked {
+        match self {
+            ListAnswer::Server(v) => rank(v, typed, expected),
+            ListAnswer::Shown(s) => ranked(self.shown(typed), s.listed, s.incomplete, expected),
+        }
     }
 }
 
@@ -247,6 +301,23 @@ mod tests {
                 ..Default::default()
             }
         );
+    }
+
+    #[test]
+    fn a_list_an_editor_showed_is_ranked_in_its_display_order() {
+        let shown = ListAnswer::Shown(ShownList {
+            items: vec![
+                json!({"label": "zeta", "sortText": "9"}),
+                json!({"label": "alpha", "sortText": "1"}),
+            ],
+            listed: 5,
+            incomplete: true,
+        });
+        // Neither filtered by what was typed nor sorted again.
+        let r = shown.rank("q", "alpha");
+        assert_eq!((r.rank, r.items, r.listed), (Some(2), 2, 5));
+        assert_eq!(r.top, ["zeta", "alpha"]);
+        assert!(shown.is_incomplete());
     }
 
     #[test]

@@ -47,9 +47,9 @@ use super::request_hash::{TextHash, request_hash_of};
 
 /// How long a profile whose readiness rule is `progress` may take to begin its work
 /// (its first `$/progress`) before typist stops waiting for one.
-const PROGRESS_START_WAIT: Duration = Duration::from_secs(2);
+pub(crate) const PROGRESS_START_WAIT: Duration = Duration::from_secs(2);
 /// The pause between two tries of a readiness probe (`max_tries` in the profile).
-pub(super) const RETRY_INTERVAL: Duration = Duration::from_millis(150);
+pub(crate) const RETRY_INTERVAL: Duration = Duration::from_millis(150);
 /// How long a session's orderly shutdown (`shutdown`, `exit`, the process's end) may
 /// take when it is retired by a worker, doctor or the checks; then it is killed.
 pub const SHUTDOWN_WAIT: Duration = Duration::from_secs(5);

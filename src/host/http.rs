@@ -7,6 +7,8 @@
 //! The context sent is a window of `context_chars` characters around the cursor, 3/4 of
 //! it before the cursor and 1/4 after.
 
+use std::io::BufRead;
+
 use serde_json::{Value, json};
 
 /// Fill-in-the-middle prompt formats.
@@ -208,6 +210,75 @@ pub fn error_message(body: &str) -> String {
     }
 }
 
+/// Whether the host's answer is known from the text generated so far, under whitespace
+/// healing with the host's own line cut: the text left the whitespace `removed` (the
+/// answer is empty), or a line break follows it (the line is complete).
+pub fn cut_known(removed: &str, generated: &str) -> bool {
+    match generated.strip_prefix(removed) {
+        Some(rest) => rest.contains('\n'),
+        None => !removed.starts_with(generated),
+    }
+}
+
+/// Reads a streamed OpenAI-compatible answer (server-sent events, `data: {json}` lines,
+/// `data: [DONE]` at the end) until [`cut_known`] says the rest cannot change the answer;
+/// the text generated up to there. Returning drops the connection, which tells the
+/// server to stop. A server that answers with one JSON body instead is read whole.
+pub fn read_until_cut(mut reader: impl BufRead, api: Api, removed: &str) -> Result<String, String> {
+    let mut generated = String::new();
+    let mut line = String::new();
+    // Whether the server said the answer is whole (a `finish_reason`, or `[DONE]`): a
+    // stream that stops short of that is a failure, never a shorter answer.
+    let mut finished = false;
+    loop {
+        line.clear();
+        let n = reader
+            .read_line(&mut line)
+            .map_err(|e| format!("reading the streamed answer: {e}"))?;
+        if n == 0 {
+            return if finished {
+                Ok(generated)
+            } else {
+                Err("the stream ended before the server finished the answer".to_string())
+            };
+        }
+        let l = line.trim();
+        if l.is_empty() || l.starts_with(':') || l.starts_with("event:") || l.starts_with("id:") {
+            continue;
+        }
+        let Some(data) = l.strip_prefix("data:").map(str::trim) else {
+            // Not a stream: one JSON answer.
+            let mut text = line.clone();
+            reader
+                .read_to_string(&mut text)
+                .map_err(|e| format!("reading the answer: {e}"))?;
+            let v: Value = serde_json::from_str(&text).map_err(|e| format!("not JSON: {e}"))?;
+            return answer_text(api, &v)
+                .ok_or_else(|| "no completion text in the answer".to_string());
+        };
+        if data == "[DONE]" {
+            return Ok(generated);
+        }
+        let v: Value =
+            serde_json::from_str(data).map_err(|e| format!("a streamed event is not JSON: {e}"))?;
+        if v.get("error").is_some() {
+            return Err(format!(
+                "the stream ended in an error: {}",
+                error_message(data)
+            ));
+        }
+        if let Some(t) = answer_text(api, &v) {
+            generated.push_str(&t);
+        }
+        finished |= v
+            .pointer("/choices/0/finish_reason")
+            .is_some_and(|r| !r.is_null());
+        if cut_known(removed, &generated) {
+            return Ok(generated);
+        }
+    }
+}
+
 /// Calls the model (blocking: run it on a blocking thread).
 pub fn complete(api: Api, o: &HttpOptions, prefix: &str, suffix: &str) -> Result<String, String> {
     let endpoint = o
@@ -222,13 +293,21 @@ pub fn complete(api: Api, o: &HttpOptions, prefix: &str, suffix: &str) -> Result
     };
     // A `\n` stop would end the answer at the line break taken off: the host applies it.
     let host_cuts = removed.contains('\n') && o.stop.iter().any(|s| s == "\n");
-    let (path, body) = if host_cuts {
+    let (path, mut body) = if host_cuts {
         let mut o = o.clone();
         o.stop.retain(|s| s != "\n");
         request(api, &o, prefix, suffix)
     } else {
         request(api, o, prefix, suffix)
     };
+    // When the host cuts the answer itself, an OpenAI-compatible server streams it and
+    // the connection is closed as soon as the cut is known, so the server stops
+    // generating tokens that would be thrown away (greedy decoding: the text up to the
+    // cut is the same either way).
+    let streamed = host_cuts && api == Api::OpenAi;
+    if streamed {
+        body["stream"] = json!(true);
+    }
     let url = format!("{}{}", endpoint.trim_end_matches('/'), path);
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .timeout_global(Some(std::time::Duration::from_millis(o.http_timeout_ms)))
@@ -249,6 +328,12 @@ pub fn complete(api: Api, o: &HttpOptions, prefix: &str, suffix: &str) -> Result
         .send_json(&body)
         .map_err(|e| format!("POST {url}: {e}"))?;
     let status = resp.status();
+    if streamed && status.is_success() {
+        let reader = std::io::BufReader::new(resp.body_mut().as_reader());
+        let answer =
+            read_until_cut(reader, api, removed).map_err(|e| format!("POST {path}: {e}"))?;
+        return Ok(heal_answer(removed, &answer, true).unwrap_or_default());
+    }
     let text = resp
         .body_mut()
         .read_to_string()
@@ -383,6 +468,62 @@ mod tests {
         assert_eq!(
             answer_text(Api::OpenAi, &json!({"choices": [{"text": "y"}]})),
             Some("y".into())
+        );
+    }
+
+    #[test]
+    fn the_cut_is_known_when_the_answer_leaves_the_healed_blank_or_ends_its_line() {
+        assert!(!cut_known("\n    ", ""));
+        assert!(!cut_known("\n    ", "\n  "));
+        assert!(cut_known("\n    ", "\nx"));
+        assert!(!cut_known("\n    ", "\n    return"));
+        assert!(cut_known("\n    ", "\n    return 1\n"));
+        assert!(cut_known("\n", "\n\n"));
+    }
+
+    #[test]
+    fn a_streamed_answer_is_read_up_to_the_cut_and_no_further() {
+        let ev = |t: &str| format!("data: {}\n\n", json!({"choices": [{"text": t}]}));
+        let stream = [ev("\n "), ev("   ret"), ev("urn 1\n"), ev("never read")].concat();
+        let got = read_until_cut(stream.as_bytes(), Api::OpenAi, "\n    ").unwrap();
+        assert_eq!(got, "\n    return 1\n");
+        assert_eq!(heal_answer("\n    ", &got, true).unwrap(), "return 1");
+        // Ends without a line break: all of it.
+        let short = [ev("\nx = 1"), "data: [DONE]\n\n".to_string()].concat();
+        assert_eq!(
+            read_until_cut(short.as_bytes(), Api::OpenAi, "\n").unwrap(),
+            "\nx = 1"
+        );
+        // A server that does not stream: one JSON body.
+        let whole = json!({"choices": [{"text": "\nabc\ndef"}]}).to_string();
+        assert_eq!(
+            read_until_cut(whole.as_bytes(), Api::OpenAi, "\n").unwrap(),
+            "\nabc\ndef"
+        );
+        // A stream cut short (the server died) is an error, not a shorter answer.
+        let cut_short = ev("\nx = 1");
+        assert_eq!(
+            read_until_cut(cut_short.as_bytes(), Api::OpenAi, "\n").unwrap_err(),
+            "the stream ended before the server finished the answer"
+        );
+        let finished = format!(
+            "{}data: {}\n\n",
+            ev("\nx"),
+            json!({"choices": [{"text": "", "finish_reason": "length"}]})
+        );
+        assert_eq!(
+            read_until_cut(finished.as_bytes(), Api::OpenAi, "\n").unwrap(),
+            "\nx"
+        );
+        // An error event is an error, not an empty answer.
+        let err = format!(
+            "{}data: {}\n\n",
+            ev("\n"),
+            json!({"error": {"message": "slot lost"}})
+        );
+        assert_eq!(
+            read_until_cut(err.as_bytes(), Api::OpenAi, "\n    ").unwrap_err(),
+            "the stream ended in an error: slot lost"
         );
     }
 }

@@ -92,6 +92,8 @@ pub struct HostArgs {
     /// Appended to every non-empty answer of a local backend (for tests of the checks:
     /// an unmatched bracket).
     pub append: Option<String>,
+    /// `--backend oracle`: the rank of the true token in its completion lists.
+    pub list_rank: u32,
 }
 
 pub struct Host {
@@ -108,6 +110,7 @@ pub struct Host {
     root: Mutex<Option<PathBuf>>,
     oracle: Option<std::sync::Arc<oracle::Oracle>>,
     append: Option<String>,
+    list_rank: u32,
 }
 
 fn language_of(path: Option<&Path>, language_id: &str) -> Option<Language> {
@@ -220,6 +223,28 @@ impl Host {
                 ..Default::default()
             })
             .collect()
+    }
+
+    /// The oracle's list when a token case's token is being written at `pos`
+    /// (`oracle::list`); `None` elsewhere (a line case's answer is one item).
+    fn oracle_list(&self, uri: &str, pos: EPos) -> Option<Vec<CompletionItem>> {
+        let oracle = self.oracle.as_ref()?;
+        let docs = self.docs.lock().ok()?;
+        let doc = docs.get(uri)?;
+        let at = EditorDoc::offset_of(&doc.text, pos, PositionEncoding::Utf16);
+        let line_start = doc.text[..at].rfind('\n').map_or(0, |i| i + 1);
+        let token = oracle.token(&self.rel_path(uri), pos.line, &doc.text[line_start..at])?;
+        Some(
+            oracle::list(token, self.list_rank)
+                .into_iter()
+                .map(|(label, sort)| CompletionItem {
+                    label,
+                    sort_text: Some(sort),
+                    kind: Some(CompletionItemKind::TEXT),
+                    ..Default::default()
+                })
+                .collect(),
+        )
     }
 
     /// The document's path relative to the workspace root (its path when outside it).
@@ -422,6 +447,9 @@ impl LanguageServer for Host {
                 self.cheat_list(tdp.text_document.uri.as_str(), pos),
             )));
         }
+        if let Some(list) = self.oracle_list(tdp.text_document.uri.as_str(), pos) {
+            return Ok(Some(CompletionResponse::Array(list)));
+        }
         let predicted = self
             .predict(tdp.text_document.uri.as_str(), pos)
             .await
@@ -470,6 +498,7 @@ where
         faults,
         truth,
         append,
+        list_rank,
     } = args;
     let oracle = match truth.as_deref().map(oracle::Oracle::read) {
         Some(Ok(o)) => Some(std::sync::Arc::new(o)),
@@ -492,6 +521,7 @@ where
         root: Mutex::new(None),
         oracle: oracle.clone(),
         append: append.clone(),
+        list_rank,
     })
     .custom_method("textDocument/inlineCompletion", Host::inline_completion)
     .finish();

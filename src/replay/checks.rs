@@ -24,23 +24,35 @@ pub fn check_plan(ds: &Dataset, plan: &[Case]) -> Result<()> {
     Ok(())
 }
 
-/// What a real editor cannot be asked yet: token cases (completion lists are read only
-/// by typist's own client so far) and dialects other than `textDocument/inlineCompletion`
-/// (Neovim's inline completion sends only that).
+/// What a real editor cannot be asked yet: dialects other than
+/// `textDocument/inlineCompletion` (Neovim's inline completion) for line cases, and other
+/// than `textDocument/completion` (Neovim's popup) for token cases.
 pub fn check_editor(profiles: &[Profile], plan: &[Case], app: &EditorApp) -> Result<()> {
     if app.kind == EditorKind::Typist {
+        if let Some(p) = profiles.iter().find(|p| p.is_plugin_only()) {
+            bail!(
+                "{}: a Neovim plugin with no server runs only with --editor neovim",
+                p.name
+            );
+        }
         return Ok(());
     }
     let editor = app.kind.as_str();
-    if plan.iter().any(|c| c.token.is_some()) {
-        bail!(
-            "--editor {editor} replays line cases only for now; run token plans with --editor typist"
-        );
-    }
+    let tokens = plan.iter().any(|c| c.token.is_some());
     for p in profiles {
-        if !matches!(p.dialect, DialectKind::Inline | DialectKind::Copilot) {
+        let fits = if tokens {
+            p.dialect == DialectKind::Completion
+        } else {
+            matches!(
+                p.dialect,
+                DialectKind::Inline | DialectKind::Copilot | DialectKind::LspAi
+            )
+        };
+        if !fits {
             bail!(
-                "{}: --editor {editor} asks through textDocument/inlineCompletion only; the {:?} dialect runs with --editor typist",
+                "{}: --editor {editor} asks through textDocument/inlineCompletion or, for lsp-ai, \
+                 the completion popup (lines), and the completion popup (token plans) only; the \
+                 {:?} dialect runs with --editor typist",
                 p.name,
                 p.dialect
             );
@@ -121,6 +133,9 @@ pub async fn check_capabilities(profiles: &[Profile], cond: &Conditions) -> Resu
         let Some(needed) = p.dialect.required_capability() else {
             continue;
         };
+        if p.is_plugin_only() {
+            continue;
+        }
         let session = Session::start(p, cond, SessionOptions::default())
             .await
             .map_err(|e| anyhow::anyhow!("{}: {e}", p.name))?;
@@ -143,15 +158,24 @@ pub async fn check_capabilities(profiles: &[Profile], cond: &Conditions) -> Resu
     Ok(())
 }
 
-/// Refuses `--golf` where §10 cannot be played as it says: a plan of token cases, file
-/// typing from the top (golf pastes each state of the line), or a typed prefix (golf
-/// starts from nothing typed).
+/// Refuses `--golf` where §10 cannot be played as it says: token cases with characters
+/// typed (golf on a completion list starts each token from nothing typed), file typing
+/// from the top (golf pastes each state of the line), or a typed prefix (golf starts
+/// from nothing typed).
 pub fn check_golf(plan: &[crate::dataset::Case], cond: &RunConditions) -> anyhow::Result<()> {
     let Some(g) = cond.golf else { return Ok(()) };
-    if plan.iter().any(|c| c.token.is_some()) {
-        anyhow::bail!("--golf plays line cases; this plan has token cases");
+    if let Some(c) = plan
+        .iter()
+        .find(|c| c.token.as_ref().is_some_and(|t| t.prefix_len > 0))
+    {
+        anyhow::bail!(
+            "--golf plays each token from nothing typed, one record per token; case {} types {} characters first: sample the plan with --prefix 0",
+            c.case,
+            c.token.as_ref().map_or(0, |t| t.prefix_len)
+        );
     }
-    if cond.typing != super::typing::TypingMode::Paste {
+    let tokens = plan.iter().any(|c| c.token.is_some());
+    if !tokens && cond.typing != super::typing::TypingMode::Paste {
         anyhow::bail!(
             "--golf needs typing = \"paste\" (each state of the line is set in one change)"
         );

@@ -1,6 +1,8 @@
 //! Keystrokes saved, completion golf (methodology §10): the run's golf settings, the
-//! per-line tally a golf record carries, and the user's move after each answer, a pure
-//! function so the rule is checked without a server. The replay loop is `worker/golf.rs`.
+//! per-line tally a golf record carries, and the user's move after each answer (`step`
+//! for an inline suggestion, `pick` for a completion list), pure functions so the rule
+//! is checked without a server. The replay loops are `worker/golf.rs` (line cases) and
+//! `worker/golf_list.rs` (token cases).
 
 use serde::{Deserialize, Serialize};
 
@@ -47,6 +49,10 @@ pub struct GolfTally {
     /// The line reached `max_requests` and the rest was typed.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub capped: bool,
+    /// Completion lists (token cases) only: characters the user typed, so a token
+    /// written by one pick of any rank, nothing typed, counts as one accept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub typed: Option<u32>,
 }
 
 /// The user's move after one answer: keys pressed and where the cursor goes.
@@ -133,6 +139,50 @@ pub fn step(line: &str, p: usize, suggested: Option<&str>, mode: GolfMode) -> St
     }
 }
 
+/// §10 for completion lists, at `p` characters of `token` typed, given the inserted
+/// texts of the items as the editor shows them (filtered and sorted, rank 1 first):
+/// picking the item at rank `r` costs `r` keys (`r − 1` moves and Enter) and puts the
+/// item's identifier (`editor::ranking::leading_identifier`, the ranking's match rule)
+/// in place of the typed characters; it fits when that identifier is a prefix of the
+/// token longer than `p`, reaching `m` characters. The user picks the fitting item that
+/// saves the most keys (`m − p − r`, ties to the lower rank) when it costs no more than
+/// typing what it writes (`r ≤ m − p`, as an inline accept of one character costs one
+/// key), else types one character. `GolfMode` does not apply: an item is taken whole.
+pub fn pick(token: &str, p: usize, shown: &[String]) -> Step {
+    let n = token.chars().count();
+    if p >= n {
+        return Step {
+            keys: 0,
+            to: p,
+            accepted: false,
+        };
+    }
+    let mut best: Option<(usize, usize)> = None;
+    for (i, insert) in shown.iter().enumerate().take(n - p) {
+        let r = i + 1;
+        let ident = crate::editor::ranking::leading_identifier(insert);
+        let m = ident.chars().count();
+        if m <= p || !token.starts_with(ident) || r > m - p {
+            continue;
+        }
+        if best.is_none_or(|(br, bm)| m - p - r > bm - p - br) {
+            best = Some((r, m));
+        }
+    }
+    match best {
+        Some((r, m)) => Step {
+            keys: r as u32,
+            to: m,
+            accepted: true,
+        },
+        None => Step {
+            keys: 1,
+            to: p + 1,
+            accepted: false,
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -186,5 +236,34 @@ mod tests {
         );
         // No whole word matches: type one.
         assert_eq!(word(4, Some("x = fx")).to, 5);
+    }
+
+    #[test]
+    fn golf_lists_pick_the_item_that_saves_the_most() {
+        let v = |xs: &[&str]| xs.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let step = |keys, to, accepted| Step { keys, to, accepted };
+        // Rank 2 writes the whole token (saves 9 - 2 = 7 keys), rank 1 only "path" (3).
+        assert_eq!(
+            pick("path_join", 0, &v(&["path", "path_join(…)", "pathx"])),
+            step(2, 9, true)
+        );
+        // The identifier an item inserts counts: "path_join()" writes "path_join".
+        assert_eq!(
+            pick("path_join", 4, &v(&["x", "path_join()"])),
+            step(2, 9, true)
+        );
+        // Ties go to the lower rank: "pa" at rank 1 and "pat" at rank 2 both save 1.
+        assert_eq!(pick("path_join", 0, &v(&["pa", "pat"])), step(1, 2, true));
+        // A rank that costs more than typing what it writes is not taken ("os" at rank
+        // 3: 3 keys for 2 characters); at equal cost it is (rank 2 for "os").
+        assert_eq!(pick("os", 0, &v(&["a", "b", "os"])), step(1, 1, false));
+        assert_eq!(pick("os", 0, &v(&["a", "os"])), step(2, 2, true));
+        // Nothing longer than what is typed, nothing fitting, case differs: type one.
+        assert_eq!(
+            pick("path", 2, &v(&["pa", "Path", "pathx"])),
+            step(1, 3, false)
+        );
+        assert_eq!(pick("path", 0, &v(&[])), step(1, 1, false));
+        assert_eq!(pick("path", 4, &v(&["path"])), step(0, 4, false));
     }
 }

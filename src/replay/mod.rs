@@ -9,7 +9,8 @@
 //! [`units`] the queue, `worker` the sessions and their restart policy, `progress` the
 //! sink task, [`manifest`] the typed `manifest.json`, [`records`] the records file,
 //! [`shard`] and [`merge`] the split and the join, [`typing`] what the editor holds,
-//! [`golf`] the user's move in a golf case (methodology §10; its loop is `worker/golf.rs`).
+//! [`golf`] the user's move in a golf case (methodology §10; its loops are
+//! `worker/golf.rs` for lines and `worker/golf_list.rs` for completion lists).
 
 pub mod checks;
 pub mod golf;

@@ -5,7 +5,6 @@
 use super::RunConditions;
 use super::records::Record;
 use super::typing;
-use serde_json::Value;
 
 use crate::dataset::Case;
 use crate::dataset::token::TokenCase;
@@ -112,9 +111,10 @@ fn failed(r: &mut Record, e: &SessionError) {
 
 /// What came of a completion session (a token case's actions).
 pub(super) enum TokenAsk {
-    /// The last list the server gave, and what the user had typed of the token then.
+    /// The last list the server gave (or the editor showed), and what the user had
+    /// typed of the token then.
     Got {
-        answer: Timed<Value>,
+        answer: Timed<ranking::ListAnswer>,
         typed: String,
     },
     Failed(SessionError),
@@ -139,7 +139,7 @@ pub(super) fn completion_record(
     r.prefix_len = Some(token.prefix_len);
     match outcome {
         TokenAsk::Got { answer, typed } => {
-            let ranked = ranking::rank(&answer.value, &typed, &case.expected);
+            let ranked = answer.value.rank(&typed, &case.expected);
             if latency {
                 r.latency_ms = Some((answer.latency_ms * 1000.0).round() / 1000.0);
             }
@@ -155,7 +155,9 @@ pub(super) fn completion_record(
             r.rank = Some(ranked.rank);
             // The list as shown (not the raw answer: servers put temporary paths in
             // items' `data`), so equal lists hash equal across runs.
-            let shown: Vec<[String; 3]> = ranking::shown(&answer.value, &typed)
+            let shown: Vec<[String; 3]> = answer
+                .value
+                .shown(&typed)
                 .into_iter()
                 .map(|it| [it.label, it.sort, it.insert])
                 .collect();

@@ -34,6 +34,7 @@ use crate::dataset::{Case, Dataset};
 use crate::editor::{Document, EditorSession, Profile, SessionError, SessionOptions};
 
 mod golf;
+mod golf_list;
 mod tokens;
 
 /// What the workers of a run share.

@@ -1,7 +1,8 @@
-//! The report's sections for block cases (methodology §9) and checks (§11), shown only
-//! when the summary has them: the figures beside the first line's, the block H(S|t)
-//! curve, paired differences, and examples with a character diff of the whole block
-//! (read again from the records: the pairs hold first lines only).
+//! The report's sections for block cases (methodology §9), keystrokes saved (§10) and
+//! checks (§11), shown only when the summary has them: the figures beside the first
+//! line's, the block H(S|t) curve, paired differences, and examples with a character
+//! diff of the whole block (read again from the records: the pairs hold first lines
+//! only).
 
 use std::io::BufRead;
 use std::path::PathBuf;
@@ -91,6 +92,32 @@ pub(super) struct BlockExample {
     pub predicted: Vec<Seg>,
 }
 
+pub(super) struct GolfSection<'a> {
+    pub rows: Vec<GolfRow<'a>>,
+    pub pairs: Vec<GolfPair<'a>>,
+}
+
+pub(super) struct GolfRow<'a> {
+    pub name: &'a str,
+    pub lines: u64,
+    pub chars: u64,
+    pub keys: u64,
+    pub saved: Shown,
+    pub one_accept: Shown,
+    /// Requests per line (a count, not a share), with its ±95% half-width.
+    pub requests: Shown,
+    pub lines_with_failures: u64,
+    pub failures: u64,
+    pub capped: u64,
+}
+
+/// A paired difference with its values as attributes, for readers of the page.
+pub(super) struct GolfPair<'a> {
+    pub row: PairRow<'a>,
+    pub diff_attr: String,
+    pub p_attr: String,
+}
+
 pub(super) struct CheckSection<'a> {
     pub rows: Vec<CheckRow<'a>>,
     pub pairs: Vec<PairRow<'a>>,
@@ -152,6 +179,45 @@ pub(super) fn block_section<'a>(
         pairs: pair_rows(&s.block_pairwise),
         examples: block_examples(records, s.pass),
     })
+}
+
+pub(super) fn golf_section(s: &Summary) -> Option<GolfSection<'_>> {
+    if s.golf.is_empty() {
+        return None;
+    }
+    let rows = s
+        .golf
+        .iter()
+        .map(|(n, g)| GolfRow {
+            name: n,
+            lines: g.lines,
+            chars: g.chars,
+            keys: g.keys,
+            saved: shown(&g.keystrokes_saved),
+            one_accept: shown(&g.one_accept_share),
+            requests: Shown {
+                attr: num_attr(g.requests_per_line.value),
+                text: format!(
+                    "{:.2} ± {:.2}",
+                    g.requests_per_line.value,
+                    g.requests_per_line.half()
+                ),
+            },
+            lines_with_failures: g.lines_with_failures,
+            failures: g.failures,
+            capped: g.capped,
+        })
+        .collect();
+    let pairs = pair_rows(&s.golf_pairwise)
+        .into_iter()
+        .zip(&s.golf_pairwise)
+        .map(|(row, p)| GolfPair {
+            row,
+            diff_attr: num_attr(p.diff),
+            p_attr: p.p_value.map_or(String::new(), num_attr),
+        })
+        .collect();
+    Some(GolfSection { rows, pairs })
 }
 
 pub(super) fn check_section(s: &Summary) -> Option<CheckSection<'_>> {

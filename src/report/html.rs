@@ -37,6 +37,7 @@ struct Page<'a> {
     ranking_pairs: Vec<RankPair<'a>>,
     examples: Examples<'a>,
     blocks: Option<super::extras::BlockSection<'a>>,
+    golf: Option<super::extras::GolfSection<'a>>,
     checks: Option<super::extras::CheckSection<'a>>,
     run: Option<RunView>,
 }
@@ -216,6 +217,7 @@ pub(super) fn html(
         ranking_pairs: ranking_pairs(s),
         examples: examples(&names, pairs, s.pass),
         blocks: super::extras::block_section(s, &names, records),
+        golf: super::extras::golf_section(s),
         checks: super::extras::check_section(s),
         run: manifest.map(|m| run_view(m, s)),
         names,

@@ -1,6 +1,7 @@
 //! Keystrokes saved (methodology §10, completion golf), per assistant over the golf
 //! records of the scored pass (`--golf` runs): saved = 1 − Σ keys / Σ n (lines weighed
-//! by their length), requests per line, the share of lines finished by one accept;
+//! by their length), requests per line, the share of lines finished by one accept (for
+//! completion lists, whose golf records are tokens, one pick with nothing typed);
 //! bootstrap intervals and paired differences as every side figure (`side_boot`). Lines
 //! with a failed request keep the keys the user pressed (a failure is no suggestion)
 //! and are counted apart (`lines_with_failures`), never dropped. Absent without golf
@@ -31,7 +32,7 @@ pub struct GolfScore {
     pub keystrokes_saved: Estimate,
     /// Σ requests / lines.
     pub requests_per_line: Estimate,
-    /// Lines written with one key, one accept.
+    /// Lines written by one accept (`GolfTerms::one_accept`).
     pub one_accept_share: Estimate,
     /// Lines with at least one failed request (flagged), and the failed requests.
     pub lines_with_failures: u64,
@@ -59,7 +60,7 @@ fn columns(t: &GolfTerms) -> Option<[u64; C]> {
             u64::from(t.n),
             u64::from(t.keys),
             u64::from(t.requests),
-            u64::from(t.keys == 1 && t.accepts == 1),
+            u64::from(t.one_accept()),
             u64::from(t.failures > 0),
             u64::from(t.failures),
             u64::from(t.capped),
@@ -83,7 +84,7 @@ pub(crate) fn golf_scores(
     let mut items = Vec::new();
     for &(i, t) in &table.golf {
         let r = &table.rows[i];
-        if !keep[i] || r.pass != opts.pass || r.completion() {
+        if !keep[i] || r.pass != opts.pass {
             continue;
         }
         let Some(cols) = columns(&t) else { continue };

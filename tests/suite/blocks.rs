@@ -339,3 +339,93 @@ fn checks_with_pyright_count_errors_the_suggestion_adds() {
         assert_eq!(s["checks"][who]["diagnosed"], 4, "{who}");
     }
 }
+
+/// `check --with clangd` (installed by scripts/install-servers.sh) on a C file: C says,
+/// and so must clangd: the oracle's files are the true ones (no new error); an unclosed
+/// `(` after any line is an error; `pass` in place of a line is an undeclared name.
+#[test]
+fn checks_with_clangd_count_errors_the_suggestion_adds() {
+    crate::common::tokens::require_installed("clangd");
+    let tmp = tempfile::tempdir().unwrap();
+    let ds = tmp.path().join("ds");
+    std::fs::create_dir_all(ds.join("r")).unwrap();
+    std::fs::write(
+        ds.join("r/add.c"),
+        "int add(int a, int b) {\n    int c = a + b;\n    return c;\n}\n",
+    )
+    .unwrap();
+    let truth = tmp.path().join("truth");
+    std::fs::create_dir_all(&truth).unwrap();
+    let plan = truth.join("lines.jsonl");
+    let cases = sample(&ds, &plan, &[]);
+    assert!(cases.len() >= 3, "{cases:?}");
+    let editors = tmp.path().join("editors");
+    std::fs::create_dir_all(&editors).unwrap();
+    let p = plan.to_str().unwrap();
+    for (name, args) in [
+        ("oracle", vec!["oracle", "--truth", p]),
+        ("bracket", vec!["oracle", "--truth", p, "--append", "("]),
+        ("typist-fixed", vec!["fixed"]),
+    ] {
+        let mut all = vec!["host", "--backend"];
+        all.extend(args);
+        std::fs::write(
+            editors.join(format!("{name}.toml")),
+            format!(
+                "name = \"{name}\"\ncommand = \"@typist\"\nargs = {all:?}\ndialect = \"inline\"\nlanguages = [\"c\"]\nextensions = [\"c\"]\nrequest_timeout_ms = 20000\n"
+            ),
+        )
+        .unwrap();
+    }
+    let out = tmp.path().join("out");
+    let o = typist()
+        .args(["run", "--config", "/dev/null", "--quiet", "--no-latency"])
+        .arg("--editors")
+        .arg(&editors)
+        .arg("--plan")
+        .arg(&plan)
+        .arg("--dataset")
+        .arg(&ds)
+        .arg("--out")
+        .arg(&out)
+        .args(["--assistant", "oracle", "--assistant", "bracket"])
+        .args([
+            "--assistant",
+            "typist-fixed",
+            "--check",
+            "--check-with",
+            "clangd",
+        ])
+        .output()
+        .unwrap();
+    ok(&o);
+    let records = out.join("records.jsonl");
+    let sidecar =
+        std::fs::read_to_string(typist::score::checks_file::checks_path(&records)).unwrap();
+    let mut seen = 0;
+    for c in sidecar
+        .lines()
+        .skip(1)
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+    {
+        let n = c["new_errors"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("no diagnostics: {c}"));
+        let who = c["assistant"].as_str().unwrap();
+        assert_eq!(n > 0, who != "oracle", "{c}");
+        seen += 1;
+    }
+    assert_eq!(seen, 3 * cases.len());
+    let o = typist()
+        .arg("score")
+        .arg(&records)
+        .arg("--json")
+        .output()
+        .unwrap();
+    ok(&o);
+    let s: Value = serde_json::from_slice(&o.stdout).unwrap();
+    for (who, share) in [("oracle", 1.0), ("bracket", 0.0), ("typist-fixed", 0.0)] {
+        close(&s["checks"][who]["no_new_error"]["value"], share, who);
+        assert_eq!(s["checks"][who]["diagnosed"], cases.len(), "{who}");
+    }
+}

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::common::tokens::{patient_profile, require_installed};
 use crate::common::{DATASET, TYPIST, editors_with, ok, typist};
 
 /// The Neovim typist uses (the install script's), or a failure saying how to get it.
@@ -398,39 +399,94 @@ fn doctor_examines_profiles_inside_neovim() {
 }
 
 /// A plugin-only assistant: `fixtures/neovim/ghost.lua` (no LSP, its own extmark
-/// namespace, a 150 ms debounce, as copilot.vim draws) loaded with `--editor-config`,
-/// read with `--editor-namespace`. It shows the rest of the line above when the typed
-/// prefix starts it, else nothing: every record is what the plugin drew, computed here
-/// from the dataset, and nothing drawn is an `empty` with its reason, counted in the
-/// score's empty rate.
+/// namespace, a 150 ms debounce, as copilot.vim draws), loaded two ways: with
+/// `--editor-config` and `--editor-namespace` (beside typist-fixed's server, whose
+/// inline completion is then off), and through a profile with no server at all whose
+/// `[neovim]` table names the plugin and its namespace
+/// (`fixtures/neovim/editors/ghost-plugin.toml`). It shows the rest of the line above
+/// when the typed prefix starts it, else nothing: every record is what the plugin drew,
+/// computed here from the dataset, and nothing drawn is an `empty` with its reason,
+/// counted in the score's empty rate.
 #[test]
 fn a_plugin_only_assistant_is_measured_from_its_own_namespace() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("ghost");
     let plugin = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/neovim/ghost.lua");
-    let o = run_in(
-        &out,
-        &[
+    let common = [
+        "--editor",
+        "neovim",
+        "--typed-prefix",
+        "2",
+        "--key-interval-ms",
+        "20",
+        "--rate",
+        "0.01",
+        "--seed",
+        "1",
+    ];
+    let flags = tmp.path().join("flags");
+    let mut args = vec![
+        "--assistant",
+        "typist-fixed",
+        "--editor-config",
+        plugin,
+        "--editor-namespace",
+        "typist.fixture.ghost",
+    ];
+    args.extend(common);
+    ok(&run_in(&flags, &args));
+    let m = check_ghost(&flags, "typist-fixed");
+    assert_eq!(
+        m["editor"]["namespaces"],
+        serde_json::json!(["typist.fixture.ghost"])
+    );
+    assert_eq!(m["editor"]["display_deadline_ms"], 1000);
+    assert_eq!(m["editor"]["config"], plugin);
+
+    let by_profile = tmp.path().join("profile");
+    let editors = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/neovim/editors");
+    let mut args = vec!["--editors", editors, "--assistant", "ghost-plugin"];
+    args.extend(common);
+    ok(&run_in(&by_profile, &args));
+    let m = check_ghost(&by_profile, "ghost-plugin");
+    let nv = &m["assistants"][0]["profile"]["neovim"];
+    assert_eq!(nv["config"], plugin);
+    assert_eq!(
+        nv["namespaces"],
+        serde_json::json!(["typist.fixture.ghost"])
+    );
+    let bytes = std::fs::read(plugin).unwrap();
+    assert_eq!(nv["config_sha256"], typist::digest::sha256_hex(&bytes));
+    // A plugin with no server is refused with typist's own client.
+    let o = typist()
+        .args([
+            "run",
+            "--config",
+            "/dev/null",
+            "--quiet",
+            "--dataset",
+            DATASET,
+        ])
+        .args([
+            "--editors",
+            editors,
             "--assistant",
-            "typist-fixed",
-            "--editor",
-            "neovim",
-            "--editor-config",
-            plugin,
-            "--editor-namespace",
-            "typist.fixture.ghost",
-            "--typed-prefix",
-            "2",
-            "--key-interval-ms",
-            "20",
+            "ghost-plugin",
             "--rate",
             "0.01",
-            "--seed",
-            "1",
-        ],
-    );
-    ok(&o);
-    let recs = parsed(&out);
+            "--out",
+        ])
+        .arg(tmp.path().join("refused"))
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("runs only with --editor neovim"), "{err}");
+}
+
+/// The ghost plugin's records in `out` (assistant `name`) checked against the dataset,
+/// and its score's figures; returns the manifest.
+fn check_ghost(out: &Path, name: &str) -> Value {
+    let recs = parsed(out);
     assert_eq!(recs.len(), 23);
     let mut empties = 0;
     for r in &recs {
@@ -460,14 +516,6 @@ fn a_plugin_only_assistant_is_measured_from_its_own_namespace() {
         empties >= 2 && empties < recs.len() / 2,
         "{empties} empties"
     );
-    let m: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
-    assert_eq!(
-        m["editor"]["namespaces"],
-        serde_json::json!(["typist.fixture.ghost"])
-    );
-    assert_eq!(m["editor"]["display_deadline_ms"], 1000);
-    assert_eq!(m["editor"]["config"], plugin);
     let score = typist()
         .args(["score", "--json"])
         .arg(out.join("records.jsonl"))
@@ -475,10 +523,144 @@ fn a_plugin_only_assistant_is_measured_from_its_own_namespace() {
         .unwrap();
     ok(&score);
     let s: Value = serde_json::from_slice(&score.stdout).unwrap();
-    let a = &s["assistants"]["typist-fixed"];
+    let a = &s["assistants"][name];
     assert_eq!(a["cases"], 23);
     assert_eq!(a["empty_rate"], empties as f64 / 23.0);
     assert_eq!(a["error_rate"], 0.0);
+    serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap()
+}
+
+/// Completion lists through Neovim's popup: the real pyright on a sampled token plan
+/// (its Python cases, the first 40), through typist's own client and through Neovim.
+/// The server answers the same requests (same outcome in every case), and where nothing
+/// is typed of the token both editors list the same number of items and both find, or
+/// both miss, the token. Ranks differ as Neovim's own rules say (docs/neovim.md): it
+/// sorts by `sortText` byte by byte (`False` before `and`) where typist sorts
+/// case-insensitively, and keeps items whose `filterText` or label starts with the typed
+/// characters (case-sensitively) where typist matches fuzzily; the records through
+/// Neovim are read from the popup in its display order.
+#[test]
+fn completion_lists_are_read_from_neovims_popup() {
+    require_installed("pyright");
+    let tmp = tempfile::tempdir().unwrap();
+    let all = tmp.path().join("all.jsonl");
+    ok(&typist()
+        .args(["sample", "--dataset", DATASET, "--cases", "tokens"])
+        .args([
+            "--rate",
+            "0.01",
+            "--seed",
+            "1",
+            "--context",
+            "prefix",
+            "--out",
+        ])
+        .arg(&all)
+        .output()
+        .unwrap());
+    let text = std::fs::read_to_string(&all).unwrap();
+    let mut lines = text.lines();
+    let mut plan = vec![lines.next().unwrap().to_string()];
+    plan.extend(
+        lines
+            .filter(|l| serde_json::from_str::<Value>(l).unwrap()["language"] == "python")
+            .take(40)
+            .map(str::to_string),
+    );
+    let plan_path = tmp.path().join("plan.jsonl");
+    std::fs::write(&plan_path, plan.join("\n") + "\n").unwrap();
+    let editors = patient_profile(tmp.path(), "pyright");
+    let run = |editor: &str| {
+        let out = tmp.path().join(editor);
+        ok(&typist()
+            .args(["run", "--config", "/dev/null", "--quiet", "--no-latency"])
+            .args([
+                "--dataset",
+                DATASET,
+                "--assistant",
+                "pyright",
+                "--jobs",
+                "2",
+            ])
+            .arg("--plan")
+            .arg(&plan_path)
+            .arg("--editors")
+            .arg(&editors)
+            .args(["--editor", editor, "--key-interval-ms", "20", "--out"])
+            .arg(&out)
+            .output()
+            .unwrap());
+        parsed(&out)
+    };
+    let (own, nv) = (run("typist"), run("neovim"));
+    assert_eq!(own.len(), 40);
+    assert_eq!(nv.len(), 40);
+    let mut nothing_typed = 0;
+    let mut ranks_differ = 0;
+    for (x, y) in own.iter().zip(&nv) {
+        assert_eq!(x["case"], y["case"]);
+        assert_eq!(y["editor"], "neovim");
+        assert!(
+            matches!(x["outcome"].as_str(), Some("suggestion" | "empty")),
+            "{x}"
+        );
+        assert_eq!(x["outcome"], y["outcome"], "{x}\n{y}");
+        assert_eq!(x["listed"], y["listed"], "the same answer: {x}\n{y}");
+        assert_eq!(x["rank"].is_null(), y["rank"].is_null(), "{x}\n{y}");
+        if x["prefix_len"] == 0 {
+            nothing_typed += 1;
+            assert_eq!(x["items"], y["items"], "{x}\n{y}");
+        }
+        ranks_differ += usize::from(x["rank"] != y["rank"]);
+    }
+    assert!(
+        nothing_typed >= 10,
+        "{nothing_typed} cases with nothing typed"
+    );
+    // Neovim's order is its own: were the ranks all equal, the popup would not be read.
+    assert!(ranks_differ > 0);
+}
+
+/// lsp-ai through Neovim: the real lsp-ai in front of SmolLM2 (llama-server, one slot,
+/// temperature 0) on a tiny line plan with three characters typed, through typist's own
+/// client and through Neovim, whose client asks lsp-ai with `textDocument/completion`
+/// from its popup. Every case gives the same outcome and the same line.
+#[test]
+fn lsp_ai_runs_through_neovims_completion_popup() {
+    require_installed("lsp-ai-smollm2");
+    let tmp = tempfile::tempdir().unwrap();
+    let common = [
+        "--assistant",
+        "lsp-ai-smollm2",
+        "--rate",
+        "0.005",
+        "--seed",
+        "1",
+        "--typed-prefix",
+        "3",
+        "--jobs",
+        "1",
+    ];
+    let own = tmp.path().join("typist");
+    ok(&run_in(&own, &common));
+    let nv = tmp.path().join("neovim");
+    let mut args = common.to_vec();
+    args.extend(["--editor", "neovim", "--key-interval-ms", "20"]);
+    ok(&run_in(&nv, &args));
+    let (a, b) = (parsed(&own), parsed(&nv));
+    assert!(a.len() >= 10, "{} records", a.len());
+    assert_eq!(a.len(), b.len());
+    for (x, y) in a.iter().zip(&b) {
+        assert_eq!(x["case"], y["case"]);
+        assert_eq!(y["editor"], "neovim");
+        assert_eq!(
+            (&x["outcome"], &x["predicted"]),
+            (&y["outcome"], &y["predicted"]),
+            "{x}\n{y}"
+        );
+    }
+    let answered = b.iter().filter(|r| r["outcome"] == "suggestion").count();
+    assert!(answered * 2 > b.len(), "{answered} suggestions");
 }
 
 /// Processes whose parent is `pid`, with their state letter, from `/proc`.

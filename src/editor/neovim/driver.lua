@@ -11,7 +11,16 @@ for k, v in pairs(opts) do
     opts[k] = nil
   end
 end
-local M = { chan = opts.chan, epoch = 0, seq = 0, ids = {}, client_id = nil, langs = {} }
+local M = {
+  chan = opts.chan,
+  epoch = 0,
+  seq = 0,
+  ids = {},
+  client_id = nil,
+  langs = {},
+  progress = { seen = false, active = {} },
+  quiescent = vim.NIL,
+}
 _G.typist = M
 
 -- Nothing on disk but the workspace copy typist writes itself.
@@ -86,6 +95,24 @@ function M.shown(buf)
   return { line = line, col = col, marks = marks }
 end
 
+-- The requests typist follows: Neovim's inline completion and its completion popup.
+local WATCHED = { ['textDocument/inlineCompletion'] = true, ['textDocument/completion'] = true }
+
+-- The completion popup as shown: the LSP items of the entries that match what is typed,
+-- in display order (after Neovim's filtering and sorting and the popup's own
+-- filtering as keys are typed).
+function M.popup()
+  local info = vim.fn.complete_info({ 'matches', 'pum_visible', 'selected' })
+  local items = {}
+  for _, m in ipairs(info.matches or {}) do
+    local lsp = vim.tbl_get(m, 'user_data', 'nvim', 'lsp', 'completion_item')
+    if lsp then
+      items[#items + 1] = lsp
+    end
+  end
+  return { items = items, visible = info.pum_visible == 1, selected = info.selected }
+end
+
 local function watch(client)
   if client._typist then
     return
@@ -93,7 +120,7 @@ local function watch(client)
   client._typist = true
   local request = client.request
   client.request = function(self, method, params, handler, bufnr)
-    if method ~= 'textDocument/inlineCompletion' or not handler then
+    if not WATCHED[method] or not handler then
       return request(self, method, params, handler, bufnr)
     end
     M.seq = M.seq + 1
@@ -101,6 +128,7 @@ local function watch(client)
     local buf = (bufnr == nil or bufnr == 0) and api.nvim_get_current_buf() or bufnr
     notify('typist_request', {
       seq = seq,
+      method = method,
       epoch = M.epoch,
       version = vim.lsp.util.buf_versions[buf] or -1,
       row = params.position.line,
@@ -109,12 +137,15 @@ local function watch(client)
     local ok, id = request(self, method, params, function(err, result, ctx, config)
       local fine, herr = pcall(handler, err, result, ctx, config)
       local items = result and (result.items or result) or nil
+      local completion = method == 'textDocument/completion'
       notify('typist_answer', {
         seq = seq,
         error = err and (err.message or vim.inspect(err)) or vim.NIL,
         null = result == nil,
         items = items and #items or 0,
-        shown = M.shown(buf),
+        incomplete = completion and type(result) == 'table' and result.isIncomplete == true,
+        -- Inline: the ghost text drawn; completion: the popup's items as shown.
+        shown = completion and M.popup() or M.shown(buf),
         handler_error = (not fine) and tostring(herr) or vim.NIL,
       })
     end, bufnr)
@@ -143,8 +174,21 @@ api.nvim_create_autocmd('LspDetach', {
   end,
 })
 
+local handlers = {
+  -- rust-analyzer's readiness (`readiness.rule = "server-status"`).
+  ['experimental/serverStatus'] = function(_, result)
+    if type(result) == 'table' and result.quiescent ~= nil then
+      M.quiescent = result.quiescent
+    end
+  end,
+}
+local capabilities = vim.lsp.protocol.make_client_capabilities()
+capabilities.experimental = { serverStatusNotification = true }
+
 local config = {
   name = opts.name,
+  handlers = handlers,
+  capabilities = capabilities,
   cmd = opts.cmd,
   cmd_env = opts.cmd_env,
   cmd_cwd = opts.root,
@@ -170,6 +214,10 @@ function M.open(path, lang, current)
   if current then
     api.nvim_set_current_buf(buf)
   end
+  if opts.cmd == nil then
+    -- A plugin with no server: nothing to start.
+    return buf
+  end
   if M.client_id == nil then
     M.client_id = vim.lsp.start(config, { bufnr = buf, silent = false })
     if M.client_id == nil then
@@ -181,6 +229,11 @@ function M.open(path, lang, current)
   end
   if opts.inline then
     vim.lsp.inline_completion.enable(true, { bufnr = buf })
+  end
+  if opts.popup then
+    -- "auto": the popup is asked again as keys are typed while it is incomplete (and on
+    -- the server's trigger characters); "manual": only when typist asks.
+    vim.lsp.completion.enable(true, M.client_id, buf, { autotrigger = opts.popup == 'auto' })
   end
   return buf
 end
@@ -195,7 +248,47 @@ function M.ready()
     return { initialized = false }
   end
   local info = c.server_info or {}
-  return { initialized = true, name = info.name or vim.NIL, version = info.version or vim.NIL }
+  local cp = (c.server_capabilities or {}).completionProvider or {}
+  return {
+    initialized = true,
+    name = info.name or vim.NIL,
+    version = info.version or vim.NIL,
+    triggers = cp.triggerCharacters or {},
+  }
+end
+
+-- What the profile's readiness rules look at: whether the server began any `$/progress`,
+-- which is still running, and rust-analyzer's last `quiescent`.
+function M.readiness()
+  return { seen = M.progress.seen, active = vim.tbl_count(M.progress.active), quiescent = M.quiescent }
+end
+
+api.nvim_create_autocmd('LspProgress', {
+  callback = function(ev)
+    if ev.data.client_id ~= M.client_id then
+      return
+    end
+    local p = ev.data.params or {}
+    local kind = type(p.value) == 'table' and p.value.kind or nil
+    if kind == 'begin' then
+      M.progress.seen = true
+      M.progress.active[tostring(p.token)] = true
+    elseif kind == 'end' then
+      M.progress.active[tostring(p.token)] = nil
+    end
+  end,
+})
+
+-- Asks Neovim's completion for a popup at the cursor, as `<C-x><C-o>` or a trigger
+-- character does (`ctx`: the request's CompletionContext).
+function M.complete(ctx)
+  vim.v.errmsg = ''
+  vim.lsp.completion.get({ ctx = ctx })
+end
+
+-- Puts the cursor at byte `col` of row `row` (0-based) in insert mode.
+function M.cursor(row, col)
+  api.nvim_win_set_cursor(0, { row + 1, col })
 end
 
 -- A new case: the buffer's lines from `start` (0-based) replaced by `lines`, the cursor
@@ -219,6 +312,7 @@ function M.state(buf)
     col = col,
     line = api.nvim_buf_get_lines(buf, row - 1, row, false)[1] or '',
     errmsg = vim.v.errmsg,
+    pum = vim.fn.pumvisible() == 1,
   }
 end
 

@@ -23,6 +23,7 @@
 //! The Neovim process leads its own process group (the servers it starts are in it) and
 //! the group is killed when the session is dropped (`lsp::process`).
 
+mod lists;
 mod rpc;
 
 use std::collections::BTreeMap;
@@ -38,7 +39,7 @@ use super::document::{Document, Position, PositionEncoding};
 use super::error::{EditorError, SessionError};
 use super::handshake::ServerInfo;
 use super::kind::EditorApp;
-use super::profile::{Profile, resolve_program};
+use super::profile::{DialectKind, Profile, resolve_program};
 use super::request_hash::request_hash_of;
 use super::session::{SessionOptions, Timed};
 use super::suggestions::{InlineSuggestion, Suggestions};
@@ -75,6 +76,7 @@ const CALL: Duration = Duration::from_secs(10);
 /// How often typist looks whether Neovim has processed the keys it typed.
 const POLL: Duration = Duration::from_millis(5);
 const METHOD: &str = "textDocument/inlineCompletion";
+const COMPLETION: &str = "textDocument/completion";
 const INSTALL_HINT: &str =
     "run scripts/install-servers.sh (it installs Neovim 0.12-dev into .servers/bin/nvim)";
 
@@ -90,6 +92,7 @@ pub fn program() -> Option<PathBuf> {
 #[derive(Debug)]
 struct Sent {
     seq: u64,
+    method: String,
     epoch: u64,
     version: i64,
     row: i64,
@@ -101,8 +104,20 @@ struct Answer {
     error: Option<String>,
     null: bool,
     items: u64,
+    incomplete: bool,
     shown: Value,
     handler_error: Option<String>,
+}
+
+/// The completion session under way in the buffer (token cases, `lists.rs`).
+struct ListState {
+    rel: String,
+    buf: i64,
+    row: i64,
+    epoch: u64,
+    listed: usize,
+    incomplete: bool,
+    asked: bool,
 }
 
 pub struct NeovimSession {
@@ -129,6 +144,10 @@ pub struct NeovimSession {
     last_request_hash: Option<String>,
     /// A Lua error happened: this editor is not used for another case.
     broken: Option<String>,
+    /// The server's completion trigger characters.
+    triggers: Vec<String>,
+    /// The completion session under way (token cases).
+    list: Option<ListState>,
 }
 
 impl NeovimSession {
@@ -151,13 +170,32 @@ impl NeovimSession {
             ))
             .into());
         }
-        let server = profile
-            .resolve_command()
-            .ok_or_else(|| SessionError::Missing {
-                server: profile.name.clone(),
-                command: profile.command.clone(),
-                hint: profile.install_hint.clone(),
-            })?;
+        // A profile's `[neovim]` plugin, unless the run's flags name one.
+        let mut app = app.clone();
+        if let Some(nv) = &profile.neovim {
+            if app.config.is_none() {
+                app.config = nv.config.clone();
+                app.config_sha256 = nv.config_sha256.clone();
+            }
+            if app.namespaces.is_empty() {
+                app.namespaces = nv.namespaces.clone();
+            }
+        }
+        let app = &app;
+        // A plugin with no server: no LSP client is started.
+        let server = if profile.is_plugin_only() {
+            None
+        } else {
+            Some(
+                profile
+                    .resolve_command()
+                    .ok_or_else(|| SessionError::Missing {
+                        server: profile.name.clone(),
+                        command: profile.command.clone(),
+                        hint: profile.install_hint.clone(),
+                    })?,
+            )
+        };
         let Workspace { dir, root, env } = workspace::prepare(
             profile,
             opts.source_root.as_deref(),
@@ -204,6 +242,8 @@ impl NeovimSession {
             detached: false,
             last_request_hash: None,
             broken: None,
+            triggers: Vec::new(),
+            list: None,
         };
         let startup = Duration::from_millis(profile.init_timeout_ms).max(MIN_STARTUP);
         let info = s.call("nvim_get_api_info", vec![], startup).await?;
@@ -231,8 +271,11 @@ impl NeovimSession {
             ))
             .into());
         }
-        let mut cmd = vec![server.display().to_string()];
-        cmd.extend(profile.args.iter().cloned());
+        let cmd = server.map(|server| {
+            let mut cmd = vec![server.display().to_string()];
+            cmd.extend(profile.args.iter().cloned());
+            cmd
+        });
         let cmd_env: serde_json::Map<String, Value> = env
             .iter()
             .map(|(k, v)| (k.clone(), Value::String(v.clone())))
@@ -250,7 +293,15 @@ impl NeovimSession {
             } else {
                 app.namespaces.clone()
             },
-            "inline": app.namespaces.is_empty(),
+            "inline": app.namespaces.is_empty()
+                && matches!(profile.dialect, DialectKind::Inline | DialectKind::Copilot),
+            // Completion lists: Neovim's popup, asked again as keys are typed while the
+            // list is incomplete; lsp-ai: asked once per case, never on typed keys.
+            "popup": match profile.dialect {
+                DialectKind::Completion => Value::from("auto"),
+                DialectKind::LspAi => Value::from("manual"),
+                _ => Value::Null,
+            },
             "lsp_log": s._dir.path().join("lsp.log").display().to_string(),
             "xdg_state_home": xdg_state_home,
             "config": app.config,
@@ -308,7 +359,7 @@ impl NeovimSession {
             rel.to_string(),
             text.split('\n').map(str::to_string).collect(),
         );
-        if self.bufs.len() == 1 {
+        if self.bufs.len() == 1 && !self.profile.is_plugin_only() {
             self.wait_initialized().await?;
         }
         Ok(())
@@ -329,6 +380,12 @@ impl NeovimSession {
                     name: r["name"].as_str().map(str::to_string),
                     version: r["version"].as_str().map(str::to_string),
                 };
+                self.triggers = r["triggers"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|t| t.as_str().map(str::to_string))
+                    .collect();
                 return Ok(());
             }
             if Instant::now() >= deadline {
@@ -372,6 +429,34 @@ impl NeovimSession {
         workspace::write_creating(&path, text).map_err(SessionError::file(&path))
     }
 
+    /// [`Self::suggest`] after the profile's readiness rule: progress ended or the
+    /// server quiescent, or (rule `stable`) asked again until two answers in a row are
+    /// the same, as typist's own client does.
+    pub async fn suggest_when_ready(
+        &mut self,
+        rel: &str,
+        cursor: Position,
+    ) -> Result<Timed<Suggestions>, SessionError> {
+        let deadline = self.wait_for_readiness().await;
+        let r = self.profile.readiness.clone();
+        let mut last = self.suggest(rel, cursor).await?;
+        if r.rule == super::profile::ReadinessRule::Stable {
+            for _ in 1..r.max_tries {
+                if Instant::now() >= deadline {
+                    break;
+                }
+                tokio::time::sleep(super::session::RETRY_INTERVAL).await;
+                let next = self.suggest(rel, cursor).await?;
+                let same = next.value == last.value;
+                last = next;
+                if same {
+                    break;
+                }
+            }
+        }
+        Ok(last)
+    }
+
     /// Places the case in the buffer, types the cursor line's characters, and reads the
     /// ghost text Neovim shows for the request sent after the last key.
     pub async fn suggest(
@@ -407,7 +492,13 @@ impl NeovimSession {
         // Neovim's pending requests.
         let state = self.state(buf).await?;
         if state["mode"].as_str().is_some_and(|m| m.starts_with('i')) {
-            self.input("<Esc>").await?;
+            // A shown popup is closed first (`<C-e>`, only then: it types otherwise).
+            let keys = if state["pum"] == Value::Bool(true) {
+                "<C-e><Esc>"
+            } else {
+                "<Esc>"
+            };
+            self.input(keys).await?;
             self.wait_state(buf, STATE_WAIT, |s| s["mode"] == "n")
                 .await?;
         }
@@ -471,9 +562,24 @@ impl NeovimSession {
         if !self.app.namespaces.is_empty() {
             return self.wait_shown(buf, t0, &before).await;
         }
+        if self.profile.dialect == DialectKind::LspAi {
+            return self
+                .ask_lsp_ai(
+                    buf,
+                    epoch,
+                    version,
+                    row as i64,
+                    &want_line,
+                    col as usize,
+                    t0,
+                )
+                .await;
+        }
 
-        let seq = self.wait_sent(epoch, version, row as i64, &text).await?;
-        let answer = self.wait_answer(seq).await?;
+        let seq = self
+            .wait_sent(METHOD, epoch, version, row as i64, &text, 0)
+            .await?;
+        let answer = self.wait_answer(METHOD, seq).await?;
         let latency_ms = t0.elapsed().as_secs_f64() * 1000.0;
         let state = self.state(buf).await?;
         self.check_errmsg(&state)?;
@@ -495,6 +601,91 @@ impl NeovimSession {
             Suggestions::Inline(read_shown(&answer.shown).into_iter().collect())
         };
         Ok(Timed { value, latency_ms })
+    }
+
+    /// lsp-ai through Neovim: the popup asked for at once after the last key (as
+    /// `<C-x><C-o>` does; `Invoked`, the trigger typist's own client sends lsp-ai), and
+    /// its first entry as shown, inserted at the cursor. Nothing shown is `empty`.
+    #[allow(clippy::too_many_arguments)]
+    async fn ask_lsp_ai(
+        &mut self,
+        buf: i64,
+        epoch: u64,
+        version: i64,
+        row: i64,
+        line: &str,
+        col: usize,
+        t0: Instant,
+    ) -> Result<Timed<Suggestions>, SessionError> {
+        let after = self.last_seq();
+        let trigger = super::conditions::Trigger::Invoked;
+        self.lua("typist.complete(...)", vec![json_to_mp(&trigger.context())])
+            .await?;
+        let text = self.placed_text(buf);
+        let (answer, latency_ms) = self
+            .completion_answer(buf, epoch, version, row, &text, after, t0)
+            .await?;
+        let first = answer.shown["items"].as_array().and_then(|a| a.first());
+        let value = Suggestions::Inline(
+            first
+                .and_then(|it| {
+                    it.get("textEdit")
+                        .and_then(|e| e.get("newText"))
+                        .or_else(|| it.get("insertText"))
+                        .and_then(Value::as_str)
+                })
+                .map(|t| inserted_at(line, col, t))
+                .into_iter()
+                .collect(),
+        );
+        Ok(Timed { value, latency_ms })
+    }
+
+    /// The answer to the completion request Neovim sent for `version` at `row` (the
+    /// first after request `after`), with its latency from `t0`; the editor's state is
+    /// checked, and a failed handler (the editor is then broken) or the server's error is
+    /// the case's error.
+    #[allow(clippy::too_many_arguments)]
+    async fn completion_answer(
+        &mut self,
+        buf: i64,
+        epoch: u64,
+        version: i64,
+        row: i64,
+        text: &str,
+        after: u64,
+        t0: Instant,
+    ) -> Result<(Answer, f64), SessionError> {
+        let seq = self
+            .wait_sent(COMPLETION, epoch, version, row, text, after)
+            .await?;
+        let answer = self.wait_answer(COMPLETION, seq).await?;
+        let latency_ms = t0.elapsed().as_secs_f64() * 1000.0;
+        let state = self.state(buf).await?;
+        self.check_errmsg(&state)?;
+        if let Some(e) = answer.handler_error {
+            let why = format!("neovim: completion handler failed: {e}");
+            self.broken = Some(why.clone());
+            return Err(EditorError::Failed(why).into());
+        }
+        if let Some(e) = answer.error {
+            return Err(EditorError::Failed(format!(
+                "{}: {COMPLETION} failed (through neovim): {e}",
+                self.profile.name
+            ))
+            .into());
+        }
+        Ok((answer, latency_ms))
+    }
+
+    /// The document's text as the case placed it (for the request's hash).
+    fn placed_text(&self, buf: i64) -> String {
+        self.bufs
+            .iter()
+            .find(|(_, b)| **b == buf)
+            .and_then(|(rel, _)| self.texts.get(rel))
+            .cloned()
+            .unwrap_or_default()
     }
 
     async fn shown_marks(&mut self, buf: i64) -> Result<Value, SessionError> {
@@ -540,24 +731,29 @@ impl NeovimSession {
         }
     }
 
-    /// The first request Neovim sent for this case's buffer version and row.
+    /// The first request Neovim sent for this case's buffer version and row (after
+    /// request `after`: the same place may be asked again).
     async fn wait_sent(
         &mut self,
+        method: &str,
         epoch: u64,
         version: i64,
         row: i64,
         text: &str,
+        after: u64,
     ) -> Result<u64, SessionError> {
         let deadline = Instant::now() + REQUEST_SENT_WITHIN;
         loop {
-            if let Some(s) = self
-                .sent
-                .iter()
-                .find(|s| s.epoch == epoch && s.version == version && s.row == row)
-            {
+            if let Some(s) = self.sent.iter().find(|s| {
+                s.seq > after
+                    && s.method == method
+                    && s.epoch == epoch
+                    && s.version == version
+                    && s.row == row
+            }) {
                 let root_uri = uri::from_path(&self.root);
                 self.last_request_hash = Some(request_hash_of(
-                    METHOD,
+                    method,
                     &s.params,
                     &root_uri,
                     &crate::digest::sha256_hex(text.as_bytes()),
@@ -572,7 +768,7 @@ impl NeovimSession {
             }
             if !self.next_note(deadline).await? {
                 return Err(EditorError::Failed(format!(
-                    "neovim sent no {METHOD} within {} ms after the last key",
+                    "neovim sent no {method} within {} ms after the last key",
                     REQUEST_SENT_WITHIN.as_millis()
                 ))
                 .into());
@@ -580,7 +776,7 @@ impl NeovimSession {
         }
     }
 
-    async fn wait_answer(&mut self, seq: u64) -> Result<Answer, SessionError> {
+    async fn wait_answer(&mut self, method: &str, seq: u64) -> Result<Answer, SessionError> {
         let deadline = Instant::now() + self.profile.request_timeout();
         loop {
             if let Some(a) = self.answers.remove(&seq) {
@@ -590,7 +786,7 @@ impl NeovimSession {
                 return Ok(a);
             }
             if self.cancelled.contains(&seq) {
-                return Err(EditorError::Failed(format!("neovim cancelled its {METHOD}")).into());
+                return Err(EditorError::Failed(format!("neovim cancelled its {method}")).into());
             }
             if self.detached {
                 return Err(self
@@ -601,7 +797,7 @@ impl NeovimSession {
             if !self.next_note(deadline).await? {
                 let _ = self.lua("typist.cancel(...)", vec![Mp::from(seq)]).await;
                 return Err(EditorError::Timeout(format!(
-                    "{}: {METHOD} not answered within {} ms (through neovim)",
+                    "{}: {method} not answered within {} ms (through neovim)",
                     self.profile.name, self.profile.request_timeout_ms
                 ))
                 .into());
@@ -635,6 +831,7 @@ impl NeovimSession {
         match method.as_str() {
             "typist_request" => self.sent.push(Sent {
                 seq,
+                method: data["method"].as_str().unwrap_or(METHOD).to_string(),
                 epoch: data["epoch"].as_u64().unwrap_or(0),
                 version: data["version"].as_i64().unwrap_or(-1),
                 row: data["row"].as_i64().unwrap_or(-1),
@@ -647,6 +844,7 @@ impl NeovimSession {
                         error: opt_str(&data["error"]),
                         null: data["null"] == Value::Bool(true),
                         items: data["items"].as_u64().unwrap_or(0),
+                        incomplete: data["incomplete"] == Value::Bool(true),
                         shown: data["shown"].clone(),
                         handler_error: opt_str(&data["handler_error"]),
                     },
@@ -790,6 +988,20 @@ fn read_shown(shown: &Value) -> Option<InlineSuggestion> {
         text.push_str(l.as_str().unwrap_or(""));
     }
     Some(InlineSuggestion { line: first, text })
+}
+
+/// `insert` put at byte `col` of `line`: the line as it would stand after accepting,
+/// and the lines below it.
+fn inserted_at(line: &str, col: usize, insert: &str) -> InlineSuggestion {
+    let col = col.min(line.len());
+    let text = format!(
+        "{}{}{}",
+        &line[..col],
+        insert.replace("\r\n", "\n"),
+        &line[col..]
+    );
+    let first = text.split('\n').next().unwrap_or("").to_string();
+    InlineSuggestion { line: first, text }
 }
 
 fn json_to_mp(v: &Value) -> Mp {

@@ -12,7 +12,8 @@
 //! prefix, so a server never completes a token it has seen more of than the case
 //! types, and the sessions of one token (prefix 0, 1, 2, 3) share one server instead of
 //! starting one each. With context `full` every case gets a fresh server (it has been
-//! shown every other token of the file).
+//! shown every other token of the file). Under `--golf` each case is played as
+//! `worker/golf_list.rs` says instead.
 
 use anyhow::{Result, bail};
 
@@ -20,7 +21,10 @@ use super::Worker;
 use crate::dataset::Case;
 use crate::dataset::token::{Action, TokenCase, TokenContext};
 use crate::editor::conditions::Trigger;
-use crate::editor::{Document, SessionError, ranking};
+use crate::editor::neovim::NeovimSession;
+use crate::editor::ranking::ListAnswer;
+use crate::editor::session::Timed;
+use crate::editor::{Document, PositionEncoding, SessionError};
 use crate::replay::outcome::{self, TokenAsk};
 use crate::replay::typing;
 use crate::replay::units::Unit;
@@ -30,7 +34,7 @@ struct Typing {
     text: String,
     cursor: usize,
     typed: String,
-    last: Option<crate::editor::session::Timed<serde_json::Value>>,
+    last: Option<Timed<ListAnswer>>,
 }
 
 impl Worker {
@@ -45,6 +49,10 @@ impl Worker {
         for (case, token) in cases {
             if self.shared.cancel.load(std::sync::atomic::Ordering::SeqCst) {
                 return Ok(());
+            }
+            if let Some(golf) = self.shared.cond.golf {
+                self.golf_token(unit, lines, case, token, golf).await?;
+                continue;
             }
             let outcome = self.token_case(unit, lines, case, token).await?;
             let name = self.profile(unit.assistant).name.clone();
@@ -61,6 +69,7 @@ impl Worker {
                 .as_ref()
                 .and_then(|l| l.session.last_request_hash())
                 .map(str::to_string);
+            self.mark_editor(&mut record);
             self.send(record).await?;
         }
         Ok(())
@@ -173,6 +182,10 @@ impl Worker {
     ) -> Result<(), SessionError> {
         let live = self.live.as_mut().ok_or(SessionError::NoSession)?;
         let enc = live.session.encoding();
+        let warmed = &mut live.warmed;
+        if let Some(nvim) = live.session.neovim() {
+            return act_in_neovim(nvim, &unit.file, t, action, warmed).await;
+        }
         let session = live.session.lsp()?;
         match action {
             Action::Open => Ok(()),
@@ -181,16 +194,13 @@ impl Worker {
                 t.cursor += text.len();
                 t.typed.push_str(text);
                 session.set_text(&unit.file, &t.text)?;
-                let incomplete = t
-                    .last
-                    .as_ref()
-                    .is_some_and(|a| ranking::is_incomplete(&a.value));
+                let incomplete = t.last.as_ref().is_some_and(|a| a.value.is_incomplete());
                 if incomplete {
                     let pos = Document::position_of(&t.text, t.cursor, enc);
                     let answer = session
                         .complete(&unit.file, pos, &Trigger::Incomplete)
                         .await?;
-                    t.last = Some(answer);
+                    t.last = Some(server(answer));
                 }
                 Ok(())
             }
@@ -200,17 +210,69 @@ impl Worker {
                     trigger_character.as_deref(),
                     session.trigger_characters(),
                 );
-                let answer = if live.warmed {
+                let answer = if *warmed {
                     session.complete(&unit.file, pos, &trigger).await?
                 } else {
                     session
                         .complete_when_ready(&unit.file, pos, &trigger)
                         .await?
                 };
-                live.warmed = true;
-                t.last = Some(answer);
+                *warmed = true;
+                t.last = Some(server(answer));
                 Ok(())
             }
+        }
+    }
+}
+
+/// A server's own list, for typist's own client (which filters and sorts it as an editor
+/// would; Neovim's lists come `Shown`).
+pub(super) fn server(answer: Timed<serde_json::Value>) -> Timed<ListAnswer> {
+    Timed {
+        value: ListAnswer::Server(answer.value),
+        latency_ms: answer.latency_ms,
+    }
+}
+
+/// One action done in Neovim: the document placed with the cursor at the token's start
+/// (`Open`), the popup asked for (`Complete`), a key typed (`Type`); the list is the
+/// popup as Neovim shows it (`editor::neovim`'s `lists`).
+async fn act_in_neovim(
+    nvim: &mut NeovimSession,
+    rel: &str,
+    t: &mut Typing,
+    action: &Action,
+    warmed: &mut bool,
+) -> Result<(), SessionError> {
+    let pos = |t: &Typing| Document::position_of(&t.text, t.cursor, PositionEncoding::Utf8);
+    match action {
+        Action::Open => nvim.list_open(rel, pos(t)).await,
+        Action::Type { text } => {
+            t.text.insert_str(t.cursor, text);
+            t.cursor += text.len();
+            t.typed.push_str(text);
+            nvim.set_text(rel, &t.text)?;
+            if let Some((list, latency)) = nvim.list_type(text).await? {
+                let latency_ms = latency
+                    .or(t.last.as_ref().map(|l| l.latency_ms))
+                    .unwrap_or(0.0);
+                t.last = Some(Timed {
+                    value: ListAnswer::Shown(list),
+                    latency_ms,
+                });
+            }
+            Ok(())
+        }
+        Action::Complete { trigger_character } => {
+            let trigger =
+                Trigger::for_character(trigger_character.as_deref(), nvim.trigger_characters());
+            let answer = nvim.list_ask(&trigger, !*warmed).await?;
+            *warmed = true;
+            t.last = Some(Timed {
+                value: ListAnswer::Shown(answer.value),
+                latency_ms: answer.latency_ms,
+            });
+            Ok(())
         }
     }
 }

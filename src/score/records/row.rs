@@ -302,4 +302,19 @@ pub struct GolfTerms {
     pub failures: u32,
     #[serde(default)]
     pub capped: bool,
+    /// Completion lists only: characters typed (a token written by one pick of any
+    /// rank, nothing typed, is a one-accept token).
+    #[serde(default)]
+    pub typed: Option<u32>,
+}
+
+impl GolfTerms {
+    /// The line was written by one accept: one key (an inline suggestion), or one pick
+    /// and nothing typed (a completion list).
+    pub fn one_accept(&self) -> bool {
+        match self.typed {
+            Some(t) => self.accepts == 1 && t == 0,
+            None => self.keys == 1 && self.accepts == 1,
+        }
+    }
 }
