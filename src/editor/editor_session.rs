@@ -156,7 +156,7 @@ impl EditorSession {
     /// The Neovim, when the editor is one (completion lists are read from its popup).
     pub fn neovim(&mut self) -> Option<&mut NeovimSession> {
         match self {
-            EditorSession::Typist(_) => None,
+            EditorSession::Typist(_) | EditorSession::Vscode(_) => None,
             EditorSession::Neovim(n) => Some(n),
         }
     }
