@@ -34,6 +34,11 @@ pub(super) const PAGE_WITHIN: Duration = Duration::from_secs(60);
 pub(super) const CALL: Duration = Duration::from_secs(10);
 /// How long one `--install-extension` may take.
 const INSTALL_WITHIN: Duration = Duration::from_secs(120);
+/// The browser window's size in CSS pixels, and each tab's page size (the editor lays
+/// out its lines for it).
+pub(super) const WIDTH: u32 = 1400;
+pub(super) const HEIGHT: u32 = 1000;
+const WINDOW_SIZE: &str = "--window-size=1400,1000";
 /// The pause between two looks at a page's state.
 pub(super) const PAGE_POLL: Duration = Duration::from_millis(20);
 /// Seconds code-server keeps a closed window's extension host for a reconnection.
@@ -289,6 +294,7 @@ impl Instance {
             ]
             .map(String::from),
         );
+
         args.push(format!("--reconnection-grace-time={GRACE_S}"));
         let (server, _stdin, stdout, server_exit) =
             ServerProcess::spawn("code-server", &code_server, &args, &server_env, &dir)
@@ -313,7 +319,7 @@ impl Instance {
             "--disable-component-update",
             "--password-store=basic",
             "--use-mock-keychain",
-            "--window-size=1400,1000",
+            WINDOW_SIZE,
             // A tab in the background still draws: VS Code renders in animation frames.
             "--disable-background-timer-throttling",
             "--disable-renderer-backgrounding",

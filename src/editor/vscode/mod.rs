@@ -7,10 +7,16 @@
 //! through `vscode-languageclient`); so every window has its own extension host and
 //! server.
 //!
-//! A case, as a user: Escape hides what is shown; the context is placed (Go to Line,
-//! select to the end, the rest of the file inserted as one edit), the cursor put at the
-//! start of the line, the line's typed characters typed as key events at the run's key
-//! interval (none typed: the inline-suggest keybinding, Alt+\). Then the page is read:
+//! A case, as a user: Escape hides what is shown; the context without the line's typed
+//! characters is written to the disk copy and File: Revert File loads it (Ctrl+End until
+//! the status bar shows its last line: the reverted text has arrived; before that, Go to
+//! Line put the cursor where the view did not follow), Go to Line puts the cursor at the
+//! start of the line, checked as the page draws it, and the typed characters are typed
+//! as key events at the run's key interval (none typed: the command Trigger Inline
+//! Suggestion from the palette; its keybinding Alt+\ does not reach VS Code as DevTools
+//! key events). A freshly opened file is asked once through that command before its first
+//! case: VS Code does not ask inline providers for the first second or so of an editor
+//! (up to 4 s here), and typed keys then ask nothing. Then the page is read:
 //! the fixture shows in the status bar the fate of each inline request (its sequence
 //! number, line:character, and the number of items or the error), so the case's answer
 //! is the first request at the cursor typing ended at, sent after the case began; an
@@ -47,6 +53,12 @@ pub use instance::{stop_shared, user_settings};
 
 /// How long a key's effect (a quick-open list, the cursor at its line) may take to show.
 const UI_WITHIN: Duration = Duration::from_secs(10);
+/// The inline-suggest command's title in the command palette.
+const TRIGGER: &str = "Trigger Inline Suggestion";
+/// How long a placed line may take to show before Go to Line is asked again.
+const LINE_SHOWS_WITHIN: Duration = Duration::from_millis(500);
+/// Go to Line at most this many times for a case.
+const PLACE_TRIES: usize = 3;
 /// The pause after a quick-input box opens before typing into it.
 const QUICK_INPUT_SETTLE: Duration = Duration::from_millis(50);
 
@@ -57,6 +69,9 @@ const QUICK_INPUT_FOCUSED: &str = "!!document.querySelector('.quick-input-widget
 /// What the page shows, read in one script: the focused editor's cursor line (from the
 /// status bar's "Ln N, Col M"), the ghost text at it, the fixture's status.
 const READ: &str = include_str!("read.js");
+
+/// The editor's layout when a line does not show (for the error).
+const DUMP: &str = "(() => { const ed = document.querySelector('.editor-instance .monaco-editor.focused') || document.querySelector('.editor-instance .monaco-editor'); if (!ed) return 'no editor'; const sc = ed.querySelector('.monaco-scrollable-element'); return JSON.stringify({vis: document.visibilityState, focus: document.hasFocus(), win: [innerWidth, innerHeight], ed: [ed.clientWidth, ed.clientHeight], scroll: sc && [sc.scrollTop, sc.scrollHeight], lines: [...ed.querySelectorAll('.margin-view-overlays .line-numbers')].map(n => n.textContent).filter(Boolean).slice(-3)}); })()";
 
 pub struct VscodeSession {
     vs: Arc<Instance>,
@@ -78,7 +93,7 @@ struct Status {
     seq: u64,
     line: u64,
     character: u64,
-    /// `Ok(items)`, `Err(message)`; `None`: cancelled.
+    /// `Ok(items)`, `Err(message)`; `None`: cancelled or not answered yet.
     fate: Option<Result<u64, String>>,
 }
 
@@ -88,7 +103,7 @@ fn parse_status(s: &str) -> Option<Status> {
     let seq = w.next()?.parse().ok()?;
     let (line, character) = w.next()?.split_once(':')?;
     let fate = w.next()?;
-    let fate = if fate == "cancelled" {
+    let fate = if fate == "cancelled" || fate == "asking" {
         None
     } else if let Some(m) = fate.strip_prefix("error") {
         Some(Err(m.trim().to_string()))
@@ -169,6 +184,13 @@ impl VscodeSession {
         s.call(
             "Emulation.setFocusEmulationEnabled",
             json!({"enabled": true}),
+        )
+        .await?;
+        // The page's size, as a window of that size would have it: the editor lays
+        // out its lines for it.
+        s.call(
+            "Emulation.setDeviceMetricsOverride",
+            json!({"width": instance::WIDTH, "height": instance::HEIGHT, "deviceScaleFactor": 1, "mobile": false}),
         )
         .await?;
         s.call("Page.bringToFront", json!({})).await?;
@@ -273,7 +295,42 @@ impl VscodeSession {
         .await?;
         self.texts.insert(rel.to_string(), text.to_string());
         self.current = Some(rel.to_string());
+        self.wait_asked(rel).await?;
         Ok(())
+    }
+
+    /// Waits until VS Code asks the extension for the opened file: a freshly opened
+    /// editor does not ask its inline providers for a while (0.4 to 4 s here), so Trigger
+    /// Inline Suggestion is run at the file's end until the fixture's status shows a
+    /// request (its answer is not read; the next case hides it with Escape).
+    async fn wait_asked(&mut self, rel: &str) -> Result<(), SessionError> {
+        let r = self.read().await?;
+        let seq0 = parse_status(r["status"].as_str().unwrap_or("")).map_or(0, |s| s.seq);
+        let within = Duration::from_millis(self.profile.init_timeout_ms).max(PAGE_WITHIN);
+        let deadline = Instant::now() + within;
+        self.key("End", "End", 35, CTRL).await?;
+        loop {
+            self.palette(TRIGGER).await?;
+            let next = Instant::now() + LINE_SHOWS_WITHIN;
+            while Instant::now() < next {
+                let r = self.read().await?;
+                if parse_status(r["status"].as_str().unwrap_or("")).is_some_and(|s| s.seq > seq0) {
+                    return Ok(());
+                }
+                tokio::time::sleep(PAGE_POLL).await;
+            }
+            if let Some(why) = self.vs.ended() {
+                return Err(EditorError::Exited(format!("vscode: {why}")).into());
+            }
+            if Instant::now() >= deadline {
+                return Err(EditorError::Timeout(format!(
+                    "{}: vscode did not ask the extension for {rel} within {} ms",
+                    self.profile.name,
+                    within.as_millis()
+                ))
+                .into());
+            }
+        }
     }
 
     /// What the editor is to hold in `rel`; the disk copy holds it at once, the editor
@@ -314,38 +371,41 @@ impl VscodeSession {
         let row = cursor.line as usize;
         let k16 = typed.encode_utf16().count();
 
-        // The editor holds the disk copy (File: Revert File reloads it exactly), the
-        // cursor goes after the case's typed characters, and the line is checked.
+        // The editor holds the case's context without the line's typed characters (the
+        // disk copy, File: Revert File reloads it exactly), the cursor goes to the start
+        // of the line, and the line is checked as the page shows it.
+        let placed = format!("{}{}", &text[..line_start], &text[at..]);
+        let path = self.root.join(rel);
+        workspace::write_creating(&path, &placed).map_err(SessionError::file(&path))?;
         self.key("Escape", "Escape", 27, 0).await?;
         self.revert().await?;
-        self.go_to(row + 1, k16 + 1).await?;
-        let want_line = expand_tabs(&format!("{typed}{rest}"));
-        let want_js = serde_json::to_string(&want_line).unwrap_or_default();
-        if let Err(e) = self
-            .wait_page(
-                &format!("line {} as the case has it ({want_line:?})", row + 1),
-                &format!("(() => {{ const r = {READ}; return r.cur === {want_js}; }})()"),
-            )
-            .await
-        {
-            let r = self.read().await.unwrap_or_default();
-            let dom = self.vs.eval(&self.tab, "(() => { const ed = document.querySelector('.editor-instance .monaco-editor.focused') || document.querySelector('.editor-instance .monaco-editor'); if (!ed) return 'no editor'; return JSON.stringify({vis: document.visibilityState, hf: document.hasFocus(), focused: !!document.querySelector('.editor-instance .monaco-editor.focused'), nums: [...ed.querySelectorAll('.line-numbers')].slice(-3).map(n => [n.className, n.textContent, n.parentElement.style.top, n.parentElement.className]), lines: [...ed.querySelectorAll('.view-line')].slice(-3).map(l => [l.style.top, l.textContent]), cl: [...ed.querySelectorAll('.current-line')].map(c => [c.className, c.parentElement.style.top])}); })()").await.unwrap_or_default();
-            return Err(failed(format!("{e}; the page shows {r}; {dom}")));
+        self.wait_line_count(placed.split('\n').count()).await?;
+        // Go to Line again when the line does not show (it did every time once the
+        // reverted text had arrived; kept as a guard).
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            self.go_to(row + 1, 1).await?;
+            if tries == PLACE_TRIES {
+                self.wait_line(row, &rest).await?;
+                break;
+            }
+            if self.line_shows(row, &rest, LINE_SHOWS_WITHIN).await? {
+                break;
+            }
         }
         let before = self.read().await?;
         let seq0 = parse_status(before["status"].as_str().unwrap_or("")).map_or(0, |s| s.seq);
-        // The user deletes the typed characters and types them again as key events.
-        for _ in typed.chars() {
-            self.key("Backspace", "Backspace", 8, 0).await?;
-        }
+        // The user types the line's characters as key events.
         let interval = Duration::from_millis(self.app.key_interval_ms);
         for c in typed.chars() {
             tokio::time::sleep(interval).await;
             self.type_char(c).await?;
         }
         if typed.is_empty() {
-            // Nothing typed: ask as a user does, with the inline-suggest keybinding.
-            self.key("\\", "Backslash", 220, ALT).await?;
+            // Nothing typed: ask as a user does, with the inline-suggest command (its
+            // keybinding, Alt+\\, does not reach it from DevTools key events).
+            self.palette(TRIGGER).await?;
         }
         let t0 = Instant::now();
         let col16 = k16 as u64;
@@ -366,8 +426,11 @@ impl VscodeSession {
                 return Err(EditorError::Exited(format!("vscode: {why}")).into());
             }
             if Instant::now() >= deadline {
+                let asked =
+                    parse_status(r["status"].as_str().unwrap_or("")).is_some_and(|s| s.seq > seq0);
                 return Err(EditorError::Timeout(format!(
-                    "{}: textDocument/inlineCompletion not answered within {} ms (through vscode; the page shows {r})",
+                    "{}: textDocument/inlineCompletion {} within {} ms (through vscode; the page shows {r})",
+                    if asked { "not answered" } else { "not asked by vscode" },
                     self.profile.name,
                     self.profile.request_timeout_ms,
                 ))
@@ -391,11 +454,19 @@ impl VscodeSession {
             _ => {}
         }
         let shown_by = t0 + Duration::from_millis(self.app.display_deadline_ms);
+        let typed_line = expand_tabs(&format!("{typed}{rest}"));
         loop {
             let r = self.read().await?;
             if r["row"].as_u64() == Some(row as u64 + 1)
                 && let Some(s) = read_shown(&r)
             {
+                if r["cur"].as_str() != Some(&typed_line) {
+                    return Err(failed(format!(
+                        "vscode: line {} shows {} as typed, not {typed_line:?} (the page shows {r})",
+                        row + 1,
+                        r["cur"]
+                    )));
+                }
                 let latency_ms = t0.elapsed().as_secs_f64() * 1000.0;
                 return Ok(Timed {
                     value: Suggestions::Inline(vec![s]),
@@ -411,6 +482,81 @@ impl VscodeSession {
             }
             tokio::time::sleep(PAGE_POLL / 4).await;
         }
+    }
+
+    /// Whether the page shows the cursor on `row` holding `want` within `within`.
+    async fn line_shows(
+        &mut self,
+        row: usize,
+        want: &str,
+        within: Duration,
+    ) -> Result<bool, SessionError> {
+        let want_js = serde_json::to_string(&expand_tabs(want)).unwrap_or_default();
+        let expr = format!(
+            "(() => {{ const r = {READ}; return r.row === {} && r.cur === {want_js}; }})()",
+            row + 1
+        );
+        let deadline = Instant::now() + within;
+        loop {
+            if self.vs.eval(&self.tab, &expr).await? == Value::Bool(true) {
+                return Ok(true);
+            }
+            if Instant::now() >= deadline {
+                return Ok(false);
+            }
+            tokio::time::sleep(PAGE_POLL).await;
+        }
+    }
+
+    /// Waits until the editor holds `lines` lines: Ctrl+End, again until the status
+    /// bar's line is the last one (the reverted text has arrived).
+    async fn wait_line_count(&mut self, lines: usize) -> Result<(), SessionError> {
+        let want = format!("Ln {lines}, Col ");
+        let want_js = serde_json::to_string(&want).unwrap_or_default();
+        let expr = format!(
+            "(() => {{ const e = document.getElementById('status.editor.selection'); return !!e && e.textContent.includes({want_js}); }})()"
+        );
+        let deadline = Instant::now() + UI_WITHIN;
+        loop {
+            self.key("End", "End", 35, CTRL).await?;
+            let next = Instant::now() + LINE_SHOWS_WITHIN;
+            while Instant::now() < next {
+                if self.vs.eval(&self.tab, &expr).await? == Value::Bool(true) {
+                    return Ok(());
+                }
+                tokio::time::sleep(PAGE_POLL).await;
+            }
+            if Instant::now() >= deadline {
+                let why = format!(
+                    "vscode: the reverted text ({lines} lines) did not show within {} ms",
+                    UI_WITHIN.as_millis()
+                );
+                self.broken = Some(why.clone());
+                return Err(failed(why));
+            }
+        }
+    }
+
+    /// Waits until the page shows the cursor on `row` (0-based) holding `want` (ghost
+    /// text aside, tabs as drawn); the error says what the page shows instead.
+    async fn wait_line(&mut self, row: usize, want: &str) -> Result<(), SessionError> {
+        let want_line = expand_tabs(want);
+        let want_js = serde_json::to_string(&want_line).unwrap_or_default();
+        if let Err(e) = self
+            .wait_page(
+                &format!("line {} as the case has it ({want_line:?})", row + 1),
+                &format!(
+                    "(() => {{ const r = {READ}; return r.row === {} && r.cur === {want_js}; }})()",
+                    row + 1
+                ),
+            )
+            .await
+        {
+            let r = self.read().await.unwrap_or_default();
+            let dom = self.vs.eval(&self.tab, DUMP).await.unwrap_or_default();
+            return Err(failed(format!("{e}; the page shows {r}; {dom}")));
+        }
+        Ok(())
     }
 
     async fn type_char(&mut self, c: char) -> Result<(), SessionError> {
@@ -431,23 +577,29 @@ impl VscodeSession {
     /// File: Revert File from the command palette: the editor holds the disk copy again
     /// (VS Code reloads it exactly, and the tab is no longer dirty).
     async fn revert(&mut self) -> Result<(), SessionError> {
-        self.key("P", "KeyP", 80, CTRL | SHIFT).await?;
-        self.wait_page("the command palette", QUICK_INPUT_FOCUSED)
-            .await?;
-        tokio::time::sleep(QUICK_INPUT_SETTLE).await;
-        self.call("Input.insertText", json!({"text": "File: Revert File"}))
-            .await?;
-        self.wait_page(
-            "File: Revert File in the command palette",
-            "[...document.querySelectorAll('.quick-input-list .monaco-list-row')].some(r => (r.getAttribute('aria-label')||'').startsWith('File: Revert File'))",
-        )
-        .await?;
-        self.key("Enter", "Enter", 13, 0).await?;
+        self.palette("File: Revert File").await?;
         self.wait_page(
             "the reverted editor",
             "(() => { const t = document.querySelector('.tab.active'); return !!t && !t.classList.contains('dirty') && !!document.querySelector('.editor-instance .monaco-editor.focused'); })()",
         )
         .await
+    }
+
+    /// Runs a command by its title from the command palette (Ctrl+Shift+P).
+    async fn palette(&mut self, title: &str) -> Result<(), SessionError> {
+        self.key("P", "KeyP", 80, CTRL | SHIFT).await?;
+        self.wait_page("the command palette", QUICK_INPUT_FOCUSED)
+            .await?;
+        tokio::time::sleep(QUICK_INPUT_SETTLE).await;
+        self.call("Input.insertText", json!({"text": title}))
+            .await?;
+        let want = serde_json::to_string(title).unwrap_or_default();
+        self.wait_page(
+            &format!("{title} in the command palette"),
+            &format!("[...document.querySelectorAll('.quick-input-list .monaco-list-row')].some(r => (r.getAttribute('aria-label')||'').startsWith({want}))"),
+        )
+        .await?;
+        self.key("Enter", "Enter", 13, 0).await
     }
 
     /// Go to Line (Ctrl+G), `line:column` (1-based), Enter.
@@ -554,7 +706,6 @@ impl VscodeSession {
     }
 }
 
-const ALT: u32 = 1;
 const CTRL: u32 = 2;
 const SHIFT: u32 = 8;
 

@@ -27,7 +27,14 @@
       }
     }
   }
-  out.cur = curLine ? curLine.textContent.replace(/\u00a0/g, ' ') : null;
+  // The cursor's line as typed (the ghost text left out), spaces as spaces.
+  if (curLine) {
+    const c = curLine.cloneNode(true);
+    for (const g of c.querySelectorAll('[class*="ghost-text"]')) g.remove();
+    out.cur = c.textContent.replace(/\u00a0/g, ' ');
+  } else {
+    out.cur = null;
+  }
   const spans = ed.querySelectorAll('.view-lines .ghost-text-decoration');
   if (spans.length) {
     const line = spans[0].closest('.view-line');
