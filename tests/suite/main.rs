@@ -26,3 +26,4 @@ mod report;
 mod sample;
 mod score;
 mod secrets;
+mod vscode;

@@ -1,4 +1,3 @@
-// NOT YET IN tests/suite/main.rs: the driver does not pass it yet (docs/vscode.md).
 //! A real VS Code as the editor (`--editor vscode`, issue 31): code-server 4.139.1 and
 //! headless Chromium, the project's fixture extension serving typist's n-gram host. The
 //! same plan gives the same suggestions as typist's own client; code-server refuses a
@@ -51,6 +50,8 @@ fn run_args(out: &Path) -> Vec<String> {
         "1",
         "--typed-prefix",
         "3",
+        "--max-per-repo",
+        "3",
         "--jobs",
         "1",
         "--out",
@@ -86,7 +87,13 @@ fn the_same_plan_through_vscode_gives_the_same_suggestions() {
         if (&x["outcome"], &x["predicted"]) != (&y["outcome"], &y["predicted"]) {
             differ.push(format!(
                 "{}: typist {} {} | vscode {} {} {} {}",
-                x["case"], x["outcome"], x["predicted"], y["outcome"], y["predicted"], y["error"], y["reason"]
+                x["case"],
+                x["outcome"],
+                x["predicted"],
+                y["outcome"],
+                y["predicted"],
+                y["error"],
+                y["reason"]
             ));
         }
         assert_eq!(y["editor"], "vscode");
@@ -203,7 +210,8 @@ fn environ(pid: u32) -> Vec<(String, String)> {
         .split(|&b| b == 0)
         .filter_map(|kv| {
             let s = String::from_utf8_lossy(kv).to_string();
-            s.split_once('=').map(|(k, v)| (k.to_string(), v.to_string()))
+            s.split_once('=')
+                .map(|(k, v)| (k.to_string(), v.to_string()))
         })
         .collect()
 }
@@ -244,21 +252,24 @@ fn code_server_refuses_strangers_and_nothing_outlives_a_killed_typist() {
             .find(|(p, _)| cmdline(*p).contains("code-server/out/node/entry.js"))
             .map(|(p, _)| *p);
         if host && let Some(s) = server {
-            let ports: Vec<u16> = d
-                .iter()
-                .flat_map(|(p, _)| listening_ports(*p))
-                .collect();
+            let ports: Vec<u16> = d.iter().flat_map(|(p, _)| listening_ports(*p)).collect();
             if let Some(&port) = ports.first() {
                 break (s, port);
             }
         }
-        assert!(Instant::now() < deadline, "no VS Code session started: {d:?}");
+        assert!(
+            Instant::now() < deadline,
+            "no VS Code session started: {d:?}"
+        );
         std::thread::sleep(Duration::from_millis(100));
     };
     let started: Vec<(u32, String)> = descendants(child.id());
 
     // Strangers are sent to the login page, and a wrong password is refused.
-    let page = http(port, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+    let page = http(
+        port,
+        "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+    );
     assert!(page.starts_with("HTTP/1.1 302"), "{page}");
     assert!(page.contains("login"), "{page}");
     let cookie = http(
@@ -274,7 +285,10 @@ fn code_server_refuses_strangers_and_nothing_outlives_a_killed_typist() {
             body.len()
         ),
     );
-    assert!(!login.contains("Set-Cookie: code-server-session"), "{login}");
+    assert!(
+        !login.contains("Set-Cookie: code-server-session"),
+        "{login}"
+    );
     assert!(login.contains("Incorrect password"), "{login}");
 
     // The password: in code-server's environment, on no command line.
@@ -290,9 +304,17 @@ fn code_server_refuses_strangers_and_nothing_outlives_a_killed_typist() {
 
     child.kill().unwrap();
     let mut stderr = String::new();
-    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
     child.wait().unwrap();
-    assert!(!stderr.contains(&password), "typist's output has the password");
+    assert!(
+        !stderr.contains(&password),
+        "typist's output has the password"
+    );
     for f in walk(&out) {
         let text = std::fs::read(&f).unwrap_or_default();
         assert!(

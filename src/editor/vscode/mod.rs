@@ -95,6 +95,8 @@ struct Status {
     character: u64,
     /// `Ok(items)`, `Err(message)`; `None`: cancelled or not answered yet.
     fate: Option<Result<u64, String>>,
+    /// Sent, not answered yet.
+    asking: bool,
 }
 
 fn parse_status(s: &str) -> Option<Status> {
@@ -114,6 +116,7 @@ fn parse_status(s: &str) -> Option<Status> {
         seq,
         line: line.parse().ok()?,
         character: character.parse().ok()?,
+        asking: fate.is_none() && rest.ends_with(" asking"),
         fate,
     })
 }
@@ -314,7 +317,10 @@ impl VscodeSession {
             let next = Instant::now() + LINE_SHOWS_WITHIN;
             while Instant::now() < next {
                 let r = self.read().await?;
-                if parse_status(r["status"].as_str().unwrap_or("")).is_some_and(|s| s.seq > seq0) {
+                // Asked, and its answer in: it does not overlap the next case.
+                if parse_status(r["status"].as_str().unwrap_or(""))
+                    .is_some_and(|s| s.seq > seq0 && !s.asking)
+                {
                     return Ok(());
                 }
                 tokio::time::sleep(PAGE_POLL).await;
@@ -779,6 +785,13 @@ mod tests {
         assert_eq!(
             parse_status("typist-inline 9 1:1 cancelled").unwrap().fate,
             None
+        );
+        let a = parse_status("typist-inline 10 1:1 asking").unwrap();
+        assert!(a.asking && a.fate.is_none());
+        assert!(
+            !parse_status("typist-inline 9 1:1 cancelled")
+                .unwrap()
+                .asking
         );
         assert_eq!(parse_status("typist-inline 0 ready"), None);
     }
