@@ -14,7 +14,7 @@ use crate::common::tokens::{patient_profile, require_installed};
 use crate::common::{DATASET, TYPIST, editors_with, ok, typist};
 
 /// The Neovim typist uses (the install script's), or a failure saying how to get it.
-fn require_neovim() -> PathBuf {
+pub(crate) fn require_neovim() -> PathBuf {
     let nvim = Path::new(env!("CARGO_MANIFEST_DIR")).join(".servers/bin/nvim");
     assert!(
         nvim.is_file(),
@@ -237,7 +237,15 @@ fn neovim_writes_no_swap_backup_undo_or_shada_file() {
         (files, suggested)
     });
     // Neovim's logs are where typist points them (NVIM_LOG_FILE, the client's log
-    // file), and empty.
+    // file), and empty; its RPC socket is in the session's `run/` (TMPDIR and
+    // XDG_RUNTIME_DIR), never in the user's temporary folder.
+    let (run, files): (Vec<String>, Vec<String>) =
+        files.into_iter().partition(|f| f.starts_with("run/"));
+    assert!(
+        run.iter()
+            .all(|f| f.starts_with("run/nvim.") && f.ends_with(".0")),
+        "{run:?}"
+    );
     assert_eq!(
         files,
         vec![
@@ -694,12 +702,17 @@ fn alive(pid: u32) -> bool {
 }
 
 /// SIGKILL of typist mid-run takes every Neovim and every server Neovim started with
-/// it (Neovim dies with its parent; its servers lose their editor).
+/// it (Neovim dies with its parent; its servers lose their editor), and what they leave
+/// in `TMPDIR` is only typist's own session folders (Neovim's socket and temporary
+/// folder among them), which the next run sweeps.
 #[test]
 fn no_neovim_or_server_outlives_a_killed_typist() {
     require_neovim();
     let tmp = tempfile::tempdir().unwrap();
+    let tmpdir = tmp.path().join("tmp");
+    std::fs::create_dir_all(&tmpdir).unwrap();
     let mut child = typist()
+        .env("TMPDIR", &tmpdir)
         .args([
             "run",
             "--config",
@@ -748,5 +761,39 @@ fn no_neovim_or_server_outlives_a_killed_typist() {
     assert!(
         left.is_empty(),
         "left running after typist's SIGKILL: {left:?}"
+    );
+    let names = |d: &Path| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    let killed = format!("typist-{}-", child.id());
+    let left = names(&tmpdir);
+    assert!(
+        !left.is_empty() && left.iter().all(|n| n.starts_with(&killed)),
+        "in TMPDIR after the kill: {left:?}"
+    );
+    // The next run sweeps the killed typist's folders.
+    ok(&typist()
+        .env("TMPDIR", &tmpdir)
+        .args([
+            "run",
+            "--config",
+            "/dev/null",
+            "--quiet",
+            "--dataset",
+            DATASET,
+        ])
+        .args(["--assistant", "typist-fixed", "--rate", "0.005", "--out"])
+        .arg(tmp.path().join("again"))
+        .output()
+        .unwrap());
+    assert_eq!(
+        names(&tmpdir),
+        Vec::<String>::new(),
+        "TMPDIR after the next run"
     );
 }

@@ -49,6 +49,11 @@ local log = require('vim.lsp.log')
 log._set_filename(opts.lsp_log)
 log.set_level(vim.log.levels.OFF)
 vim.env.XDG_STATE_HOME = opts.xdg_state_home
+-- Neovim's temporary folder and socket were made in the session's folder at start-up
+-- (TMPDIR and XDG_RUNTIME_DIR); the servers get the user's (vim.NIL: unset).
+vim.fn.tempname()
+vim.env.TMPDIR = opts.tmpdir ~= vim.NIL and opts.tmpdir or nil
+vim.env.XDG_RUNTIME_DIR = opts.xdg_runtime_dir ~= vim.NIL and opts.xdg_runtime_dir or nil
 
 local namespaces = {}
 for _, name in ipairs(opts.namespaces) do
