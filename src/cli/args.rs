@@ -302,6 +302,9 @@ pub struct RunArgs {
     /// The editor typed into [default: typist].
     #[arg(long, value_parser = super::choice::choice(super::choice::EDITOR))]
     pub editor: Option<typist::editor::EditorKind>,
+    /// How typist's own client filters and sorts completion lists [default: vscode].
+    #[arg(long, value_parser = super::choice::choice(super::choice::LIST_RULE))]
+    pub list_rule: Option<typist::editor::ranking::ListRule>,
     /// A real editor's typing speed: milliseconds between two keys [default: 100].
     #[arg(long, value_name = "MS")]
     pub key_interval_ms: Option<u64>,
@@ -423,6 +426,7 @@ impl RunArgs {
                 editor_config: self.editor_config.clone(),
                 editor_namespaces: self.editor_namespaces.clone(),
                 display_deadline_ms: self.display_deadline_ms,
+                list_rule: self.list_rule,
             },
         }
     }
