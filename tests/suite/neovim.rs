@@ -825,3 +825,47 @@ fn no_neovim_or_server_outlives_a_killed_typist() {
         "TMPDIR after the next run"
     );
 }
+
+/// The model behind the host gets the same prompts through Neovim as through typist's
+/// own client: `typist bench model` captures every HTTP request that reached the real
+/// llama-server with SmolLM2, and the bodies are equal request for request. (Neovim's
+/// incremental changes once gave the server's document a line break after the cursor
+/// that the buffer did not hold, which moved the prompt's 512-character window by one.)
+#[test]
+fn the_model_gets_the_same_prompts_through_neovim() {
+    require_neovim();
+    require_installed("smollm2");
+    let tmp = tempfile::tempdir().unwrap();
+    let bodies = |editor: &str| -> Vec<Value> {
+        let out = tmp.path().join(editor);
+        ok(&typist()
+            .args([
+                "bench",
+                "model",
+                "--config",
+                "/dev/null",
+                "--dataset",
+                DATASET,
+            ])
+            .args(["--assistant", "smollm2", "--rate", "0.002", "--seed", "1"])
+            .args(["--jobs", "1", "--editor", editor, "--key-interval-ms", "20"])
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap());
+        std::fs::read_to_string(out.join("smollm2/requests.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let r: Value = serde_json::from_str(l).unwrap();
+                serde_json::from_str(r["body"].as_str().unwrap()).unwrap()
+            })
+            .collect()
+    };
+    let (own, nv) = (bodies("typist"), bodies("neovim"));
+    assert!(own.len() >= 3, "{} requests", own.len());
+    assert_eq!(own.len(), nv.len());
+    for (a, b) in own.iter().zip(&nv) {
+        assert_eq!(a, b, "the request through Neovim differs");
+    }
+}

@@ -193,6 +193,11 @@ capabilities.experimental = { serverStatusNotification = true }
 local config = {
   name = opts.name,
   handlers = handlers,
+  -- Whole-text changes: with 'endofline' off (below), Neovim's incremental changes still
+  -- end a change that reaches the last line with a line break, so the server's document
+  -- gained a "\n" after the cursor that the buffer does not hold. The whole text is the
+  -- buffer's lines joined, exactly what typist placed.
+  flags = { allow_incremental_sync = false },
   capabilities = capabilities,
   cmd = opts.cmd,
   cmd_env = opts.cmd_env,

@@ -18,7 +18,8 @@
 //!
 //! Buffers have `'endofline'` off: Neovim would otherwise send a line break after the
 //! last line, a character after the cursor that typist's own client never sends (it
-//! changed a model's answers in 2 of 23 cases).
+//! changed a model's answers in 2 of 23 cases), and its client sends whole-text changes:
+//! with `'endofline'` off its incremental changes still put that line break back.
 //!
 //! The Neovim process leads its own process group (the servers it starts are in it) and
 //! the group is killed when the session is dropped (`lsp::process`).
