@@ -66,6 +66,7 @@ pub struct ConditionsLayer {
     /// Empty: not set in this layer.
     pub editor_namespaces: Vec<String>,
     pub display_deadline_ms: Option<u64>,
+    pub list_rule: Option<crate::editor::ranking::ListRule>,
 }
 
 /// A layer of settings laid over a [`ConfigFile`].
@@ -169,6 +170,7 @@ impl ConditionsLayer {
         c.open_tabs = self.open_tabs.unwrap_or(c.open_tabs);
         c.latency = self.latency.unwrap_or(c.latency);
         c.app.kind = self.editor.unwrap_or(c.app.kind);
+        c.list_rule = self.list_rule.unwrap_or(c.list_rule);
         c.app.key_interval_ms = self.key_interval_ms.unwrap_or(c.app.key_interval_ms);
         if let Some(p) = self.editor_config {
             c.app.config = Some(p.display().to_string());

@@ -199,6 +199,10 @@ pub struct DrillArgs {
     /// SIGKILLs of the kill drill (default 3 with --quick, 20 without).
     #[arg(long, value_name = "N")]
     pub kills: Option<u32>,
+    /// Share of the dataset's code lines that are cases (default 0.8 with --quick, 1
+    /// without).
+    #[arg(long, value_name = "P")]
+    pub rate: Option<f64>,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Keep the drill's plan, records and fault log in this folder.
@@ -207,6 +211,10 @@ pub struct DrillArgs {
     /// The figures as JSON on stdout instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// Drill typing into this editor [default: typist]: with neovim, every Neovim and
+    /// every server it starts must be gone after each kill too.
+    #[arg(long, value_parser = super::choice::choice(super::choice::EDITOR))]
+    pub editor: Option<typist::editor::EditorKind>,
 }
 
 #[derive(clap::ValueEnum, Debug, Clone, Copy)]
@@ -294,6 +302,9 @@ pub struct RunArgs {
     /// The editor typed into [default: typist].
     #[arg(long, value_parser = super::choice::choice(super::choice::EDITOR))]
     pub editor: Option<typist::editor::EditorKind>,
+    /// How typist's own client filters and sorts completion lists [default: vscode].
+    #[arg(long, value_parser = super::choice::choice(super::choice::LIST_RULE))]
+    pub list_rule: Option<typist::editor::ranking::ListRule>,
     /// A real editor's typing speed: milliseconds between two keys [default: 100].
     #[arg(long, value_name = "MS")]
     pub key_interval_ms: Option<u64>,
@@ -415,6 +426,7 @@ impl RunArgs {
                 editor_config: self.editor_config.clone(),
                 editor_namespaces: self.editor_namespaces.clone(),
                 display_deadline_ms: self.display_deadline_ms,
+                list_rule: self.list_rule,
             },
         }
     }

@@ -7,6 +7,7 @@
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 
 use typist::dataset::TokenContext;
+use typist::editor::ranking::ListRule;
 use typist::editor::{DialectKind, EditorKind, ReadinessRule, TriggerKind};
 use typist::host::http::FimTemplate;
 use typist::host::{BackendKind, NgramContext};
@@ -58,6 +59,19 @@ pub const TOKEN_CONTEXT: Table<TokenContext> = &[
         TokenContext::Full,
         "full",
         "The whole file with only the token removed (the study's choice)",
+    ),
+];
+
+pub const LIST_RULE: Table<ListRule> = &[
+    (
+        ListRule::Vscode,
+        "vscode",
+        "VS Code's suggest widget: fuzzy, case-insensitive filter; sortText ignoring case (the default)",
+    ),
+    (
+        ListRule::Neovim,
+        "neovim",
+        "Neovim's built-in popup: prefix filter (case-sensitive at the ask); sortText byte by byte",
     ),
 ];
 

@@ -296,6 +296,10 @@ pub fn drill(a: DrillArgs) -> Result<ExitCode> {
     };
     opts.seed = a.seed;
     opts.keep = a.keep;
+    opts.editor = a.editor.unwrap_or_default();
+    if let Some(r) = a.rate {
+        opts.rate = r;
+    }
     if let Some(k) = a.kills {
         opts.kills = k;
     }

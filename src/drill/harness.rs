@@ -157,6 +157,15 @@ impl Drill {
             "--out".into(),
             out.display().to_string(),
         ])
+        .chain(match self.opts.editor {
+            crate::editor::EditorKind::Typist => vec![],
+            e => vec![
+                "--editor".into(),
+                e.as_str().into(),
+                "--key-interval-ms".into(),
+                self.opts.key_interval_ms.to_string(),
+            ],
+        })
         .collect()
     }
 
@@ -179,10 +188,12 @@ impl Drill {
         Ok(())
     }
 
-    /// Processes still running that were started for this drill (their command line
-    /// names the drill's folder).
+    /// Processes still running that were started for this drill: their command line
+    /// names the drill's folder, or their environment holds the children's `TMPDIR`
+    /// (inherited by everything typist starts, and by what an editor starts in turn).
     fn leftovers(&self) -> Vec<(u32, String)> {
         let marker = self.dir.display().to_string();
+        let tmpdir = format!("TMPDIR={}", self.tmp.display());
         let me = std::process::id();
         let mut out = Vec::new();
         let Ok(entries) = std::fs::read_dir("/proc") else {
@@ -203,7 +214,13 @@ impl Drill {
                         .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
                 })
                 .unwrap_or(true);
-            if !zombie && cmd.contains(&marker) {
+            let inherited = || {
+                std::fs::read(format!("/proc/{pid}/environ"))
+                    .unwrap_or_default()
+                    .split(|&b| b == 0)
+                    .any(|v| v == tmpdir.as_bytes())
+            };
+            if !zombie && (cmd.contains(&marker) || inherited()) {
                 out.push((pid, cmd));
             }
         }

@@ -41,6 +41,7 @@ pub fn run(opts: &DrillOptions) -> Result<DrillReport> {
     let plan = drill.sample_plan()?;
     let cases = read_plan(&plan)?;
     let mut report = DrillReport {
+        editor: opts.editor.as_str().to_string(),
         planned: cases.len() as u64,
         kills: opts.kills,
         ..Default::default()

@@ -3,6 +3,10 @@
 
 use std::path::PathBuf;
 
+/// A real editor's typing speed in the drill: fast, since what is drilled is the
+/// processes and records, not the plugins' debounce.
+pub const DRILL_KEY_INTERVAL_MS: u64 = 5;
+
 /// What `typist drill` is run with.
 #[derive(Debug, Clone)]
 pub struct DrillOptions {
@@ -18,6 +22,11 @@ pub struct DrillOptions {
     pub seed: u64,
     /// Keep the drill's folder (records, fault log) here instead of a removed temporary one.
     pub keep: Option<PathBuf>,
+    /// The editor typed into: typist's own client, or a real Neovim (whose processes
+    /// and the servers it starts then count as the drill's too).
+    pub editor: crate::editor::EditorKind,
+    /// A real editor's milliseconds between two keys.
+    pub key_interval_ms: u64,
 }
 
 impl DrillOptions {
@@ -31,6 +40,8 @@ impl DrillOptions {
             jobs: 2,
             seed: 1,
             keep: None,
+            editor: crate::editor::EditorKind::Typist,
+            key_interval_ms: DRILL_KEY_INTERVAL_MS,
         }
     }
 

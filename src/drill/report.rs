@@ -8,6 +8,8 @@ use crate::host::faults::Kind;
 /// The drill's figures; `lost` is what the table ends with.
 #[derive(Debug, Default, serde::Serialize)]
 pub struct DrillReport {
+    /// The editor typed into (`typist` or `neovim`).
+    pub editor: String,
     pub planned: u64,
     pub records: u64,
     /// Planned cases with no record.
@@ -71,8 +73,8 @@ pub fn table(r: &DrillReport) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "fault drill: {} planned cases, {:.1} s",
-        r.planned, r.seconds_faults
+        "fault drill: {} planned cases, editor {}, {:.1} s",
+        r.planned, r.editor, r.seconds_faults
     );
     let _ = writeln!(s, "  {:<28} {:>8}", "fault injected", "requests");
     for k in Kind::ALL {

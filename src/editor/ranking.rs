@@ -186,6 +186,115 @@ fn ranked(items: Vec<Item>, listed: usize, incomplete: bool, expected: &str) -> 
     }
 }
 
+/// How typist's own client filters and sorts a completion list for display (`typist
+/// run --list-rule`); a real editor shows lists by its own rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ListRule {
+    /// VS Code's suggest widget: the rule of this module's documentation.
+    #[default]
+    Vscode,
+    /// Neovim's built-in completion ([`shown_neovim`]).
+    Neovim,
+}
+
+impl ListRule {
+    pub fn is_default(&self) -> bool {
+        *self == ListRule::Vscode
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ListRule::Vscode => "vscode",
+            ListRule::Neovim => "neovim",
+        }
+    }
+}
+
+/// Lua's `%w` (C locale): an ASCII letter or digit.
+fn has_alnum(s: &str) -> bool {
+    s.bytes().any(|b| b.is_ascii_alphanumeric())
+}
+
+/// Vim's `\k` with the default `iskeyword` (`@,48-57,_,192-255`).
+fn is_keyword(c: char) -> bool {
+    c.is_alphanumeric() || c == '_' || ('\u{c0}'..='\u{ff}').contains(&c) || !c.is_ascii()
+}
+
+/// The `word` Neovim gives an item's popup entry (`get_completion_word` of
+/// `runtime/lua/vim/lsp/completion.lua`): what the popup narrows on as keys are typed.
+fn neovim_word(item: &Value, prefix: &str) -> String {
+    let str_at = |k: &str| item.get(k).and_then(Value::as_str);
+    let label = str_at("label").unwrap_or_default();
+    let edit = item
+        .get("textEdit")
+        .and_then(|e| e.get("newText"))
+        .and_then(Value::as_str);
+    let insert = str_at("insertText");
+    if item.get("insertTextFormat").and_then(Value::as_u64) == Some(2) {
+        if edit.is_some() || insert.is_some_and(|t| !t.is_empty()) {
+            let text = strip_snippet(insert.or(edit).unwrap_or_default());
+            let word = if text.len() < label.len() {
+                text.chars().take_while(|&c| is_keyword(c)).collect()
+            } else {
+                label.to_string()
+            };
+            return match str_at("filterText") {
+                Some(f) if !prefix.is_empty() && !word.starts_with(prefix) => f.to_string(),
+                _ => word,
+            };
+        }
+        return label.to_string();
+    }
+    if let Some(t) = edit {
+        return t.split(char::is_whitespace).next().unwrap_or(t).to_string();
+    }
+    match insert {
+        Some(t) if !t.is_empty() => t.to_string(),
+        _ => label.to_string(),
+    }
+}
+
+/// The items Neovim's built-in completion shows (`vim.lsp.completion` with typist's
+/// `completeopt` of `menuone,noselect,popup`), for an answer asked with `asked` typed of
+/// the token and `typed` typed now:
+/// - **Filter at the ask**: when `asked` holds a letter or digit, an item is kept when
+///   its `filterText`, else (with no `textEdit`) its label, starts with `asked`,
+///   case-sensitively; an item with a `textEdit` and no `filterText` is kept.
+/// - **Order**: by `sortText` (else the label), byte by byte (upper case first); ties
+///   keep the server's order.
+/// - **Narrowing**: keys typed after the ask narrow the popup to the entries whose
+///   `word` ([`neovim_word`]) starts with what is typed, ignoring case (Vim's `icase`).
+pub fn shown_neovim(answer: &Value, typed: &str, asked: &str) -> Vec<Item> {
+    let filter = has_alnum(asked);
+    let mut kept: Vec<(String, String, Item)> = items_of(answer)
+        .iter()
+        .filter_map(|v| {
+            let item = read_item(v)?;
+            let label = v.get("label")?.as_str()?;
+            let keep = !filter
+                || match v.get("filterText").and_then(Value::as_str) {
+                    Some(f) => f.starts_with(asked),
+                    None => v.get("textEdit").is_some() || label.starts_with(asked),
+                };
+            keep.then(|| {
+                let sort = v
+                    .get("sortText")
+                    .and_then(Value::as_str)
+                    .unwrap_or(label)
+                    .to_string();
+                (sort, neovim_word(v, asked), item)
+            })
+        })
+        .collect();
+    kept.sort_by(|a, b| a.0.cmp(&b.0));
+    if typed.len() > asked.len() {
+        let leader = typed.to_lowercase();
+        kept.retain(|(_, word, _)| word.to_lowercase().starts_with(&leader));
+    }
+    kept.into_iter().map(|(_, _, item)| item).collect()
+}
+
 /// A list as a real editor showed it (Neovim's popup): the items left after the editor's
 /// own filtering and sorting, in display order, ranked as they stand (no filter or sort
 /// of typist's is applied on top).
@@ -215,20 +324,24 @@ impl ListAnswer {
         }
     }
 
-    /// The items shown after typing `typed`, in display order.
-    pub fn shown(&self, typed: &str) -> Vec<Item> {
-        match self {
-            ListAnswer::Server(v) => shown(v, typed),
-            ListAnswer::Shown(s) => s.items.iter().filter_map(read_item).collect(),
+    /// The items shown after typing `typed`, in display order: a server's answer (asked
+    /// with `asked` typed) by `rule`, an editor's list as it stands.
+    pub fn shown(&self, rule: ListRule, typed: &str, asked: &str) -> Vec<Item> {
+        match (self, rule) {
+            (ListAnswer::Server(v), ListRule::Vscode) => shown(v, typed),
+            (ListAnswer::Server(v), ListRule::Neovim) => shown_neovim(v, typed, asked),
+            (ListAnswer::Shown(s), _) => s.items.iter().filter_map(read_item).collect(),
         }
     }
 
-    /// Ranks the answer for `expected` after `typed` was typed.
-    pub fn rank(&self, typed: &str, expected: &str) -> Ranked {
-        match self {
-            ListAnswer::Server(v) => rank(v, typed, expected),
-            ListAnswer::Shown(s) => ranked(self.shown(typed), s.listed, s.incomplete, expected),
-        }
+    /// Ranks the answer for `expected` after `typed` was typed (`asked` of it when the
+    /// answer was asked for).
+    pub fn rank(&self, rule: ListRule, typed: &str, asked: &str, expected: &str) -> Ranked {
+        let (listed, incomplete) = match self {
+            ListAnswer::Server(v) => (items_of(v).len(), is_incomplete(v)),
+            ListAnswer::Shown(s) => (s.listed, s.incomplete),
+        };
+        ranked(self.shown(rule, typed, asked), listed, incomplete, expected)
     }
 }
 
@@ -314,7 +427,7 @@ mod tests {
             incomplete: true,
         });
         // Neither filtered by what was typed nor sorted again.
-        let r = shown.rank("q", "alpha");
+        let r = shown.rank(ListRule::Vscode, "q", "", "alpha");
         assert_eq!((r.rank, r.items, r.listed), (Some(2), 2, 5));
         assert_eq!(r.top, ["zeta", "alpha"]);
         assert!(shown.is_incomplete());
@@ -331,5 +444,47 @@ mod tests {
         assert_eq!(r.rank, Some(1));
         assert!(!r.incomplete);
         assert_eq!(rank(&Value::Null, "", "x").listed, 0);
+    }
+
+    fn inserts(items: Vec<Item>) -> Vec<String> {
+        items.into_iter().map(|it| it.insert).collect()
+    }
+
+    #[test]
+    fn neovims_rule_filters_at_the_ask_sorts_by_bytes_and_narrows_ignoring_case() {
+        let answer = json!({"items": [
+            {"label": "path", "sortText": "b"},
+            {"label": "Path", "sortText": "B"},
+            {"label": "_path", "sortText": "a"},
+            {"label": "PathLike", "sortText": "C"},
+            {"label": "edited", "sortText": "A", "textEdit": {"newText": "edited", "range": {}}},
+            {"label": "pabc", "filterText": "Pabc", "sortText": "c"},
+            {"label": "print(…)", "sortText": "d", "insertText": "print(${1:x})", "insertTextFormat": 2},
+        ]});
+        // Asked with nothing typed: every item, upper case first.
+        assert_eq!(
+            inserts(shown_neovim(&answer, "", "")),
+            [
+                "edited", "Path", "PathLike", "_path", "path", "pabc", "print(x)"
+            ]
+        );
+        // Asked with `Pa` typed: a case-sensitive prefix of filterText, else the label;
+        // an item with a textEdit and no filterText is kept (the server filtered).
+        assert_eq!(
+            inserts(shown_neovim(&answer, "Pa", "Pa")),
+            ["edited", "Path", "PathLike", "pabc"]
+        );
+        // Asked with nothing typed, then `pa` typed: the popup narrows on the entries'
+        // words, ignoring case.
+        assert_eq!(
+            inserts(shown_neovim(&answer, "pa", "")),
+            ["Path", "PathLike", "path", "pabc"]
+        );
+        // A snippet's word is its text's leading keyword run when shorter than the label.
+        assert_eq!(inserts(shown_neovim(&answer, "pri", "")), ["print(x)"]);
+        let a = ListAnswer::Server(answer);
+        let r = a.rank(ListRule::Neovim, "pa", "", "path");
+        assert_eq!((r.rank, r.items, r.listed), (Some(3), 4, 7));
+        assert_eq!(a.rank(ListRule::Vscode, "pa", "", "path").rank, Some(2));
     }
 }

@@ -194,3 +194,15 @@ pub fn check_golf(plan: &[crate::dataset::Case], cond: &RunConditions) -> anyhow
     }
     Ok(())
 }
+
+/// Refuses `--list-rule` with a real editor, which shows lists by its own rule.
+pub fn check_list_rule(cond: &RunConditions) -> anyhow::Result<()> {
+    if !cond.list_rule.is_default() && cond.app.kind != EditorKind::Typist {
+        anyhow::bail!(
+            "--list-rule {} is how typist's own client shows lists; --editor {} shows them by its own rule: drop one of the two",
+            cond.list_rule.as_str(),
+            cond.app.kind.as_str()
+        );
+    }
+    Ok(())
+}

@@ -140,6 +140,7 @@ async fn refuse(
     check_assistants(profiles, plan)?;
     check_blocks(plan, cond)?;
     checks::check_golf(plan, cond)?;
+    checks::check_list_rule(cond)?;
     if cond.typing == TypingMode::Type && cond.context == ContextMode::Full {
         bail!(
             "typing = \"type\" feeds the file from the top, so it cannot have context = \"full\""

@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::shard::Shard;
 use super::typing::{ContextMode, Granularity, TypingMode};
+use crate::editor::ranking::ListRule;
 use crate::editor::{Conditions, EditorApp};
 
 /// The editor conditions of a run beyond the client's own (`editor`): all recorded in
@@ -38,6 +39,10 @@ pub struct RunConditions {
     /// `--golf`: each line case played key by key (methodology §10); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub golf: Option<super::golf::Golf>,
+    /// `--list-rule`: how typist's own client filters and sorts completion lists
+    /// (VS Code's rule by default, then absent from the manifest).
+    #[serde(skip_serializing_if = "ListRule::is_default")]
+    pub list_rule: ListRule,
 }
 
 impl Default for RunConditions {
@@ -54,6 +59,7 @@ impl Default for RunConditions {
             editor: Conditions::default(),
             app: EditorApp::default(),
             golf: None,
+            list_rule: ListRule::Vscode,
         }
     }
 }

@@ -116,6 +116,8 @@ pub(super) enum TokenAsk {
     Got {
         answer: Timed<ranking::ListAnswer>,
         typed: String,
+        /// What the user had typed of the token when the answer was asked for.
+        asked: String,
     },
     Failed(SessionError),
     /// The case cannot be replayed (its actions or its place do not fit the file).
@@ -130,6 +132,7 @@ pub(super) fn completion_record(
     assistant: &str,
     pass: u32,
     latency: bool,
+    rule: ranking::ListRule,
     outcome: TokenAsk,
 ) -> Record {
     let mut r = base(case, assistant, pass);
@@ -138,8 +141,12 @@ pub(super) fn completion_record(
     r.token_kind = Some(token.kind.as_str().into());
     r.prefix_len = Some(token.prefix_len);
     match outcome {
-        TokenAsk::Got { answer, typed } => {
-            let ranked = answer.value.rank(&typed, &case.expected);
+        TokenAsk::Got {
+            answer,
+            typed,
+            asked,
+        } => {
+            let ranked = answer.value.rank(rule, &typed, &asked, &case.expected);
             if latency {
                 r.latency_ms = Some((answer.latency_ms * 1000.0).round() / 1000.0);
             }
@@ -157,7 +164,7 @@ pub(super) fn completion_record(
             // items' `data`), so equal lists hash equal across runs.
             let shown: Vec<[String; 3]> = answer
                 .value
-                .shown(&typed)
+                .shown(rule, &typed, &asked)
                 .into_iter()
                 .map(|it| [it.label, it.sort, it.insert])
                 .collect();

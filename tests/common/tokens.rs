@@ -109,9 +109,22 @@ pub fn run_plan_on(
     assistant: &str,
     editors: Option<&Path>,
 ) -> BTreeMap<String, Value> {
+    run_plan_on_with(dir, ds, plan, assistant, editors, &[])
+}
+
+/// [`run_plan_on`] with more `typist run` arguments (`--editor neovim`, …); the output
+/// folder is named after them.
+pub fn run_plan_on_with(
+    dir: &Path,
+    ds: &Path,
+    plan: &[Case],
+    assistant: &str,
+    editors: Option<&Path>,
+    extra: &[&str],
+) -> BTreeMap<String, Value> {
     let plan_path = dir.join("plan.jsonl");
     typist::dataset::write_plan(&plan_path, plan, None).unwrap();
-    let out = dir.join(format!("out-{assistant}"));
+    let out = dir.join(format!("out-{assistant}{}", extra.join("")));
     let mut cmd = typist();
     cmd.arg("run")
         .arg("--dataset")
@@ -126,6 +139,7 @@ pub fn run_plan_on(
             "--no-latency",
             "--quiet",
         ])
+        .args(extra)
         .arg("--out")
         .arg(&out);
     if let Some(e) = editors {

@@ -7,7 +7,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::common::tokens::{case, patient_profile, ranks, require_installed, run_plan};
+use crate::common::tokens::{
+    case, patient_profile, ranks, require_installed, run_plan, run_plan_on_with,
+};
 use crate::common::typist;
 use typist::dataset::token::{TokenContext, TokenKind};
 
@@ -130,6 +132,7 @@ full_once_here = 3
 /// document version), the identifier at the cursor in any remembered version first. A
 /// token that appears only later in the file must never be found in context `prefix`,
 /// and the token itself never in context `full`; tokens that occur earlier are found.
+/// The same through Neovim, whose own client asks the cheater and whose popup is read.
 #[test]
 fn a_cheating_server_finds_no_token_that_only_appears_later() {
     use TokenContext::{Full, Prefix};
@@ -161,28 +164,33 @@ fn a_cheating_server_finds_no_token_that_only_appears_later() {
             plan.push(c);
         }
     }
-    let records = run_plan(
-        tmp.path(),
-        "demo",
-        &[
-            ("app.py", CHEAT_PY),
-            ("full.py", CHEAT_FULL),
-            ("other.py", "unrelated_name = 0\n"),
-        ],
-        &plan,
-        "cheat-lists",
-        Some(&editors),
-    );
-    let mut found = 0;
-    for (id, r) in &records {
-        if legit[id] {
-            assert!(r["rank"].is_u64(), "the cheater should find {id}: {r}");
-            found += 1;
-        } else {
-            assert!(r["rank"].is_null(), "leak: the cheater found {id}: {r}");
-        }
+    let ds = tmp.path().join("ds");
+    for (name, text) in [
+        ("app.py", CHEAT_PY),
+        ("full.py", CHEAT_FULL),
+        ("other.py", "unrelated_name = 0\n"),
+    ] {
+        std::fs::create_dir_all(ds.join("demo")).unwrap();
+        std::fs::write(ds.join("demo").join(name), text).unwrap();
     }
-    assert_eq!(found, 12);
+    let neovim: &[&str] = &["--editor", "neovim", "--key-interval-ms", "10"];
+    for extra in [&[][..], neovim] {
+        let records =
+            run_plan_on_with(tmp.path(), &ds, &plan, "cheat-lists", Some(&editors), extra);
+        let mut found = 0;
+        for (id, r) in &records {
+            if legit[id] {
+                assert!(r["rank"].is_u64(), "the cheater should find {id}: {r}");
+                found += 1;
+            } else {
+                assert!(r["rank"].is_null(), "leak: the cheater found {id}: {r}");
+            }
+            if !extra.is_empty() {
+                assert_eq!(r["editor"], "neovim", "{r}");
+            }
+        }
+        assert_eq!(found, 12, "{extra:?}");
+    }
 }
 
 /// A token plan is refused for an inline assistant, and a plan mixing line and token

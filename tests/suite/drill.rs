@@ -57,3 +57,41 @@ fn the_quick_drill_loses_nothing() {
     assert_eq!(r["kill_records_equal"], true);
     assert_eq!(r["dataset_unchanged"], true);
 }
+
+/// The same drill through a real Neovim on a small share of lines: every fault reaches
+/// Neovim's own LSP client, every kill takes Neovim and the servers it started, and
+/// nothing they made is left in `TMPDIR` (the drill finds them by the `TMPDIR` they
+/// inherit, since Neovim's command line names no drill folder).
+#[test]
+fn the_drill_through_neovim_loses_nothing_and_leaves_nothing() {
+    crate::neovim::require_neovim();
+    let keep = tempfile::tempdir().unwrap();
+    let o = typist()
+        .args(["drill", "--quick", "--json", "--editor", "neovim"])
+        .args(["--rate", "0.03", "--kills", "2", "--dataset"])
+        .arg(DATASET)
+        .arg("--keep")
+        .arg(keep.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let r: Value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("{e}: {stdout}\n{}", String::from_utf8_lossy(&o.stderr)));
+    assert!(o.status.success(), "{r:#}");
+    assert_eq!(r["editor"], "neovim");
+    assert_eq!(r["lost"], 0, "{r:#}");
+    assert!(r["injected_total"].as_u64().unwrap() >= 20, "{r:#}");
+    assert_eq!(r["records"], r["planned"], "{r:#}");
+    for zero in [
+        "false_empties",
+        "false_answers",
+        "duplicates",
+        "stray",
+        "leftover_processes",
+        "leftover_workspaces",
+    ] {
+        assert_eq!(r[zero], 0, "{zero}: {r:#}");
+    }
+    assert_eq!(r["kills_landed"], 2, "{r:#}");
+    assert_eq!(r["kill_records_equal"], true);
+}

@@ -14,7 +14,7 @@ use crate::common::tokens::{patient_profile, require_installed};
 use crate::common::{DATASET, TYPIST, editors_with, ok, typist};
 
 /// The Neovim typist uses (the install script's), or a failure saying how to get it.
-fn require_neovim() -> PathBuf {
+pub(crate) fn require_neovim() -> PathBuf {
     let nvim = Path::new(env!("CARGO_MANIFEST_DIR")).join(".servers/bin/nvim");
     assert!(
         nvim.is_file(),
@@ -237,7 +237,15 @@ fn neovim_writes_no_swap_backup_undo_or_shada_file() {
         (files, suggested)
     });
     // Neovim's logs are where typist points them (NVIM_LOG_FILE, the client's log
-    // file), and empty.
+    // file), and empty; its RPC socket is in the session's `run/` (TMPDIR and
+    // XDG_RUNTIME_DIR), never in the user's temporary folder.
+    let (run, files): (Vec<String>, Vec<String>) =
+        files.into_iter().partition(|f| f.starts_with("run/"));
+    assert!(
+        run.iter()
+            .all(|f| f.starts_with("run/nvim.") && f.ends_with(".0")),
+        "{run:?}"
+    );
     assert_eq!(
         files,
         vec![
@@ -532,13 +540,10 @@ fn check_ghost(out: &Path, name: &str) -> Value {
 
 /// Completion lists through Neovim's popup: the real pyright on a sampled token plan
 /// (its Python cases, the first 40), through typist's own client and through Neovim.
-/// The server answers the same requests (same outcome in every case), and where nothing
-/// is typed of the token both editors list the same number of items and both find, or
-/// both miss, the token. Ranks differ as Neovim's own rules say (docs/neovim.md): it
-/// sorts by `sortText` byte by byte (`False` before `and`) where typist sorts
-/// case-insensitively, and keeps items whose `filterText` or label starts with the typed
-/// characters (case-sensitively) where typist matches fuzzily; the records through
-/// Neovim are read from the popup in its display order.
+/// The server answers the same requests (same outcome in every case, the same found or
+/// missed token). Under VS Code's rule (typist's default) the ranks differ as Neovim's
+/// own rule says (docs/neovim.md); under `--list-rule neovim` typist's own client ranks
+/// and shows every list as Neovim's popup does, wherever pyright listed the same items.
 #[test]
 fn completion_lists_are_read_from_neovims_popup() {
     require_installed("pyright");
@@ -593,6 +598,37 @@ fn completion_lists_are_read_from_neovims_popup() {
         parsed(&out)
     };
     let (own, nv) = (run("typist"), run("neovim"));
+    let like_nv = {
+        let out = tmp.path().join("typist-neovim-rule");
+        ok(&typist()
+            .args(["run", "--config", "/dev/null", "--quiet", "--no-latency"])
+            .args(["--dataset", DATASET, "--assistant", "pyright"])
+            .args(["--jobs", "2", "--list-rule", "neovim", "--plan"])
+            .arg(&plan_path)
+            .arg("--editors")
+            .arg(&editors)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap());
+        parsed(&out)
+    };
+    let mut same_list = 0;
+    for (x, y) in like_nv.iter().zip(&nv) {
+        assert_eq!(x["case"], y["case"]);
+        assert_eq!(x["outcome"], y["outcome"], "{x}\n{y}");
+        if x["listed"] == y["listed"] {
+            same_list += 1;
+            for f in ["rank", "items", "top"] {
+                assert_eq!(x[f], y[f], "{f} under Neovim's rule: {x}\n{y}");
+            }
+        }
+    }
+    // pyright's auto-import items vary a little from run to run.
+    assert!(
+        same_list >= 36,
+        "{same_list} of 40 lists of the same length"
+    );
     assert_eq!(own.len(), 40);
     assert_eq!(nv.len(), 40);
     let mut nothing_typed = 0;
@@ -694,12 +730,17 @@ fn alive(pid: u32) -> bool {
 }
 
 /// SIGKILL of typist mid-run takes every Neovim and every server Neovim started with
-/// it (Neovim dies with its parent; its servers lose their editor).
+/// it (Neovim dies with its parent; its servers lose their editor), and what they leave
+/// in `TMPDIR` is only typist's own session folders (Neovim's socket and temporary
+/// folder among them), which the next run sweeps.
 #[test]
 fn no_neovim_or_server_outlives_a_killed_typist() {
     require_neovim();
     let tmp = tempfile::tempdir().unwrap();
+    let tmpdir = tmp.path().join("tmp");
+    std::fs::create_dir_all(&tmpdir).unwrap();
     let mut child = typist()
+        .env("TMPDIR", &tmpdir)
         .args([
             "run",
             "--config",
@@ -749,4 +790,82 @@ fn no_neovim_or_server_outlives_a_killed_typist() {
         left.is_empty(),
         "left running after typist's SIGKILL: {left:?}"
     );
+    let names = |d: &Path| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    let killed = format!("typist-{}-", child.id());
+    let left = names(&tmpdir);
+    assert!(
+        !left.is_empty() && left.iter().all(|n| n.starts_with(&killed)),
+        "in TMPDIR after the kill: {left:?}"
+    );
+    // The next run sweeps the killed typist's folders.
+    ok(&typist()
+        .env("TMPDIR", &tmpdir)
+        .args([
+            "run",
+            "--config",
+            "/dev/null",
+            "--quiet",
+            "--dataset",
+            DATASET,
+        ])
+        .args(["--assistant", "typist-fixed", "--rate", "0.005", "--out"])
+        .arg(tmp.path().join("again"))
+        .output()
+        .unwrap());
+    assert_eq!(
+        names(&tmpdir),
+        Vec::<String>::new(),
+        "TMPDIR after the next run"
+    );
+}
+
+/// The model behind the host gets the same prompts through Neovim as through typist's
+/// own client: `typist bench model` captures every HTTP request that reached the real
+/// llama-server with SmolLM2, and the bodies are equal request for request. (Neovim's
+/// incremental changes once gave the server's document a line break after the cursor
+/// that the buffer did not hold, which moved the prompt's 512-character window by one.)
+#[test]
+fn the_model_gets_the_same_prompts_through_neovim() {
+    require_neovim();
+    require_installed("smollm2");
+    let tmp = tempfile::tempdir().unwrap();
+    let bodies = |editor: &str| -> Vec<Value> {
+        let out = tmp.path().join(editor);
+        ok(&typist()
+            .args([
+                "bench",
+                "model",
+                "--config",
+                "/dev/null",
+                "--dataset",
+                DATASET,
+            ])
+            .args(["--assistant", "smollm2", "--rate", "0.002", "--seed", "1"])
+            .args(["--jobs", "1", "--editor", editor, "--key-interval-ms", "20"])
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap());
+        std::fs::read_to_string(out.join("smollm2/requests.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let r: Value = serde_json::from_str(l).unwrap();
+                serde_json::from_str(r["body"].as_str().unwrap()).unwrap()
+            })
+            .collect()
+    };
+    let (own, nv) = (bodies("typist"), bodies("neovim"));
+    assert!(own.len() >= 3, "{} requests", own.len());
+    assert_eq!(own.len(), nv.len());
+    for (a, b) in own.iter().zip(&nv) {
+        assert_eq!(a, b, "the request through Neovim differs");
+    }
 }

@@ -49,6 +49,11 @@ local log = require('vim.lsp.log')
 log._set_filename(opts.lsp_log)
 log.set_level(vim.log.levels.OFF)
 vim.env.XDG_STATE_HOME = opts.xdg_state_home
+-- Neovim's temporary folder and socket were made in the session's folder at start-up
+-- (TMPDIR and XDG_RUNTIME_DIR); the servers get the user's (vim.NIL: unset).
+vim.fn.tempname()
+vim.env.TMPDIR = opts.tmpdir ~= vim.NIL and opts.tmpdir or nil
+vim.env.XDG_RUNTIME_DIR = opts.xdg_runtime_dir ~= vim.NIL and opts.xdg_runtime_dir or nil
 
 local namespaces = {}
 for _, name in ipairs(opts.namespaces) do
@@ -188,6 +193,11 @@ capabilities.experimental = { serverStatusNotification = true }
 local config = {
   name = opts.name,
   handlers = handlers,
+  -- Whole-text changes: with 'endofline' off (below), Neovim's incremental changes still
+  -- end a change that reaches the last line with a line break, so the server's document
+  -- gained a "\n" after the cursor that the buffer does not hold. The whole text is the
+  -- buffer's lines joined, exactly what typist placed.
+  flags = { allow_incremental_sync = false },
   capabilities = capabilities,
   cmd = opts.cmd,
   cmd_env = opts.cmd_env,

@@ -18,7 +18,8 @@
 //!
 //! Buffers have `'endofline'` off: Neovim would otherwise send a line break after the
 //! last line, a character after the cursor that typist's own client never sends (it
-//! changed a model's answers in 2 of 23 cases).
+//! changed a model's answers in 2 of 23 cases), and its client sends whole-text changes:
+//! with `'endofline'` off its incremental changes still put that line break back.
 //!
 //! The Neovim process leads its own process group (the servers it starts are in it) and
 //! the group is killed when the session is dropped (`lsp::process`).
@@ -214,6 +215,25 @@ impl NeovimSession {
             .map(|(_, v)| v.clone())
             .or_else(|| std::env::var("XDG_STATE_HOME").ok());
         nvim_env.push(("XDG_STATE_HOME".into(), in_dir("state")));
+        // Neovim's temporary folder and its RPC socket (under `TMPDIR`, or
+        // `XDG_RUNTIME_DIR` when set) go in the session's folder too: a Neovim that dies
+        // with a killed typist leaves them where the sweep of stale workspaces finds
+        // them, not in the user's `/tmp/nvim.USER/`. The servers get the user's back.
+        let run_dir = dir.path().join("run");
+        std::fs::create_dir_all(&run_dir).map_err(|e| SessionError::File {
+            path: run_dir.clone(),
+            message: e.to_string(),
+        })?;
+        let user_var = |k: &str| {
+            env.iter()
+                .rev()
+                .find(|(n, _)| n == k)
+                .map(|(_, v)| v.clone())
+                .or_else(|| std::env::var(k).ok())
+        };
+        let (tmpdir, runtime_dir) = (user_var("TMPDIR"), user_var("XDG_RUNTIME_DIR"));
+        nvim_env.push(("TMPDIR".into(), in_dir("run")));
+        nvim_env.push(("XDG_RUNTIME_DIR".into(), in_dir("run")));
         let args: Vec<String> = ["--embed", "--headless", "--clean", "-n", "-i", "NONE"]
             .iter()
             .map(|s| s.to_string())
@@ -304,6 +324,8 @@ impl NeovimSession {
             },
             "lsp_log": s._dir.path().join("lsp.log").display().to_string(),
             "xdg_state_home": xdg_state_home,
+            "tmpdir": tmpdir,
+            "xdg_runtime_dir": runtime_dir,
             "config": app.config,
         });
         s.lua(DRIVER, vec![json_to_mp(&setup)]).await?;

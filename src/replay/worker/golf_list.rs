@@ -42,7 +42,9 @@ impl Worker {
     ) -> Result<()> {
         let name = self.profile(unit.assistant).name.clone();
         let latency = self.shared.cond.latency;
-        let record = |ask| outcome::completion_record(case, token, &name, unit.pass, latency, ask);
+        let rule = self.shared.cond.list_rule;
+        let record =
+            |ask| outcome::completion_record(case, token, &name, unit.pass, latency, rule, ask);
         let line = case.line as usize;
         let column = token.column as usize;
         let Some((base, cursor)) =
@@ -80,6 +82,8 @@ impl Worker {
         }
         let mut first: Option<Record> = None;
         let mut list: Option<Value> = None;
+        // What was typed of the token when `list` was asked for.
+        let mut list_asked = String::new();
         let mut ask_now = true;
         let mut p = 0usize;
         while p < n {
@@ -129,6 +133,7 @@ impl Worker {
                         Ok(answer) => TokenAsk::Got {
                             answer: super::tokens::server(answer.clone()),
                             typed: String::new(),
+                            asked: String::new(),
                         },
                         Err(e) => TokenAsk::Failed(e.clone()),
                     };
@@ -136,6 +141,7 @@ impl Worker {
                     r.request_hash = hash;
                     first = Some(r);
                 }
+                list_asked = typed.clone();
                 list = match asked {
                     Ok(answer) => Some(answer.value),
                     Err(_) => {
@@ -147,7 +153,7 @@ impl Worker {
             let shown: Vec<String> = list
                 .as_ref()
                 .map(|l| {
-                    ranking::shown(l, &typed)
+                    shown_by(rule, l, &typed, &list_asked)
                         .into_iter()
                         .take(n - p)
                         .map(|it| it.insert)
@@ -166,7 +172,9 @@ impl Worker {
                 let now: String = chars[..p.min(n)].iter().collect();
                 ask_now = match &list {
                     None => true,
-                    Some(l) => ranking::is_incomplete(l) || ranking::shown(l, &now).is_empty(),
+                    Some(l) => {
+                        ranking::is_incomplete(l) || shown_by(rule, l, &now, &list_asked).is_empty()
+                    }
                 };
             }
         }
@@ -249,5 +257,13 @@ impl Worker {
         };
         live.warmed = true;
         Ok(answer)
+    }
+}
+
+/// The items shown of a server's list `l` asked with `asked` typed, after `typed`.
+fn shown_by(rule: ranking::ListRule, l: &Value, typed: &str, asked: &str) -> Vec<ranking::Item> {
+    match rule {
+        ranking::ListRule::Vscode => ranking::shown(l, typed),
+        ranking::ListRule::Neovim => ranking::shown_neovim(l, typed, asked),
     }
 }

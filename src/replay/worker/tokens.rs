@@ -35,6 +35,8 @@ struct Typing {
     cursor: usize,
     typed: String,
     last: Option<Timed<ListAnswer>>,
+    /// What was typed of the token when `last` was asked for.
+    asked: String,
 }
 
 impl Worker {
@@ -62,6 +64,7 @@ impl Worker {
                 &name,
                 unit.pass,
                 self.shared.cond.latency,
+                self.shared.cond.list_rule,
                 outcome,
             );
             record.request_hash = self
@@ -159,6 +162,7 @@ impl Worker {
             cursor,
             typed: String::new(),
             last: None,
+            asked: String::new(),
         };
         for action in &token.actions {
             if let Err(e) = self.act(unit, &mut t, action).await {
@@ -169,6 +173,7 @@ impl Worker {
             Some(answer) => TokenAsk::Got {
                 answer,
                 typed: t.typed,
+                asked: t.asked,
             },
             None => TokenAsk::Invalid("the case's actions ask for no completion".into()),
         }
@@ -201,6 +206,7 @@ impl Worker {
                         .complete(&unit.file, pos, &Trigger::Incomplete)
                         .await?;
                     t.last = Some(server(answer));
+                    t.asked = t.typed.clone();
                 }
                 Ok(())
             }
@@ -219,6 +225,7 @@ impl Worker {
                 };
                 *warmed = true;
                 t.last = Some(server(answer));
+                t.asked = t.typed.clone();
                 Ok(())
             }
         }
