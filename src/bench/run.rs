@@ -57,6 +57,55 @@ struct RunTiming {
     wall: f64,
     typist_cpu: f64,
     server_cpu: f64,
+    /// With a real editor: the highest sum, over the run's samples (every
+    /// [`MEMORY_SAMPLE`]), of the proportional set size (PSS) of typist and every process
+    /// under it (servers, editor), in MiB; at least typist's own peak RSS (`wait4`), which
+    /// measures a run shorter than the sampling.
+    peak_pss_mb: Option<f64>,
+}
+
+/// How often a run's processes' memory is read (with a real editor).
+const MEMORY_SAMPLE: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// The PSS of `root` and every process under it, in MiB (from `/proc`: each process's
+/// parent in `stat`, its `Pss:` in `smaps_rollup`; a process gone meanwhile counts 0).
+fn tree_pss_mb(root: u32) -> f64 {
+    let mut parent_of: Vec<(u32, u32)> = Vec::new();
+    if let Ok(dir) = std::fs::read_dir("/proc") {
+        for e in dir.flatten() {
+            let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+                continue;
+            };
+            // After the command name's closing parenthesis: state, then the parent.
+            if let Some(ppid) = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+                .and_then(|p| p.parse::<u32>().ok())
+            {
+                parent_of.push((pid, ppid));
+            }
+        }
+    }
+    let mut tree = vec![root];
+    let mut i = 0;
+    while i < tree.len() {
+        let p = tree[i];
+        tree.extend(parent_of.iter().filter(|(_, pp)| *pp == p).map(|(c, _)| *c));
+        i += 1;
+    }
+    let kb: u64 = tree
+        .iter()
+        .filter_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).ok())
+        .filter_map(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("Pss:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .sum();
+    kb as f64 / 1024.0
 }
 
 /// Records answered in a records file: outcome `suggestion`, and with `lists` also
@@ -141,10 +190,33 @@ fn time_run(
     .arg(out)
     .stdout(std::process::Stdio::null());
     let start = Instant::now();
-    let status = cmd.status().context("cannot start typist run")?;
+    let child = cmd.spawn().context("cannot start typist run")?;
+    let pid = child.id();
+    // With a real editor (both runs of the comparison alike), a thread samples the
+    // memory of typist's process tree while wait4 waits for typist.
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let sampler = opts.editor.is_some().then(|| {
+        let done = done.clone();
+        std::thread::spawn(move || {
+            let mut peak = 0.0f64;
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                peak = peak.max(tree_pss_mb(pid));
+                std::thread::sleep(MEMORY_SAMPLE);
+            }
+            peak
+        })
+    });
+    let ended = crate::os::wait_with_usage(child).context("wait4 failed for typist run")?;
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    // A run shorter than the sampling interval is measured by typist's own peak RSS.
+    let peak_pss_mb = sampler
+        .and_then(|t| t.join().ok())
+        .map(|sampled| sampled.max(ended.usage.peak_mb));
+    let status = ended.status;
+    let success = ended.code == Some(0);
     let wall = start.elapsed().as_secs_f64();
-    if !status.success() {
-        bail!("typist run against {assistant} failed ({status})");
+    if !success {
+        bail!("typist run against {assistant} failed (status {status})");
     }
     let m = crate::replay::Manifest::read(&out.join("manifest.json"))?;
     let cpu = m.cpu_seconds;
@@ -154,6 +226,7 @@ fn time_run(
         wall,
         typist_cpu: cpu.and_then(|c| c.typist).unwrap_or(f64::NAN),
         server_cpu: cpu.and_then(|c| c.servers).unwrap_or(f64::NAN),
+        peak_pss_mb,
     })
 }
 
@@ -193,6 +266,8 @@ pub fn run(opts: &RunOptions) -> Result<String> {
         None => vec![None],
     };
     let mut all_cpu: BTreeMap<(String, usize), f64> = BTreeMap::new();
+    // With a real editor: the lowest peak PSS per worker of each (assistant, jobs).
+    let mut mem: BTreeMap<(String, usize), f64> = BTreeMap::new();
     for a in &opts.assistants {
         for &jobs in &opts.jobs {
             for _ in 0..opts.runs.max(1) {
@@ -216,6 +291,12 @@ pub fn run(opts: &RunOptions) -> Result<String> {
                         .entry((assistant.clone(), jobs))
                         .or_insert(f64::INFINITY);
                     *c = c.min(all);
+                    if let Some(pss) = t.peak_pss_mb {
+                        let m = mem
+                            .entry((assistant.clone(), jobs))
+                            .or_insert(f64::INFINITY);
+                        *m = m.min(pss / jobs as f64);
+                    }
                     rows.push(format!(
                     "| {assistant} | {jobs} | {} of {} | {:.2} | {rate:.1} | {:.0} | {:.2} ({:.0}%) | {cpu_us:.0} | {:.2} |",
                     t.answered,
@@ -232,7 +313,7 @@ pub fn run(opts: &RunOptions) -> Result<String> {
     }
     let editor_table = opts
         .editor
-        .map(|e| editor_ratios(e, &best, &all_cpu))
+        .map(|e| editor_ratios(e, &best, &all_cpu, &mem))
         .unwrap_or_default();
     let limit = match opts.cases {
         Cases::Lines if opts.assistants.iter().any(|a| a == "typist-fixed") => {
@@ -304,15 +385,18 @@ fn limit_line(opts: &RunOptions, best: &BTreeMap<(String, usize), Best>) -> Resu
 
 /// The real editor against typist's own client, per assistant and jobs (best runs):
 /// answered cases per second, and the CPU per answered case of typist plus its children
-/// (the server; with Neovim, Neovim and the server it started), each as a ratio.
+/// (the server; with Neovim, Neovim and the server it started), and the memory per
+/// worker (the peak PSS of typist and every process under it, over the jobs; the lowest
+/// of the runs), each as a ratio.
 fn editor_ratios(
     editor: EditorKind,
     best: &BTreeMap<(String, usize), Best>,
     all_cpu: &BTreeMap<(String, usize), f64>,
+    mem: &BTreeMap<(String, usize), f64>,
 ) -> String {
     let e = editor.as_str();
     let mut out = format!(
-        "\n{e} against typist's own client (best runs):\n\n| assistant | jobs | per second, typist | per second, {e} | ratio | CPU µs per answered (all processes), typist | {e} | ratio |\n|---|---|---|---|---|---|---|---|\n"
+        "\n{e} against typist's own client (best runs):\n\n| assistant | jobs | per second, typist | per second, {e} | ratio | CPU µs per answered (all processes), typist | {e} | ratio | PSS MiB per worker (all processes), typist | {e} | ratio |\n|---|---|---|---|---|---|---|---|---|---|---|\n"
     );
     for ((name, jobs), b) in best {
         let Some(a) = name.strip_suffix("@typist") else {
@@ -326,12 +410,17 @@ fn editor_ratios(
         ) else {
             continue;
         };
+        let (mt, mn) = (
+            mem.get(&(name.clone(), *jobs)).copied().unwrap_or(f64::NAN),
+            mem.get(&key).copied().unwrap_or(f64::NAN),
+        );
         out.push_str(&format!(
-            "| {a} | {jobs} | {:.1} | {:.1} | {:.3}× | {ct:.0} | {cn:.0} | {:.2}× |\n",
+            "| {a} | {jobs} | {:.1} | {:.1} | {:.3}× | {ct:.0} | {cn:.0} | {:.2}× | {mt:.0} | {mn:.0} | {:.1}× |\n",
             b.rate,
             n.rate,
             n.rate / b.rate,
-            cn / ct
+            cn / ct,
+            mn / mt
         ));
     }
     out
