@@ -208,12 +208,15 @@ impl NeovimSession {
         // user's state folder (the driver gives the servers the user's XDG_STATE_HOME).
         let in_dir = |name: &str| dir.path().join(name).display().to_string();
         nvim_env.push(("NVIM_LOG_FILE".into(), in_dir("nvim.log")));
-        let xdg_state_home = env
-            .iter()
-            .rev()
-            .find(|(k, _)| k == "XDG_STATE_HOME")
-            .map(|(_, v)| v.clone())
-            .or_else(|| std::env::var("XDG_STATE_HOME").ok());
+        // What the servers are to get back: the profile's value, else the user's.
+        let user_var = |k: &str| {
+            env.iter()
+                .rev()
+                .find(|(n, _)| n == k)
+                .map(|(_, v)| v.clone())
+                .or_else(|| std::env::var(k).ok())
+        };
+        let xdg_state_home = user_var("XDG_STATE_HOME");
         nvim_env.push(("XDG_STATE_HOME".into(), in_dir("state")));
         // Neovim's temporary folder and its RPC socket (under `TMPDIR`, or
         // `XDG_RUNTIME_DIR` when set) go in the session's folder too: a Neovim that dies
@@ -224,13 +227,6 @@ impl NeovimSession {
             path: run_dir.clone(),
             message: e.to_string(),
         })?;
-        let user_var = |k: &str| {
-            env.iter()
-                .rev()
-                .find(|(n, _)| n == k)
-                .map(|(_, v)| v.clone())
-                .or_else(|| std::env::var(k).ok())
-        };
         let (tmpdir, runtime_dir) = (user_var("TMPDIR"), user_var("XDG_RUNTIME_DIR"));
         nvim_env.push(("TMPDIR".into(), in_dir("run")));
         nvim_env.push(("XDG_RUNTIME_DIR".into(), in_dir("run")));
