@@ -314,6 +314,15 @@ pub fn shown_neovim(answer: &Value, typed: &str, asked: &str) -> Vec<Item> {
     kept.into_iter().map(|(_, _, item)| item).collect()
 }
 
+/// The items a server's `answer`, asked with `asked` typed of the token, shows by
+/// `rule` after `typed`.
+pub fn shown_by(rule: ListRule, answer: &Value, typed: &str, asked: &str) -> Vec<Item> {
+    match rule {
+        ListRule::Vscode => shown(answer, typed),
+        ListRule::Neovim => shown_neovim(answer, typed, asked),
+    }
+}
+
 /// A list as a real editor showed it (Neovim's popup): the items left after the editor's
 /// own filtering and sorting, in display order, ranked as they stand (no filter or sort
 /// of typist's is applied on top).
@@ -347,8 +356,7 @@ impl ListAnswer {
     /// with `asked` typed) by `rule`, an editor's list as it stands.
     pub fn shown(&self, rule: ListRule, typed: &str, asked: &str) -> Vec<Item> {
         match (self, rule) {
-            (ListAnswer::Server(v), ListRule::Vscode) => shown(v, typed),
-            (ListAnswer::Server(v), ListRule::Neovim) => shown_neovim(v, typed, asked),
+            (ListAnswer::Server(v), _) => shown_by(rule, v, typed, asked),
             (ListAnswer::Shown(s), _) => s.items.iter().filter_map(read_item).collect(),
         }
     }
