@@ -25,6 +25,17 @@ fn write_profile(editors: &Path, name: &str, host_args: &[String], timeout_ms: u
         .with_context(|| format!("cannot write the drill's profile in {}", editors.display()))
 }
 
+/// Whether a process's start-up environment (`/proc/PID/environ`: `NAME=value` entries
+/// separated by NULs) has a `TMPDIR` that is `tmp` or a folder inside it.
+fn holds_tmpdir(environ: &[u8], tmp: &Path) -> bool {
+    let tmp = tmp.as_os_str().as_encoded_bytes();
+    environ.split(|&b| b == 0).any(|v| {
+        v.strip_prefix(b"TMPDIR=")
+            .and_then(|d| d.strip_prefix(tmp))
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with(b"/"))
+    })
+}
+
 /// The drill's folder and typist run inside it as a child process.
 pub(super) struct Drill {
     pub(super) exe: PathBuf,
@@ -189,11 +200,11 @@ impl Drill {
     }
 
     /// Processes still running that were started for this drill: their command line
-    /// names the drill's folder, or their environment holds the children's `TMPDIR`
-    /// (inherited by everything typist starts, and by what an editor starts in turn).
+    /// names the drill's folder, or their environment's `TMPDIR` is the children's or a
+    /// folder in it (inherited by everything typist starts; Neovim gets one in its
+    /// session's folder, and what it starts inherits the children's again).
     fn leftovers(&self) -> Vec<(u32, String)> {
         let marker = self.dir.display().to_string();
-        let tmpdir = format!("TMPDIR={}", self.tmp.display());
         let me = std::process::id();
         let mut out = Vec::new();
         let Ok(entries) = std::fs::read_dir("/proc") else {
@@ -215,10 +226,8 @@ impl Drill {
                 })
                 .unwrap_or(true);
             let inherited = || {
-                std::fs::read(format!("/proc/{pid}/environ"))
-                    .unwrap_or_default()
-                    .split(|&b| b == 0)
-                    .any(|v| v == tmpdir.as_bytes())
+                let env = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+                holds_tmpdir(&env, &self.tmp)
             };
             if !zombie && (cmd.contains(&marker) || inherited()) {
                 out.push((pid, cmd));
@@ -254,5 +263,23 @@ impl Drill {
                 .examples
                 .push(format!("{n} folder(s) left in {}", self.tmp.display()));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::holds_tmpdir;
+    use std::path::Path;
+
+    #[test]
+    fn a_process_is_the_drills_when_its_tmpdir_is_the_drills_or_inside_it() {
+        let tmp = Path::new("/d/tmp");
+        let env = |v: &str| format!("HOME=/h\0{v}\0PATH=/bin\0").into_bytes();
+        assert!(holds_tmpdir(&env("TMPDIR=/d/tmp"), tmp));
+        assert!(holds_tmpdir(&env("TMPDIR=/d/tmp/typist-9-neovim/run"), tmp));
+        assert!(!holds_tmpdir(&env("TMPDIR=/d/tmpx"), tmp));
+        assert!(!holds_tmpdir(&env("TMPDIR=/tmp"), tmp));
+        assert!(!holds_tmpdir(&env("XTMPDIR=/d/tmp"), tmp));
+        assert!(!holds_tmpdir(b"", tmp));
     }
 }

@@ -216,9 +216,20 @@ fn has_alnum(s: &str) -> bool {
     s.bytes().any(|b| b.is_ascii_alphanumeric())
 }
 
-/// Vim's `\k` with the default `iskeyword` (`@,48-57,_,192-255`).
+/// Vim's `\k` with the default `iskeyword` (`@,48-57,_,192-255`): ASCII letters and
+/// digits, `_`, `µ` and U+00C0–U+00FF, and above U+00FF the word characters (Vim's
+/// `utf_class` of 2 or more; approximated by Unicode's alphanumerics).
 fn is_keyword(c: char) -> bool {
-    c.is_alphanumeric() || c == '_' || ('\u{c0}'..='\u{ff}').contains(&c) || !c.is_ascii()
+    c.is_ascii_alphanumeric()
+        || c == '_'
+        || c == 'µ'
+        || ('\u{c0}'..='\u{ff}').contains(&c)
+        || (c > '\u{ff}' && c.is_alphanumeric())
+}
+
+/// Lua's `%s` (C locale): space, tab, line feed, vertical tab, form feed, return.
+fn is_c_space(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\u{b}' | '\u{c}' | '\r')
 }
 
 /// The `word` Neovim gives an item's popup entry (`get_completion_word` of
@@ -247,7 +258,7 @@ fn neovim_word(item: &Value, prefix: &str) -> String {
         return label.to_string();
     }
     if let Some(t) = edit {
-        return t.split(char::is_whitespace).next().unwrap_or(t).to_string();
+        return t.split(is_c_space).next().unwrap_or(t).to_string();
     }
     match insert {
         Some(t) if !t.is_empty() => t.to_string(),
@@ -261,10 +272,17 @@ fn neovim_word(item: &Value, prefix: &str) -> String {
 /// - **Filter at the ask**: when `asked` holds a letter or digit, an item is kept when
 ///   its `filterText`, else (with no `textEdit`) its label, starts with `asked`,
 ///   case-sensitively; an item with a `textEdit` and no `filterText` is kept.
-/// - **Order**: by `sortText` (else the label), byte by byte (upper case first); ties
-///   keep the server's order.
+/// - **Order**: by `sortText` (else the label), byte by byte (upper case first). Ties
+///   keep the server's order here; Neovim's `table.sort` promises no order for them.
 /// - **Narrowing**: keys typed after the ask narrow the popup to the entries whose
-///   `word` ([`neovim_word`]) starts with what is typed, ignoring case (Vim's `icase`).
+///   `word` ([`neovim_word`]) starts with what is typed, ignoring ASCII case (Vim's
+///   `icase`).
+///
+/// `typed` and `asked` are counted from the token's start. Neovim's popup starts at the
+/// server's `textEdit` start or at the keyword boundary before the cursor: the same
+/// place for tokens of keyword characters only (checked on Python with pyright); a
+/// token such as JavaScript's `$x`, or an edit that starts before the token, is not
+/// modelled.
 pub fn shown_neovim(answer: &Value, typed: &str, asked: &str) -> Vec<Item> {
     let filter = has_alnum(asked);
     let mut kept: Vec<(String, String, Item)> = items_of(answer)
@@ -289,10 +307,20 @@ pub fn shown_neovim(answer: &Value, typed: &str, asked: &str) -> Vec<Item> {
         .collect();
     kept.sort_by(|a, b| a.0.cmp(&b.0));
     if typed.len() > asked.len() {
-        let leader = typed.to_lowercase();
-        kept.retain(|(_, word, _)| word.to_lowercase().starts_with(&leader));
+        // Vim compares the leader with `STRNICMP`: ASCII case only.
+        let leader = typed.to_ascii_lowercase();
+        kept.retain(|(_, word, _)| word.to_ascii_lowercase().starts_with(&leader));
     }
     kept.into_iter().map(|(_, _, item)| item).collect()
+}
+
+/// The items a server's `answer`, asked with `asked` typed of the token, shows by
+/// `rule` after `typed`.
+pub fn shown_by(rule: ListRule, answer: &Value, typed: &str, asked: &str) -> Vec<Item> {
+    match rule {
+        ListRule::Vscode => shown(answer, typed),
+        ListRule::Neovim => shown_neovim(answer, typed, asked),
+    }
 }
 
 /// A list as a real editor showed it (Neovim's popup): the items left after the editor's
@@ -328,8 +356,7 @@ impl ListAnswer {
     /// with `asked` typed) by `rule`, an editor's list as it stands.
     pub fn shown(&self, rule: ListRule, typed: &str, asked: &str) -> Vec<Item> {
         match (self, rule) {
-            (ListAnswer::Server(v), ListRule::Vscode) => shown(v, typed),
-            (ListAnswer::Server(v), ListRule::Neovim) => shown_neovim(v, typed, asked),
+            (ListAnswer::Server(v), _) => shown_by(rule, v, typed, asked),
             (ListAnswer::Shown(s), _) => s.items.iter().filter_map(read_item).collect(),
         }
     }
@@ -482,6 +509,8 @@ mod tests {
         );
         // A snippet's word is its text's leading keyword run when shorter than the label.
         assert_eq!(inserts(shown_neovim(&answer, "pri", "")), ["print(x)"]);
+        assert!(is_keyword('é') && is_keyword('µ') && is_keyword('ж'));
+        assert!(!is_keyword('…') && !is_keyword('\u{a0}') && !is_keyword('$'));
         let a = ListAnswer::Server(answer);
         let r = a.rank(ListRule::Neovim, "pa", "", "path");
         assert_eq!((r.rank, r.items, r.listed), (Some(3), 4, 7));

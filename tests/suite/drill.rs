@@ -4,11 +4,14 @@
 use crate::common::*;
 use serde_json::Value;
 
-#[test]
-fn the_quick_drill_loses_nothing() {
+/// `typist drill --quick --json` on the bundled dataset with `extra` flags; its figures,
+/// after checking that it passed.
+fn quick_drill(extra: &[&str]) -> Value {
     let keep = tempfile::tempdir().unwrap();
     let o = typist()
-        .args(["drill", "--quick", "--json", "--dataset"])
+        .args(["drill", "--quick", "--json"])
+        .args(extra)
+        .arg("--dataset")
         .arg(DATASET)
         .arg("--keep")
         .arg(keep.path())
@@ -18,6 +21,26 @@ fn the_quick_drill_loses_nothing() {
     let r: Value = serde_json::from_str(&stdout)
         .unwrap_or_else(|e| panic!("{e}: {stdout}\n{}", String::from_utf8_lossy(&o.stderr)));
     assert!(o.status.success(), "{r:#}");
+    r
+}
+
+/// No false empty or answer, no duplicate or stray record, nothing left behind.
+fn assert_nothing_lost_or_left(r: &Value) {
+    for zero in [
+        "false_empties",
+        "false_answers",
+        "duplicates",
+        "stray",
+        "leftover_processes",
+        "leftover_workspaces",
+    ] {
+        assert_eq!(r[zero], 0, "{zero}: {r:#}");
+    }
+}
+
+#[test]
+fn the_quick_drill_loses_nothing() {
+    let r = quick_drill(&[]);
     assert_eq!(r["lost"], 0, "{r:#}");
     assert!(r["injected_total"].as_u64().unwrap() >= 1000, "{r:#}");
     for kind in [
@@ -40,16 +63,7 @@ fn the_quick_drill_loses_nothing() {
         );
     }
     assert_eq!(r["records"], r["planned"], "{r:#}");
-    for zero in [
-        "false_empties",
-        "false_answers",
-        "duplicates",
-        "stray",
-        "leftover_processes",
-        "leftover_workspaces",
-    ] {
-        assert_eq!(r[zero], 0, "{zero}: {r:#}");
-    }
+    assert_nothing_lost_or_left(&r);
     // Faults that end a request were recorded as failures, never as answers.
     assert!(r["outcomes"]["error"].as_u64().unwrap() > 0);
     assert!(r["outcomes"]["timeout"].as_u64().unwrap() > 0);
@@ -65,33 +79,12 @@ fn the_quick_drill_loses_nothing() {
 #[test]
 fn the_drill_through_neovim_loses_nothing_and_leaves_nothing() {
     crate::neovim::require_neovim();
-    let keep = tempfile::tempdir().unwrap();
-    let o = typist()
-        .args(["drill", "--quick", "--json", "--editor", "neovim"])
-        .args(["--rate", "0.03", "--kills", "2", "--dataset"])
-        .arg(DATASET)
-        .arg("--keep")
-        .arg(keep.path())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&o.stdout);
-    let r: Value = serde_json::from_str(&stdout)
-        .unwrap_or_else(|e| panic!("{e}: {stdout}\n{}", String::from_utf8_lossy(&o.stderr)));
-    assert!(o.status.success(), "{r:#}");
+    let r = quick_drill(&["--editor", "neovim", "--rate", "0.03", "--kills", "2"]);
     assert_eq!(r["editor"], "neovim");
     assert_eq!(r["lost"], 0, "{r:#}");
     assert!(r["injected_total"].as_u64().unwrap() >= 20, "{r:#}");
     assert_eq!(r["records"], r["planned"], "{r:#}");
-    for zero in [
-        "false_empties",
-        "false_answers",
-        "duplicates",
-        "stray",
-        "leftover_processes",
-        "leftover_workspaces",
-    ] {
-        assert_eq!(r[zero], 0, "{zero}: {r:#}");
-    }
+    assert_nothing_lost_or_left(&r);
     assert_eq!(r["kills_landed"], 2, "{r:#}");
     assert_eq!(r["kill_records_equal"], true);
 }

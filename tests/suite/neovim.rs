@@ -614,6 +614,7 @@ fn completion_lists_are_read_from_neovims_popup() {
         parsed(&out)
     };
     let mut same_list = 0;
+    assert_eq!(like_nv.len(), 40);
     for (x, y) in like_nv.iter().zip(&nv) {
         assert_eq!(x["case"], y["case"]);
         assert_eq!(x["outcome"], y["outcome"], "{x}\n{y}");

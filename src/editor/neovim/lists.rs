@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use super::{ListState, NeovimSession, READY_POLL, STATE_WAIT, json_to_mp, mp_to_json};
 use crate::editor::conditions::Trigger;
-use crate::editor::document::{Document, Position, PositionEncoding};
+use crate::editor::document::Position;
 use crate::editor::error::{EditorError, SessionError};
 use crate::editor::profile::ReadinessRule;
 use crate::editor::ranking::{self, ShownList};
@@ -39,46 +39,11 @@ impl NeovimSession {
     /// Places what the editor is to hold in `rel` in its buffer and puts the cursor at
     /// `cursor` (a byte column) in insert mode: a completion session begins.
     pub async fn list_open(&mut self, rel: &str, cursor: Position) -> Result<(), SessionError> {
-        if let Some(why) = &self.broken {
-            return Err(EditorError::Failed(why.clone()).into());
-        }
-        self.drain();
-        let text = self
-            .texts
-            .get(rel)
-            .ok_or_else(|| SessionError::NotOpen(rel.to_string()))?
-            .clone();
-        let buf = self.bufs[rel];
-        let at = Document::offset_of(&text, cursor, PositionEncoding::Utf8);
-        let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+        let (text, buf, at, line_start) = self.begin_case(rel, cursor)?;
         let col = (at - line_start) as i64;
         let row = cursor.line as i64;
         let new_lines: Vec<String> = text.split('\n').map(str::to_string).collect();
-        let old = self.lines.get(rel).cloned().unwrap_or_default();
-        let start = old
-            .iter()
-            .zip(&new_lines)
-            .take_while(|(a, b)| a == b)
-            .count()
-            .min(new_lines.len().saturating_sub(1));
-        self.leave_insert_mode(buf).await?;
-        let tail: Vec<Mp> = new_lines[start..]
-            .iter()
-            .map(|l| Mp::from(l.as_str()))
-            .collect();
-        let epoch = self
-            .lua(
-                "return typist.place(...)",
-                vec![
-                    Mp::from(buf),
-                    Mp::from(start as i64),
-                    Mp::Array(tail),
-                    Mp::from(row),
-                ],
-            )
-            .await?
-            .as_u64()
-            .unwrap_or(0);
+        let epoch = self.place_lines(rel, buf, &new_lines, row).await?;
         self.lines.insert(rel.to_string(), new_lines);
         self.input("i").await?;
         self.wait_state(buf, STATE_WAIT, |s| s["mode"] == "i")

@@ -208,12 +208,15 @@ impl NeovimSession {
         // user's state folder (the driver gives the servers the user's XDG_STATE_HOME).
         let in_dir = |name: &str| dir.path().join(name).display().to_string();
         nvim_env.push(("NVIM_LOG_FILE".into(), in_dir("nvim.log")));
-        let xdg_state_home = env
-            .iter()
-            .rev()
-            .find(|(k, _)| k == "XDG_STATE_HOME")
-            .map(|(_, v)| v.clone())
-            .or_else(|| std::env::var("XDG_STATE_HOME").ok());
+        // What the servers are to get back: the profile's value, else the user's.
+        let user_var = |k: &str| {
+            env.iter()
+                .rev()
+                .find(|(n, _)| n == k)
+                .map(|(_, v)| v.clone())
+                .or_else(|| std::env::var(k).ok())
+        };
+        let xdg_state_home = user_var("XDG_STATE_HOME");
         nvim_env.push(("XDG_STATE_HOME".into(), in_dir("state")));
         // Neovim's temporary folder and its RPC socket (under `TMPDIR`, or
         // `XDG_RUNTIME_DIR` when set) go in the session's folder too: a Neovim that dies
@@ -224,13 +227,6 @@ impl NeovimSession {
             path: run_dir.clone(),
             message: e.to_string(),
         })?;
-        let user_var = |k: &str| {
-            env.iter()
-                .rev()
-                .find(|(n, _)| n == k)
-                .map(|(_, v)| v.clone())
-                .or_else(|| std::env::var(k).ok())
-        };
         let (tmpdir, runtime_dir) = (user_var("TMPDIR"), user_var("XDG_RUNTIME_DIR"));
         nvim_env.push(("TMPDIR".into(), in_dir("run")));
         nvim_env.push(("XDG_RUNTIME_DIR".into(), in_dir("run")));
@@ -479,13 +475,14 @@ impl NeovimSession {
         Ok(last)
     }
 
-    /// Places the case in the buffer, types the cursor line's characters, and reads the
-    /// ghost text Neovim shows for the request sent after the last key.
-    pub async fn suggest(
+    /// What every case begins with: a broken editor refused, old notifications
+    /// dropped, and `rel`'s text with its buffer, the cursor's byte offset and the
+    /// start of its line.
+    fn begin_case(
         &mut self,
         rel: &str,
         cursor: Position,
-    ) -> Result<Timed<Suggestions>, SessionError> {
+    ) -> Result<(String, i64, usize, usize), SessionError> {
         if let Some(why) = &self.broken {
             return Err(EditorError::Failed(why.clone()).into());
         }
@@ -498,49 +495,61 @@ impl NeovimSession {
         let buf = self.bufs[rel];
         let at = Document::offset_of(&text, cursor, PositionEncoding::Utf8);
         let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
-        let typed = &text[line_start..at];
-        let row = cursor.line as usize;
-        let placed = format!("{}{}", &text[..line_start], &text[at..]);
-        let new_lines: Vec<String> = placed.split('\n').map(str::to_string).collect();
-        let old = self.lines.get(rel).cloned().unwrap_or_default();
-        let start = old
-            .iter()
-            .zip(&new_lines)
-            .take_while(|(a, b)| a == b)
-            .count()
-            .min(new_lines.len().saturating_sub(1));
+        Ok((text, buf, at, line_start))
+    }
 
-        // Normal mode first: leaving insert mode clears the old ghost text and cancels
-        // Neovim's pending requests.
-        let state = self.state(buf).await?;
-        if state["mode"].as_str().is_some_and(|m| m.starts_with('i')) {
-            // A shown popup is closed first (`<C-e>`, only then: it types otherwise).
-            let keys = if state["pum"] == Value::Bool(true) {
-                "<C-e><Esc>"
-            } else {
-                "<Esc>"
-            };
-            self.input(keys).await?;
-            self.wait_state(buf, STATE_WAIT, |s| s["mode"] == "n")
-                .await?;
-        }
+    /// Leaves insert mode and puts `new_lines` in `buf` (`typist.place`), sending only
+    /// the lines from the first that differs from what `rel`'s buffer holds, with the
+    /// cursor's `row`; returns the placement's epoch.
+    async fn place_lines(
+        &mut self,
+        rel: &str,
+        buf: i64,
+        new_lines: &[String],
+        row: i64,
+    ) -> Result<u64, SessionError> {
+        let start = self.lines.get(rel).map_or(0, |old| {
+            old.iter()
+                .zip(new_lines)
+                .take_while(|(a, b)| a == b)
+                .count()
+        });
+        let start = start.min(new_lines.len().saturating_sub(1));
+        self.leave_insert_mode(buf).await?;
         let tail: Vec<Mp> = new_lines[start..]
             .iter()
             .map(|l| Mp::from(l.as_str()))
             .collect();
-        let epoch = self
+        Ok(self
             .lua(
                 "return typist.place(...)",
                 vec![
                     Mp::from(buf),
                     Mp::from(start as i64),
                     Mp::Array(tail),
-                    Mp::from(row as i64),
+                    Mp::from(row),
                 ],
             )
             .await?
             .as_u64()
-            .unwrap_or(0);
+            .unwrap_or(0))
+    }
+
+    /// Places the case in the buffer, types the cursor line's characters, and reads the
+    /// ghost text Neovim shows for the request sent after the last key.
+    pub async fn suggest(
+        &mut self,
+        rel: &str,
+        cursor: Position,
+    ) -> Result<Timed<Suggestions>, SessionError> {
+        let (text, buf, at, line_start) = self.begin_case(rel, cursor)?;
+        let typed = &text[line_start..at];
+        let row = cursor.line as usize;
+        let placed = format!("{}{}", &text[..line_start], &text[at..]);
+        let new_lines: Vec<String> = placed.split('\n').map(str::to_string).collect();
+        // Normal mode first: leaving insert mode clears the old ghost text and cancels
+        // Neovim's pending requests.
+        let epoch = self.place_lines(rel, buf, &new_lines, row as i64).await?;
         let mut after_typing = new_lines;
         let rest = after_typing.get(row).cloned().unwrap_or_default();
         if let Some(l) = after_typing.get_mut(row) {

@@ -153,7 +153,7 @@ impl Worker {
             let shown: Vec<String> = list
                 .as_ref()
                 .map(|l| {
-                    shown_by(rule, l, &typed, &list_asked)
+                    ranking::shown_by(rule, l, &typed, &list_asked)
                         .into_iter()
                         .take(n - p)
                         .map(|it| it.insert)
@@ -173,7 +173,8 @@ impl Worker {
                 ask_now = match &list {
                     None => true,
                     Some(l) => {
-                        ranking::is_incomplete(l) || shown_by(rule, l, &now, &list_asked).is_empty()
+                        ranking::is_incomplete(l)
+                            || ranking::shown_by(rule, l, &now, &list_asked).is_empty()
                     }
                 };
             }
@@ -257,13 +258,5 @@ impl Worker {
         };
         live.warmed = true;
         Ok(answer)
-    }
-}
-
-/// The items shown of a server's list `l` asked with `asked` typed, after `typed`.
-fn shown_by(rule: ranking::ListRule, l: &Value, typed: &str, asked: &str) -> Vec<ranking::Item> {
-    match rule {
-        ranking::ListRule::Vscode => ranking::shown(l, typed),
-        ranking::ListRule::Neovim => ranking::shown_neovim(l, typed, asked),
     }
 }
