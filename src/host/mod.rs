@@ -132,6 +132,34 @@ fn language_of(path: Option<&Path>, language_id: &str) -> Option<Language> {
         })
 }
 
+/// `TYPIST_HOST_TRACE=FILE`: the host appends a JSON line to FILE for every document
+/// event and inline request it handles (what its copy of the document held, what it
+/// answered), for reading a run through an editor the host is started by.
+fn trace(line: Value) {
+    static TRACE: std::sync::OnceLock<Option<Mutex<std::fs::File>>> = std::sync::OnceLock::new();
+    let f = TRACE.get_or_init(|| {
+        let path = std::env::var_os("TYPIST_HOST_TRACE")?;
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .ok()
+            .map(Mutex::new)
+    });
+    if let Some(Ok(mut f)) = f.as_ref().map(|m| m.lock()) {
+        use std::io::Write;
+        let _ = writeln!(f, "{line}");
+    }
+}
+
+fn traced_doc(ev: &str, uri: &str, version: i32, text: &str) {
+    if std::env::var_os("TYPIST_HOST_TRACE").is_some() {
+        trace(
+            json!({"ev": ev, "uri": uri, "version": version, "len": text.len(), "lines": text.split('\n').count(), "pid": std::process::id()}),
+        );
+    }
+}
+
 impl Host {
     /// The text to insert at `pos` in `uri`, or `None`; an HTTP backend's failure is
     /// an error for the client, never an empty answer.
@@ -302,6 +330,15 @@ impl Host {
             Some(predicted.as_deref().unwrap_or("")),
         );
         self.faults.after_answer(fault);
+        if std::env::var_os("TYPIST_HOST_TRACE").is_some() {
+            let held = self.docs.lock().ok().and_then(|d| {
+                d.get(uri)
+                    .map(|d| (d.text.len(), d.text.split('\n').count()))
+            });
+            trace(
+                json!({"ev": "inlineCompletion", "uri": uri, "n": n, "pos": [pos.line, pos.character], "held": held, "answer": predicted, "pid": std::process::id()}),
+            );
+        }
         let items = match predicted {
             Some(t) => vec![json!({
                 "insertText": t,
@@ -389,6 +426,12 @@ impl LanguageServer for Host {
             m.read_workspace();
             m.remember(path, p.text_document.text.clone());
         }
+        traced_doc(
+            "didOpen",
+            &uri,
+            p.text_document.version,
+            &p.text_document.text,
+        );
         if let Ok(mut docs) = self.docs.lock() {
             docs.insert(
                 uri,
@@ -410,6 +453,7 @@ impl LanguageServer for Host {
         for change in &p.content_changes {
             apply_change_in_place(&mut doc.text, change, PositionEncoding::Utf16);
         }
+        traced_doc("didChange", uri, p.text_document.version, &doc.text);
         if self.backend == BackendKind::Cheat
             && let (Ok(mut m), Some(path)) = (self.cheat.lock(), &doc.path)
         {
