@@ -250,26 +250,31 @@ install_code_server() {
   rm -rf "$h"
   stamp_set code-server "$code_server_pkg $node_sha"
 }
-# The project's own VS Code extension (fixtures/vscode/typist-inline): inline
-# completions from any LSP server through vscode-languageclient, packed as a .vsix
-# (the folder and its npm dependencies, zipped) at $prefix/vscode/typist-inline.vsix.
-# Its stamp holds the sha256 of the fixture's files, so an edited fixture is repacked.
+# The project's own VS Code extensions: fixtures/vscode/typist-inline (inline
+# completions from any LSP server through vscode-languageclient) and typist-cheat (the
+# adversary that reads the workspace folder), each packed as a .vsix (the folder and its
+# npm dependencies, zipped) at $prefix/vscode/NAME.vsix. The stamp holds the sha256 of
+# the fixtures' files, so an edited fixture is repacked.
 install_vscode_fixture() {
-  local src="$here/fixtures/vscode/typist-inline"
   local sum
-  sum=$(cd "$src" && find . -type f -not -path './node_modules/*' | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-64)
-  if [ -f "$prefix/vscode/typist-inline.vsix" ] && stamp_ok vscode-fixture "$sum"; then
-    log "VS Code fixture extension up to date"; return
+  sum=$(cd "$here/fixtures/vscode" && find typist-inline typist-cheat -type f -not -path '*/node_modules/*' | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-64)
+  if [ -f "$prefix/vscode/typist-inline.vsix" ] && [ -f "$prefix/vscode/typist-cheat.vsix" ] && stamp_ok vscode-fixture "$sum"; then
+    log "VS Code fixture extensions up to date"; return
   fi
-  log "VS Code fixture extension (npm: its package-lock.json)"
-  local build="$prefix/vscode/build"
-  rm -rf "$build" && mkdir -p "$build"
-  cp -r "$src" "$build/extension"
-  rm -rf "$build/extension/node_modules"
-  (cd "$build/extension" && npm24 ci --omit=dev >/dev/null)
-  "$prefix/venv/bin/python" "$here/scripts/pack-vsix.py" "$build/extension" "$prefix/vscode/typist-inline.vsix.part"
-  mv "$prefix/vscode/typist-inline.vsix.part" "$prefix/vscode/typist-inline.vsix"
-  rm -rf "$build"
+  local name
+  for name in typist-inline typist-cheat; do
+    log "VS Code fixture extension $name"
+    local build="$prefix/vscode/build"
+    rm -rf "$build" && mkdir -p "$build"
+    cp -r "$here/fixtures/vscode/$name" "$build/extension"
+    rm -rf "$build/extension/node_modules"
+    if [ -f "$build/extension/package-lock.json" ]; then
+      (cd "$build/extension" && npm24 ci --omit=dev >/dev/null)
+    fi
+    "$prefix/venv/bin/python" "$here/scripts/pack-vsix.py" "$build/extension" "$prefix/vscode/$name.vsix.part"
+    mv "$prefix/vscode/$name.vsix.part" "$prefix/vscode/$name.vsix"
+    rm -rf "$build"
+  done
   stamp_set vscode-fixture "$sum"
 }
 

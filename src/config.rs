@@ -67,6 +67,8 @@ pub struct ConditionsLayer {
     pub editor_namespaces: Vec<String>,
     pub display_deadline_ms: Option<u64>,
     pub list_rule: Option<crate::editor::ranking::ListRule>,
+    /// VS Code extensions (`--extension`, repeatable); empty: not set in this layer.
+    pub editor_extensions: Vec<String>,
 }
 
 /// A layer of settings laid over a [`ConfigFile`].
@@ -177,6 +179,17 @@ impl ConditionsLayer {
         }
         if !self.editor_namespaces.is_empty() {
             c.app.namespaces = self.editor_namespaces;
+        }
+        if !self.editor_extensions.is_empty() {
+            // A file as an absolute path; a bad entry is kept as given and refused,
+            // named, by the run's editor check.
+            c.app.extensions = self
+                .editor_extensions
+                .iter()
+                .map(|e| {
+                    crate::editor::profile::resolve_extension(e, None).unwrap_or_else(|_| e.clone())
+                })
+                .collect();
         }
         c.app.display_deadline_ms = self
             .display_deadline_ms

@@ -315,6 +315,11 @@ pub struct RunArgs {
     /// inline completion (repeatable).
     #[arg(long = "editor-namespace", value_name = "NAME")]
     pub editor_namespaces: Vec<String>,
+    /// With --editor vscode: a VS Code extension to install and measure (a .vsix file
+    /// or a marketplace id; repeatable), with an extension-only assistant such as
+    /// `vscode-extension`.
+    #[arg(long = "extension", value_name = "FILE.vsix|ID")]
+    pub extensions: Vec<String>,
     /// With --editor-namespace: nothing new shown this long after the last key is an
     /// `empty` with its reason [default: 1000].
     #[arg(long, value_name = "MS")]
@@ -425,6 +430,7 @@ impl RunArgs {
                 key_interval_ms: self.key_interval_ms,
                 editor_config: self.editor_config.clone(),
                 editor_namespaces: self.editor_namespaces.clone(),
+                editor_extensions: self.extensions.clone(),
                 display_deadline_ms: self.display_deadline_ms,
                 list_rule: self.list_rule,
             },

@@ -214,6 +214,10 @@ pub struct Profile {
     /// configuration and the extmark namespaces its ghost text is drawn in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub neovim: Option<NeovimPlugin>,
+    /// What a real VS Code installs for this assistant (`--editor vscode`): extensions
+    /// and their settings. With no `command`, the extensions are the assistant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vscode: Option<VscodeExtensions>,
     /// Where the profile was loaded from.
     #[serde(skip)]
     pub source: PathBuf,
@@ -237,6 +241,62 @@ pub struct NeovimPlugin {
     pub config_sha256: Option<String>,
 }
 
+/// `[vscode]`: extensions for this assistant, as `--extension` gives them for a run
+/// (the flag's are added).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VscodeExtensions {
+    /// Each a `.vsix` file (relative to the profile's file, or a file name in a server
+    /// prefix's `vscode/` folder; read as an absolute path) or a marketplace id
+    /// (`publisher.name`, installed by code-server from its gallery).
+    #[serde(default)]
+    pub extensions: Vec<String>,
+    /// User settings the extensions need, added to those typist writes.
+    #[serde(default = "empty_object")]
+    pub settings: Value,
+}
+
+/// A `.vsix` file named by a profile or `--extension`, as an absolute path: relative to
+/// `base` (the profile's folder, or the working folder), else a file of that name in a
+/// server prefix's `vscode/` folder; an id (`publisher.name`, `publisher.name@1.2.3`) is
+/// kept as it is. Anything else is an error naming it.
+pub fn resolve_extension(entry: &str, base: Option<&Path>) -> Result<String> {
+    let here = base.map_or_else(|| PathBuf::from(entry), |d| d.join(entry));
+    if here.is_file() {
+        let p = std::fs::canonicalize(&here).unwrap_or(here);
+        return Ok(p.display().to_string());
+    }
+    if here.is_dir() {
+        bail!(
+            "VS Code extension {}: a folder; pack it into a .vsix first (scripts/pack-vsix.py FOLDER OUT.vsix, or vsce package)",
+            here.display()
+        );
+    }
+    if !entry.contains('/')
+        && let Some(p) = server_prefixes()
+            .into_iter()
+            .map(|pre| pre.join("vscode").join(entry))
+            .find(|p| p.is_file())
+    {
+        let p = std::fs::canonicalize(&p).unwrap_or(p);
+        return Ok(p.display().to_string());
+    }
+    let id = entry.split('@').next().unwrap_or("");
+    let is_id = id.split('.').count() == 2
+        && id.split('.').all(|w| {
+            !w.is_empty()
+                && w.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        });
+    if !entry.ends_with(".vsix") && is_id {
+        return Ok(entry.to_string());
+    }
+    bail!(
+        "VS Code extension {entry}: no such .vsix file ({}), and not a marketplace id (publisher.name)",
+        here.display()
+    )
+}
+
 fn default_restart_after_timeouts() -> u32 {
     3
 }
@@ -256,9 +316,18 @@ impl Profile {
         }
         p.check_connect()?;
         p.pin_neovim_config(source)?;
+        if let Some(vs) = p.vscode.as_mut() {
+            let base = source.parent();
+            vs.extensions = vs
+                .extensions
+                .iter()
+                .map(|e| resolve_extension(e, base))
+                .collect::<Result<_>>()
+                .with_context(|| format!("profile {}", source.display()))?;
+        }
         if p.command.is_empty() && p.connect.is_none() && !p.is_plugin_only() {
             bail!(
-                "profile {} has no command: only a Neovim plugin ([neovim] config) runs with no server",
+                "profile {} has no command: only a Neovim plugin ([neovim] config) or VS Code extensions ([vscode]) run with no server",
                 source.display()
             );
         }
@@ -272,11 +341,24 @@ impl Profile {
             .with_context(|| format!("cannot write profile {} as TOML", self.name))
     }
 
-    /// A Neovim plugin with no server at all: no command, only `[neovim] config`.
+    /// An editor's plugin or extensions with no server at all: no command, only
+    /// `[neovim] config` or `[vscode]`.
     pub fn is_plugin_only(&self) -> bool {
         self.command.is_empty()
             && self.connect.is_none()
-            && self.neovim.as_ref().is_some_and(|n| n.config.is_some())
+            && (self.neovim.as_ref().is_some_and(|n| n.config.is_some()) || self.vscode.is_some())
+    }
+
+    /// What a profile with no server runs in: "neovim" (a plugin) or "vscode"
+    /// (extensions); `None` for a profile with a server.
+    pub fn plugin_editor(&self) -> Option<&'static str> {
+        if !self.is_plugin_only() {
+            None
+        } else if self.neovim.as_ref().is_some_and(|n| n.config.is_some()) {
+            Some("neovim")
+        } else {
+            Some("vscode")
+        }
     }
 
     /// `[neovim] config` as an absolute path (relative to the profile's file) with the

@@ -28,13 +28,42 @@ pub fn check_plan(ds: &Dataset, plan: &[Case]) -> Result<()> {
 /// `textDocument/inlineCompletion` (Neovim's inline completion) for line cases, and other
 /// than `textDocument/completion` (Neovim's popup) for token cases.
 pub fn check_editor(profiles: &[Profile], plan: &[Case], app: &EditorApp) -> Result<()> {
-    if app.kind == EditorKind::Typist {
-        if let Some(p) = profiles.iter().find(|p| p.is_plugin_only()) {
-            bail!(
-                "{}: a Neovim plugin with no server runs only with --editor neovim",
+    if !app.extensions.is_empty() && app.kind != EditorKind::Vscode {
+        bail!("--extension installs a VS Code extension: it runs only with --editor vscode");
+    }
+    for e in &app.extensions {
+        crate::editor::profile::resolve_extension(e, None)?;
+    }
+    for p in profiles {
+        match p.plugin_editor() {
+            Some(only) if only != app.kind.as_str() => bail!(
+                "{}: {} with no server runs only with --editor {only}",
+                p.name,
+                if only == "neovim" {
+                    "a Neovim plugin"
+                } else {
+                    "a VS Code extension"
+                }
+            ),
+            Some(_)
+                if app.kind == EditorKind::Vscode
+                    && app.extensions.is_empty()
+                    && p.vscode.as_ref().is_none_or(|v| v.extensions.is_empty()) =>
+            {
+                bail!(
+                    "{}: an extension-only assistant with no extension: name one with --extension FILE.vsix|ID",
+                    p.name
+                )
+            }
+            None if app.kind == EditorKind::Vscode && !app.extensions.is_empty() => bail!(
+                "{}: --extension measures an extension alone, and {} has a server (typist's fixture extension serves it inside VS Code); use an extension-only assistant (--assistant vscode-extension, or a profile with [vscode] and no command)",
+                p.name,
                 p.name
-            );
+            ),
+            _ => {}
         }
+    }
+    if app.kind == EditorKind::Typist {
         return Ok(());
     }
     let editor = app.kind.as_str();

@@ -106,6 +106,9 @@ pub struct EditorEntry {
     /// its reason).
     #[serde(default)]
     pub display_deadline_ms: u64,
+    /// VS Code: each extension installed, its version, and whether it activated.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extensions: Vec<crate::editor::vscode::instance::ExtensionState>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -229,7 +232,12 @@ impl Manifest {
     }
 
     /// Records the real editor, when the run has one.
-    pub fn set_editor(&mut self, app: &EditorApp, version: Option<String>) {
+    pub fn set_editor(
+        &mut self,
+        app: &EditorApp,
+        version: Option<String>,
+        extensions: Vec<crate::editor::vscode::instance::ExtensionState>,
+    ) {
         if app.kind == EditorKind::Typist {
             return;
         }
@@ -241,6 +249,7 @@ impl Manifest {
             config_sha256: app.config_sha256.clone(),
             namespaces: app.namespaces.clone(),
             display_deadline_ms: app.display_deadline_ms,
+            extensions,
         });
     }
 

@@ -136,6 +136,104 @@ fn the_same_plan_through_vscode_gives_the_same_suggestions() {
     assert_eq!(m["conditions"]["app"]["settings"]["files.autoSave"], "off");
 }
 
+/// The honesty invariant inside VS Code, with an extension as the adversary
+/// (`fixtures/vscode/typist-cheat`, installed as `--extension` would): it reads the
+/// workspace folder at activation and at every inline request, and every version of
+/// every document VS Code gives it, and never finds the asked line, even with the whole
+/// file but that line in the editor and on disk (`--context full`). It says so in the
+/// ghost text it shows, so every suggestion read is its "nothing found" line. The
+/// manifest names the extension, its version, and that it activated.
+#[test]
+fn a_cheating_extension_finds_no_target_line_in_vscode() {
+    require_vscode();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("cheat");
+    let cheat =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/vscode/editors/typist-cheat.toml");
+    let mut args = run_args(&out);
+    let at = args.iter().position(|a| a == "typist-ngram").unwrap();
+    args[at] = cheat.display().to_string();
+    ok(&typist()
+        .args(&args)
+        .args([
+            "--editor",
+            "vscode",
+            "--key-interval-ms",
+            "20",
+            "--context",
+            "full",
+            "--display-deadline-ms",
+            "5000",
+        ])
+        .output()
+        .unwrap());
+    let recs = parsed(&out);
+    assert!(recs.len() >= 4, "{} records", recs.len());
+    let mut shown = 0;
+    for r in &recs {
+        let expected = r["expected"].as_str().unwrap();
+        if r["outcome"] == "suggestion" {
+            let p = r["predicted"].as_str().unwrap();
+            assert!(
+                p.contains("typist-cheat: read ") && p.ends_with(" files, nothing found"),
+                "the cheat found something: {r}"
+            );
+            assert_ne!(p.trim(), expected.trim(), "{r}");
+            let files: u32 = p
+                .split("read ")
+                .nth(1)
+                .and_then(|x| x.split(' ').next())
+                .and_then(|n| n.parse().ok())
+                .unwrap();
+            assert!(files >= 4, "it read the workspace: {r}");
+            shown += 1;
+        } else {
+            assert_eq!(r["outcome"], "empty", "{r}");
+        }
+    }
+    assert!(shown * 2 >= recs.len(), "{shown} of {} shown", recs.len());
+    let m: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    let ext = &m["editor"]["extensions"][0];
+    assert_eq!(ext["id"], "typist.typist-cheat", "{m}");
+    assert_eq!(ext["version"], "0.1.0");
+    assert_eq!(ext["activated"], true, "{ext}");
+}
+
+/// The cheat works when it can: fed a workspace with the asked line on disk, its
+/// memory finds it (the extension's lookup, run in the installed Node).
+#[test]
+fn the_cheating_extension_finds_a_line_left_on_disk() {
+    let node = Path::new(env!("CARGO_MANIFEST_DIR")).join(".servers/node24/bin/node");
+    assert!(
+        node.is_file(),
+        "{} is not installed: run scripts/install-servers.sh",
+        node.display()
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(tmp.path().join("src")).unwrap();
+    std::fs::write(tmp.path().join("src/a.py"), "x = 1\ny = x + 2\n").unwrap();
+    let cheat = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/vscode/typist-cheat/cheat.js");
+    let script = format!(
+        "const {{ Memory }} = require({cheat:?}); const m = new Memory(); const n = m.readWorkspace({root:?}); \
+         console.log(JSON.stringify([n, m.peek({file:?}, 1, 'y'), m.peek({file:?}, 1, 'z'), m.peek({file:?}, 5, '')]));",
+        cheat = cheat.display().to_string(),
+        root = tmp.path().display().to_string(),
+        file = tmp.path().join("src/a.py").display().to_string(),
+    );
+    let out = std::process::Command::new(&node)
+        .args(["-e", &script])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v, serde_json::json!([1, " = x + 2", null, null]));
+}
+
 /// (pid, parent, command name) of every process.
 fn processes() -> Vec<(u32, u32, String)> {
     let mut out = Vec::new();

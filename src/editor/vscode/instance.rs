@@ -20,7 +20,6 @@ use tokio::sync::{mpsc, watch};
 
 use super::cdp::{Cdp, CdpError, Event};
 use crate::editor::error::{EditorError, SessionError};
-use crate::editor::kind::EditorApp;
 use crate::editor::profile::resolve_program;
 use crate::editor::workspace;
 use crate::lsp::ExitInfo;
@@ -80,12 +79,27 @@ pub struct Installed {
     pub version: String,
 }
 
+/// An extension of the run as the manifest records it: what code-server installed, and
+/// whether its extension host activated it (read from the extension hosts' logs).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ExtensionState {
+    pub id: String,
+    pub version: String,
+    /// What was installed: a `.vsix` file or a marketplace id.
+    pub from: String,
+    /// `activate` was called in at least one window.
+    pub activated: bool,
+    /// Its activation failed: the error the extension host logged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub activation_error: Option<String>,
+}
+
 pub struct Instance {
     pub cdp: Cdp,
     pub events: tokio::sync::Mutex<mpsc::UnboundedReceiver<Event>>,
     pub port: u16,
     pub version: String,
-    pub installed: Vec<Installed>,
+    pub installed: Vec<(String, Installed)>,
     pub dir: PathBuf,
     _scratch: tempfile::TempDir,
     server: ServerProcess,
@@ -94,29 +108,45 @@ pub struct Instance {
     browser_exit: watch::Receiver<Option<ExitInfo>>,
 }
 
-static SHARED: tokio::sync::Mutex<Option<Arc<Instance>>> = tokio::sync::Mutex::const_new(None);
+/// What a VS Code of the run is started with: the extensions installed (files as
+/// absolute paths, or ids) and the user settings written. Sessions asking for the same
+/// share one code-server and Chromium; another set gets its own.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Setup {
+    pub extensions: Vec<String>,
+    pub settings: Value,
+}
 
-/// The run's VS Code, started now if there is none or the last one has exited.
-pub async fn shared(app: &EditorApp) -> Result<Arc<Instance>, SessionError> {
+type Running = Vec<(Setup, Arc<Instance>)>;
+static SHARED: tokio::sync::Mutex<Running> = tokio::sync::Mutex::const_new(Vec::new());
+/// The extensions of every VS Code the run has stopped, by id.
+static SEEN: std::sync::Mutex<Vec<ExtensionState>> = std::sync::Mutex::new(Vec::new());
+
+/// The run's VS Code for `setup`, started now if there is none or the last one has
+/// exited.
+pub async fn shared(setup: &Setup) -> Result<Arc<Instance>, SessionError> {
     let mut s = SHARED.lock().await;
-    if let Some(i) = s.as_ref()
-        && i.alive()
-    {
-        return Ok(i.clone());
-    }
-    if let Some(old) = s.take() {
+    if let Some(at) = s.iter().position(|(k, _)| k == setup) {
+        if s[at].1.alive() {
+            return Ok(s[at].1.clone());
+        }
+        let (_, old) = s.remove(at);
         old.kill();
     }
-    let i = Arc::new(Instance::start(app).await?);
-    *s = Some(i.clone());
+    let i = Arc::new(Instance::start(setup).await?);
+    s.push((setup.clone(), i.clone()));
     Ok(i)
 }
 
-/// Stops the run's VS Code (code-server, its extension hosts, Chromium), if any.
-pub async fn stop_shared() {
-    if let Some(i) = SHARED.lock().await.take() {
+/// Stops the run's VS Codes (code-server, its extension hosts, Chromium), if any, and
+/// returns what each extension did in them (for the manifest).
+pub async fn stop_shared() -> Vec<ExtensionState> {
+    for (_, i) in SHARED.lock().await.drain(..) {
         i.kill();
     }
+    SEEN.lock()
+        .map(|mut v| std::mem::take(&mut *v))
+        .unwrap_or_default()
 }
 
 /// The user settings typist writes for VS Code: what typing produces is what the plan
@@ -205,16 +235,50 @@ impl Instance {
             .map(|e| say("chromium", e))
     }
 
+    /// Stops this VS Code; what its extensions did is kept for the manifest first.
     pub fn kill(&self) {
+        let states = self.extension_states();
+        if let Ok(mut seen) = SEEN.lock() {
+            for st in states {
+                match seen.iter_mut().find(|e| e.id.eq_ignore_ascii_case(&st.id)) {
+                    Some(e) => {
+                        e.activated |= st.activated;
+                        if e.activation_error.is_none() {
+                            e.activation_error = st.activation_error;
+                        }
+                    }
+                    None => seen.push(st),
+                }
+            }
+        }
         self.browser.kill_group();
         self.server.kill_group();
+    }
+
+    /// Each installed extension, and whether an extension host of this VS Code
+    /// activated it so far (its `exthost.log` files).
+    pub fn extension_states(&self) -> Vec<ExtensionState> {
+        let logs = exthost_logs(&self.dir.join("user-data/logs"));
+        self.installed
+            .iter()
+            .map(|(from, i)| {
+                let (activated, activation_error) = activation(&logs, &i.id);
+                ExtensionState {
+                    id: i.id.clone(),
+                    version: i.version.clone(),
+                    from: from.clone(),
+                    activated,
+                    activation_error,
+                }
+            })
+            .collect()
     }
 
     pub fn url(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
     }
 
-    async fn start(app: &EditorApp) -> Result<Instance, SessionError> {
+    async fn start(setup: &Setup) -> Result<Instance, SessionError> {
         let code_server = code_server_program().ok_or_else(|| SessionError::Missing {
             server: "vscode".into(),
             command: "code-server".into(),
@@ -241,7 +305,7 @@ impl Instance {
         );
         let user_dir = sub("user-data/User")?;
         let settings = user_dir.join("settings.json");
-        let text = serde_json::to_string_pretty(&user_settings()).unwrap_or_default();
+        let text = serde_json::to_string_pretty(&setup.settings).unwrap_or_default();
         std::fs::write(&settings, text).map_err(SessionError::file(&settings))?;
         let config = dir.join("config.yaml");
         std::fs::write(&config, "auth: password\ncert: false\n")
@@ -262,18 +326,10 @@ impl Instance {
         ];
 
         // Extensions first, with code-server's own installer.
-        let mut vsix: Vec<String> = app.extensions.clone();
-        if vsix.is_empty() {
-            let f = fixture_vsix().ok_or_else(|| SessionError::Missing {
-                server: "vscode".into(),
-                command: ".servers/vscode/typist-inline.vsix".into(),
-                hint: "run scripts/install-servers.sh (it packs the fixture extension)".into(),
-            })?;
-            vsix.push(d(&f));
-        }
         let mut installed = Vec::new();
-        for x in &vsix {
-            installed.push(install(&code_server, &base_args, &env, &dir, x).await?);
+        for x in &setup.extensions {
+            let i = install(&code_server, &base_args, &env, &dir, x).await?;
+            installed.push((x.clone(), i));
         }
         let version = version_of(&code_server, &env, &dir).await?;
 
@@ -482,7 +538,8 @@ impl Instance {
     }
 }
 
-/// Installs one extension (`.vsix` or id) with code-server's own `--install-extension`.
+/// Installs one extension (`.vsix` or id) with code-server's own `--install-extension`;
+/// its id and version are the line `--list-extensions --show-versions` gained.
 async fn install(
     code_server: &Path,
     base: &[String],
@@ -490,6 +547,7 @@ async fn install(
     dir: &Path,
     what: &str,
 ) -> Result<Installed, SessionError> {
+    let before = list_extensions(code_server, base, env, dir).await?;
     let mut cmd = tokio::process::Command::new(code_server);
     cmd.args(base)
         .arg("--install-extension")
@@ -510,14 +568,38 @@ async fn install(
         .map_err(|e| failed(format!("vscode: {}: {e}", code_server.display())))?;
     let text =
         String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
-    // "Extension 'typist-inline.vsix' was successfully installed." names the file; the
-    // id and version are read from the extensions folder's manifest.
     if !out.status.success() || !text.contains("successfully installed") {
         return Err(failed(format!(
             "vscode: code-server --install-extension {what} failed: {}",
             text.trim()
         )));
     }
+    let after = list_extensions(code_server, base, env, dir).await?;
+    let id_of = |l: &String| l.split('@').next().unwrap_or("").to_lowercase();
+    let wanted = what.split('@').next().unwrap_or("").to_lowercase();
+    let line = after
+        .iter()
+        .find(|l| !before.contains(l))
+        .or_else(|| after.iter().find(|l| id_of(l) == wanted))
+        .cloned()
+        .ok_or_else(|| {
+            failed(format!(
+                "vscode: code-server installed {what} but does not list it"
+            ))
+        })?;
+    let (id, version) = line.split_once('@').unwrap_or((&line, ""));
+    Ok(Installed {
+        id: id.to_string(),
+        version: version.to_string(),
+    })
+}
+
+async fn list_extensions(
+    code_server: &Path,
+    base: &[String],
+    env: &[(String, String)],
+    dir: &Path,
+) -> Result<Vec<String>, SessionError> {
     let list = tokio::process::Command::new(code_server)
         .args(base)
         .arg("--list-extensions")
@@ -528,27 +610,67 @@ async fn install(
         .output()
         .await
         .map_err(|e| failed(format!("vscode: {}: {e}", code_server.display())))?;
-    let listed = String::from_utf8_lossy(&list.stdout).to_string();
-    let wanted = vsix_identity(Path::new(what));
-    let line = listed
+    Ok(String::from_utf8_lossy(&list.stdout)
         .lines()
-        .find(|l| {
-            wanted
-                .as_deref()
-                .is_none_or(|w| l.to_lowercase().starts_with(&w.to_lowercase()))
-        })
-        .unwrap_or("");
-    let (id, version) = line.split_once('@').unwrap_or((line, ""));
-    Ok(Installed {
-        id: id.to_string(),
-        version: version.to_string(),
-    })
+        .map(str::trim)
+        .filter(|l| l.contains('@'))
+        .map(String::from)
+        .collect())
 }
 
-/// `publisher.name@` of a `.vsix` named after nothing: read from its manifest's
-/// identity line when the file is one; `None` for an id or when unknown.
-fn vsix_identity(_p: &Path) -> Option<String> {
-    None
+/// The text of every extension host's log under `logs`.
+fn exthost_logs(logs: &Path) -> String {
+    let mut text = String::new();
+    for e in walkdir(logs) {
+        // code-server 4.139: logs/DATE/exthostN/remoteexthost.log, one per window.
+        if e.file_name()
+            .is_some_and(|n| n.to_string_lossy().ends_with("exthost.log"))
+            && let Ok(t) = std::fs::read_to_string(&e)
+        {
+            text.push_str(&t);
+        }
+    }
+    text
+}
+
+fn walkdir(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                todo.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// Whether the extension host logged the activation of `id` (VS Code 1.139:
+/// `ExtensionService#_doActivateExtension ID, startup: …`), and the error it logged
+/// when that failed (`Activating extension ID failed due to an error:` and the next
+/// line).
+fn activation(logs: &str, id: &str) -> (bool, Option<String>) {
+    let id = id.to_ascii_lowercase();
+    let lower = logs.to_ascii_lowercase();
+    let activated = lower.contains(&format!("_doactivateextension {id},"));
+    let marker = format!("activating extension {id} failed due to an error:");
+    let error = lower.find(&marker).map(|at| {
+        logs[at + marker.len()..]
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .take(2)
+            .collect::<Vec<_>>()
+            .join(" ")
+    });
+    (activated, error)
 }
 
 async fn version_of(

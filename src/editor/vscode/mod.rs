@@ -61,6 +61,9 @@ const LINE_SHOWS_WITHIN: Duration = Duration::from_millis(500);
 const PLACE_TRIES: usize = 3;
 /// The pause after a quick-input box opens before typing into it.
 const QUICK_INPUT_SETTLE: Duration = Duration::from_millis(50);
+/// With extensions alone: how long a freshly opened file is asked at its end before its
+/// first case (see `VscodeSession::warm_up`).
+const WARM_UP: Duration = Duration::from_secs(4);
 
 /// The quick-input box (Quick Open, Go to Line, the command palette) is open and
 /// focused.
@@ -85,6 +88,10 @@ pub struct VscodeSession {
     current: Option<String>,
     info: ServerInfo,
     broken: Option<String>,
+    /// The project's fixture extension serves the profile's server and shows each
+    /// request's fate; `false`: extensions alone (`[vscode]`, `--extension`), whose
+    /// requests typist cannot see, so only what the page shows counts.
+    fixture: bool,
 }
 
 /// What the fixture's status bar item says about the last inline request.
@@ -137,35 +144,69 @@ impl VscodeSession {
                 profile.name
             )));
         }
-        let server = profile
-            .resolve_command()
-            .ok_or_else(|| SessionError::Missing {
-                server: profile.name.clone(),
-                command: profile.command.clone(),
-                hint: profile.install_hint.clone(),
+        let fixture = !profile.is_plugin_only();
+        let mut setup = instance::Setup {
+            extensions: Vec::new(),
+            settings: user_settings(),
+        };
+        if fixture {
+            let f = instance::fixture_vsix().ok_or_else(|| SessionError::Missing {
+                server: "vscode".into(),
+                command: ".servers/vscode/typist-inline.vsix".into(),
+                hint: "run scripts/install-servers.sh (it packs the fixture extension)".into(),
             })?;
-        let vs = instance::shared(app).await?;
+            setup.extensions.push(f.display().to_string());
+        }
+        if let Some(v) = &profile.vscode {
+            setup.extensions.extend(v.extensions.iter().cloned());
+            if let (Some(to), Some(from)) = (setup.settings.as_object_mut(), v.settings.as_object())
+            {
+                to.extend(from.iter().map(|(k, v)| (k.clone(), v.clone())));
+            }
+        }
+        setup.extensions.extend(app.extensions.iter().cloned());
+        if setup.extensions.is_empty() {
+            return Err(failed(format!(
+                "{}: no VS Code extension to measure: name one with --extension FILE.vsix|ID",
+                profile.name
+            )));
+        }
         let Workspace { dir, root, env } = workspace::prepare(
             profile,
             opts.source_root.as_deref(),
             &opts.files,
             &opts.contents,
         )?;
-        let env: serde_json::Map<String, Value> = env
-            .iter()
-            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
-            .collect();
-        let file = dir.path().join("typist.code-workspace");
-        let ws = json!({
-            "folders": [{"path": root.display().to_string()}],
-            "settings": {
+        let mut settings = serde_json::Map::new();
+        if fixture {
+            let server = profile
+                .resolve_command()
+                .ok_or_else(|| SessionError::Missing {
+                    server: profile.name.clone(),
+                    command: profile.command.clone(),
+                    hint: profile.install_hint.clone(),
+                })?;
+            let env: serde_json::Map<String, Value> = env
+                .iter()
+                .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                .collect();
+            settings = json!({
                 "typistInline.command": server.display().to_string(),
                 "typistInline.args": profile.args,
                 "typistInline.env": env,
                 "typistInline.languages": profile.languages,
                 "typistInline.initializationOptions": profile.initialization_options,
                 "typistInline.settings": profile.settings,
-            }
+            })
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        }
+        let vs = instance::shared(&setup).await?;
+        let file = dir.path().join("typist.code-workspace");
+        let ws = json!({
+            "folders": [{"path": root.display().to_string()}],
+            "settings": settings,
         });
         std::fs::write(&file, serde_json::to_vec_pretty(&ws).unwrap_or_default())
             .map_err(SessionError::file(&file))?;
@@ -182,6 +223,7 @@ impl VscodeSession {
             current: None,
             info: ServerInfo::default(),
             broken: None,
+            fixture,
         };
         s.call("Page.enable", json!({})).await?;
         s.call(
@@ -211,6 +253,20 @@ impl VscodeSession {
     async fn wait_ready(&mut self) -> Result<(), SessionError> {
         let within = Duration::from_millis(self.profile.init_timeout_ms).max(PAGE_WITHIN);
         let deadline = Instant::now() + within;
+        if !self.fixture {
+            // Extensions alone: the workbench is up (its status bar drawn); an extension
+            // activates on its own events (the manifest says whether it did).
+            self.info = ServerInfo {
+                name: Some(self.profile.name.clone()),
+                version: None,
+            };
+            return self
+                .wait_page(
+                    "the workbench",
+                    "!!document.querySelector('.monaco-workbench .part.statusbar')",
+                )
+                .await;
+        }
         loop {
             let r = self.read().await?;
             let status = r["status"].as_str().unwrap_or("");
@@ -307,6 +363,9 @@ impl VscodeSession {
     /// Inline Suggestion is run at the file's end until the fixture's status shows a
     /// request (its answer is not read; the next case hides it with Escape).
     async fn wait_asked(&mut self, rel: &str) -> Result<(), SessionError> {
+        if !self.fixture {
+            return self.warm_up().await;
+        }
         let r = self.read().await?;
         let seq0 = parse_status(r["status"].as_str().unwrap_or("")).map_or(0, |s| s.seq);
         let within = Duration::from_millis(self.profile.init_timeout_ms).max(PAGE_WITHIN);
@@ -337,6 +396,28 @@ impl VscodeSession {
                 .into());
             }
         }
+    }
+
+    /// With extensions alone, whose requests typist cannot see: Trigger Inline
+    /// Suggestion at the file's end until something is shown there, or `WARM_UP` has
+    /// passed (an extension may rightly show nothing at a file's end).
+    async fn warm_up(&mut self) -> Result<(), SessionError> {
+        self.key("End", "End", 35, CTRL).await?;
+        let deadline = Instant::now() + WARM_UP;
+        while Instant::now() < deadline {
+            self.palette(TRIGGER).await?;
+            let next = Instant::now() + LINE_SHOWS_WITHIN;
+            while Instant::now() < next {
+                if read_shown(&self.read().await?).is_some() {
+                    return Ok(());
+                }
+                tokio::time::sleep(PAGE_POLL).await;
+            }
+            if let Some(why) = self.vs.ended() {
+                return Err(EditorError::Exited(format!("vscode: {why}")).into());
+            }
+        }
+        Ok(())
     }
 
     /// What the editor is to hold in `rel`; the disk copy holds it at once, the editor
@@ -418,33 +499,38 @@ impl VscodeSession {
 
         // The fixture's status for a request at the cursor typing ended at.
         let deadline = t0 + self.profile.request_timeout();
-        let status = loop {
-            let r = self.read().await?;
-            if let Some(s) = parse_status(r["status"].as_str().unwrap_or(""))
-                && s.seq > seq0
-                && s.line == row as u64
-                && s.character == col16
-                && s.fate.is_some()
-            {
-                break s;
-            }
-            if let Some(why) = self.vs.ended() {
-                return Err(EditorError::Exited(format!("vscode: {why}")).into());
-            }
-            if Instant::now() >= deadline {
-                let asked =
-                    parse_status(r["status"].as_str().unwrap_or("")).is_some_and(|s| s.seq > seq0);
-                return Err(EditorError::Timeout(format!(
+        let status = if !self.fixture {
+            // Extensions alone: their requests are not seen, only what the page shows.
+            None
+        } else {
+            Some(loop {
+                let r = self.read().await?;
+                if let Some(s) = parse_status(r["status"].as_str().unwrap_or(""))
+                    && s.seq > seq0
+                    && s.line == row as u64
+                    && s.character == col16
+                    && s.fate.is_some()
+                {
+                    break s;
+                }
+                if let Some(why) = self.vs.ended() {
+                    return Err(EditorError::Exited(format!("vscode: {why}")).into());
+                }
+                if Instant::now() >= deadline {
+                    let asked = parse_status(r["status"].as_str().unwrap_or(""))
+                        .is_some_and(|s| s.seq > seq0);
+                    return Err(EditorError::Timeout(format!(
                     "{}: textDocument/inlineCompletion {} within {} ms (through vscode; the page shows {r})",
                     if asked { "not answered" } else { "not asked by vscode" },
                     self.profile.name,
                     self.profile.request_timeout_ms,
                 ))
                 .into());
-            }
-            tokio::time::sleep(PAGE_POLL / 4).await;
+                }
+                tokio::time::sleep(PAGE_POLL / 4).await;
+            })
         };
-        match status.fate {
+        match status.and_then(|s| s.fate) {
             Some(Err(m)) => {
                 return Err(failed(format!(
                     "{}: textDocument/inlineCompletion failed (through vscode): {m}",
