@@ -56,6 +56,9 @@ pub struct Report {
     /// The real editor the profile was examined in (`neovim 0.12.0-dev-fbb1caf`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub editor: Option<String>,
+    /// VS Code: each extension installed, its version, and whether it activated.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub extensions: Vec<crate::editor::vscode::instance::ExtensionState>,
     pub message: String,
 }
 
@@ -85,6 +88,7 @@ impl Report {
             probe: None,
             auth: None,
             editor: None,
+            extensions: Vec::new(),
             message: String::new(),
         }
     }
@@ -195,6 +199,9 @@ pub async fn examine(profile: &Profile, transcript_dir: Option<&Path>) -> Report
     report
 }
 
+/// How long VS Code's extensions have to activate before doctor says they did not.
+const EXTENSIONS_WITHIN: std::time::Duration = std::time::Duration::from_secs(15);
+
 /// Examines one profile inside `app`'s editor: typist's own client as [`examine`]
 /// does, or a real Neovim (its version, whether the profile's server attaches inside
 /// it, and the probe answered through Neovim's inline completion).
@@ -207,10 +214,18 @@ pub async fn examine_in(
         return examine(profile, transcript_dir).await;
     }
     let mut report = Report::blank(profile);
-    if report.command.is_none() {
-        report.status = Status::Missing;
-        report.message = format!("{} not found; {}", profile.command, profile.install_hint);
-        return report;
+    match profile.plugin_editor() {
+        Some(only) if only != app.kind.as_str() => {
+            report.message = format!("runs only with --editor {only} (no server of its own)");
+            return report;
+        }
+        Some(_) => {}
+        None if report.command.is_none() => {
+            report.status = Status::Missing;
+            report.message = format!("{} not found; {}", profile.command, profile.install_hint);
+            return report;
+        }
+        None => {}
     }
     if !matches!(profile.dialect, DialectKind::Inline | DialectKind::Copilot) {
         report.message = format!(
@@ -244,9 +259,36 @@ pub async fn examine_in(
         name: info.name,
         version: info.version,
     };
+    // The extension hosts write their logs a moment after the fact.
+    let until = std::time::Instant::now() + EXTENSIONS_WITHIN;
+    report.extensions = session.extension_states();
+    while std::time::Instant::now() < until
+        && report
+            .extensions
+            .iter()
+            .any(|x| !x.activated && x.activation_error.is_none())
+    {
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        report.extensions = session.extension_states();
+    }
     conclude(&mut report, profile, outcome, false, None);
     if let Some(e) = &report.editor {
         report.message = format!("{} (in {e})", report.message);
+    }
+    // An extension that did not activate, or failed to, is what is missing.
+    for x in &report.extensions {
+        let said = match (&x.activation_error, x.activated) {
+            (Some(err), _) => format!("extension {} {} failed to activate: {err}", x.id, x.version),
+            (None, false) => format!(
+                "extension {} {} did not activate (not signed in, or its activation events did not fire)",
+                x.id, x.version
+            ),
+            (None, true) => format!("extension {} {} activated", x.id, x.version),
+        };
+        if x.activation_error.is_some() || !x.activated {
+            report.status = Status::Failed;
+        }
+        report.message = format!("{}; {said}", report.message);
     }
     session
         .shutdown(crate::editor::session::SHUTDOWN_WAIT)

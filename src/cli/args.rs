@@ -124,6 +124,10 @@ pub struct DoctorArgs {
     /// Examine each profile inside this editor [default: typist].
     #[arg(long, value_parser = super::choice::choice(super::choice::EDITOR))]
     pub editor: Option<typist::editor::EditorKind>,
+    /// With --editor vscode: a VS Code extension to install with an extension-only
+    /// profile (a .vsix file or a marketplace id; repeatable).
+    #[arg(long = "extension", value_name = "FILE.vsix|ID")]
+    pub extensions: Vec<String>,
     #[command(flatten)]
     pub server: super::server_args::ServerFlags,
 }

@@ -22,8 +22,16 @@ pub fn doctor(a: DoctorArgs) -> Result<ExitCode> {
     let rt = runtime()?;
     let app = typist::editor::EditorApp {
         kind: a.editor.unwrap_or_default(),
+        extensions: a
+            .extensions
+            .iter()
+            .map(|e| profile::resolve_extension(e, None))
+            .collect::<Result<_>>()?,
         ..Default::default()
     };
+    if !app.extensions.is_empty() && app.kind != typist::editor::EditorKind::Vscode {
+        anyhow::bail!("--extension installs a VS Code extension: use it with --editor vscode");
+    }
     // The model services the profiles declare, started once for all of them and
     // stopped when `_services` is dropped.
     let (_services, filled) = typist::service::Services::start_each(&list, 1)?;
@@ -37,6 +45,8 @@ pub fn doctor(a: DoctorArgs) -> Result<ExitCode> {
             Err(e) => doctor::Report::failed(p, &e),
         });
     }
+    // The VS Code the profiles were examined in, if any.
+    rt.block_on(typist::editor::vscode::stop_shared());
     if a.json {
         out!(
             "{}",

@@ -54,6 +54,15 @@ impl EditorSession {
         }
     }
 
+    /// VS Code: each extension installed and whether it has activated so far; empty
+    /// for the other editors.
+    pub fn extension_states(&self) -> Vec<crate::editor::vscode::instance::ExtensionState> {
+        match self {
+            EditorSession::Vscode(v) => v.extension_states(),
+            _ => Vec::new(),
+        }
+    }
+
     /// The workspace copy the server works on.
     pub fn workspace(&self) -> &std::path::Path {
         match self {

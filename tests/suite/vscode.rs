@@ -234,6 +234,114 @@ fn the_cheating_extension_finds_a_line_left_on_disk() {
     assert_eq!(v, serde_json::json!([1, " = x + 2", null, null]));
 }
 
+/// `doctor --editor vscode` installs an extension-only profile's extension, says it
+/// activated, and names it in its JSON.
+#[test]
+fn doctor_says_which_vscode_extensions_activated() {
+    require_vscode();
+    let cheat =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/vscode/editors/typist-cheat.toml");
+    let out = typist()
+        .args(["doctor", "--editor", "vscode", "--json", "--profile"])
+        .arg(&cheat)
+        .output()
+        .unwrap();
+    ok(&out);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = &v["profiles"][0];
+    assert_eq!(r["status"], "ok", "{r}");
+    assert_eq!(r["extensions"][0]["id"], "typist.typist-cheat", "{r}");
+    assert_eq!(r["extensions"][0]["activated"], true, "{r}");
+    assert!(
+        r["editor"].as_str().unwrap().starts_with("vscode 1.139."),
+        "{r}"
+    );
+}
+
+/// What cannot run is refused before any editor starts, naming what to do.
+#[test]
+fn extensions_that_cannot_run_are_refused_with_what_to_do() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cheat =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/vscode/editors/typist-cheat.toml");
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec![
+                "--assistant".into(),
+                "vscode-extension".into(),
+                "--editor".into(),
+                "vscode".into(),
+            ],
+            "name one with --extension",
+        ),
+        (
+            vec![
+                "--assistant".into(),
+                "typist-ngram".into(),
+                "--editor".into(),
+                "vscode".into(),
+                "--extension".into(),
+                "typist-cheat.vsix".into(),
+            ],
+            "--extension measures an extension alone",
+        ),
+        (
+            vec![
+                "--assistant".into(),
+                "vscode-extension".into(),
+                "--extension".into(),
+                "typist-cheat.vsix".into(),
+            ],
+            "runs only with --editor vscode",
+        ),
+        (
+            vec![
+                "--assistant".into(),
+                cheat.display().to_string(),
+                "--editor".into(),
+                "neovim".into(),
+            ],
+            "a VS Code extension with no server runs only with --editor vscode",
+        ),
+        (
+            vec![
+                "--assistant".into(),
+                "vscode-extension".into(),
+                "--editor".into(),
+                "vscode".into(),
+                "--extension".into(),
+                "no/such.vsix".into(),
+            ],
+            "no such .vsix file",
+        ),
+    ];
+    for (extra, want) in cases {
+        let out = typist()
+            .args([
+                "run",
+                "--config",
+                "/dev/null",
+                "--quiet",
+                "--dataset",
+                &semver(),
+                "--single-repo",
+                "--rate",
+                "0.005",
+                "--seed",
+                "1",
+                "--out",
+            ])
+            .arg(tmp.path().join("out"))
+            .args(&extra)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{extra:?} ran");
+        assert!(err.contains(want), "{extra:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
+
 /// (pid, parent, command name) of every process.
 fn processes() -> Vec<(u32, u32, String)> {
     let mut out = Vec::new();

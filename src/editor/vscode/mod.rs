@@ -64,6 +64,12 @@ const QUICK_INPUT_SETTLE: Duration = Duration::from_millis(50);
 /// With extensions alone: how long a freshly opened file is asked at its end before its
 /// first case (see `VscodeSession::warm_up`).
 const WARM_UP: Duration = Duration::from_secs(4);
+/// What the window's title holds once its workspace (`typist.code-workspace`) is open.
+const WORKSPACE_TITLE: &str = "typist (Workspace)";
+/// How long a window may show no workspace folder before it is opened again.
+const FOLDER_WITHIN: Duration = Duration::from_secs(10);
+/// A session's window is opened at most this many times.
+const OPEN_TRIES: u32 = 3;
 
 /// The quick-input box (Quick Open, Go to Line, the command palette) is open and
 /// focused.
@@ -244,60 +250,90 @@ impl VscodeSession {
             s.vs.url(),
             urlencode(&file.display().to_string())
         );
-        s.call("Page.navigate", json!({"url": url})).await?;
-        s.wait_ready().await?;
+        s.wait_ready(&url).await?;
         Ok(s)
     }
 
-    /// Waits for the workbench and the fixture's client: `typist-inline 0 ready`.
-    async fn wait_ready(&mut self) -> Result<(), SessionError> {
+    /// Opens the window on the session's workspace and waits for the workbench with
+    /// that folder, and for the fixture's client: `typist-inline 0 ready`. A window
+    /// that comes up without its folder (now and then on a loaded machine: the fixture
+    /// then waits for a folder, the title names no workspace) is opened again, at most
+    /// `OPEN_TRIES` times.
+    async fn wait_ready(&mut self, url: &str) -> Result<(), SessionError> {
         let within = Duration::from_millis(self.profile.init_timeout_ms).max(PAGE_WITHIN);
         let deadline = Instant::now() + within;
-        if !self.fixture {
-            // Extensions alone: the workbench is up (its status bar drawn); an extension
-            // activates on its own events (the manifest says whether it did).
-            self.info = ServerInfo {
-                name: Some(self.profile.name.clone()),
-                version: None,
-            };
-            return self
-                .wait_page(
-                    "the workbench",
-                    "!!document.querySelector('.monaco-workbench .part.statusbar')",
-                )
-                .await;
-        }
-        loop {
-            let r = self.read().await?;
-            let status = r["status"].as_str().unwrap_or("");
-            if status.starts_with("typist-inline 0 ready") {
-                self.info = ServerInfo {
-                    name: Some(self.profile.name.clone()),
-                    version: None,
-                };
-                return Ok(());
+        self.info = ServerInfo {
+            name: Some(self.profile.name.clone()),
+            version: None,
+        };
+        let mut tries = 0;
+        'open: loop {
+            tries += 1;
+            self.call("Page.navigate", json!({"url": url})).await?;
+            let opened = Instant::now();
+            loop {
+                let r = self.read().await?;
+                let status = r["status"].as_str().unwrap_or("").to_string();
+                let title = self
+                    .vs
+                    .eval(&self.tab, "document.title")
+                    .await
+                    .unwrap_or_default();
+                let title = title.as_str().unwrap_or("");
+                let with_folder = title.contains(WORKSPACE_TITLE);
+                if !self.fixture
+                    && with_folder
+                    && self
+                        .vs
+                        .eval(
+                            &self.tab,
+                            "!!document.querySelector('.monaco-workbench .part.statusbar')",
+                        )
+                        .await?
+                        == Value::Bool(true)
+                {
+                    // Extensions alone: they activate on their own events (the
+                    // manifest says whether they did).
+                    return Ok(());
+                }
+                if self.fixture && status.starts_with("typist-inline 0 ready") {
+                    return Ok(());
+                }
+                if let Some(why) = status.strip_prefix("typist-inline failed") {
+                    return Err(EditorError::Exited(format!(
+                        "{}: the server did not start inside vscode:{why}",
+                        self.profile.name
+                    ))
+                    .into());
+                }
+                let no_folder = !with_folder || status.contains("waiting for the workspace folder");
+                if no_folder && opened.elapsed() >= FOLDER_WITHIN && tries < OPEN_TRIES {
+                    tracing::warn!(
+                        assistant = %self.profile.name,
+                        title,
+                        status,
+                        "vscode's window came up without its workspace folder; opening it again"
+                    );
+                    continue 'open;
+                }
+                if Instant::now() >= deadline {
+                    return Err(EditorError::Timeout(format!(
+                        "{}: vscode's window or its extension not ready within {} ms (status: {status:?}, title: {title:?}, opened {tries} times)",
+                        self.profile.name,
+                        within.as_millis()
+                    ))
+                    .into());
+                }
+                tokio::time::sleep(PAGE_POLL).await;
             }
-            if let Some(why) = status.strip_prefix("typist-inline failed") {
-                return Err(EditorError::Exited(format!(
-                    "{}: the server did not start inside vscode:{why}",
-                    self.profile.name
-                ))
-                .into());
-            }
-            if Instant::now() >= deadline {
-                return Err(EditorError::Timeout(format!(
-                    "{}: vscode's window or its extension not ready within {} ms (status: {status:?})",
-                    self.profile.name,
-                    within.as_millis()
-                ))
-                .into());
-            }
-            tokio::time::sleep(PAGE_POLL).await;
         }
     }
 
     pub fn editor_version(&self) -> &str {
         &self.vs.version
+    }
+    pub fn extension_states(&self) -> Vec<instance::ExtensionState> {
+        self.vs.extension_states()
     }
     pub fn server_info(&self) -> &ServerInfo {
         &self.info
