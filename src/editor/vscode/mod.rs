@@ -155,14 +155,14 @@ impl VscodeSession {
             extensions: Vec::new(),
             settings: user_settings(),
         };
-        if fixture {
-            let f = instance::fixture_vsix().ok_or_else(|| SessionError::Missing {
-                server: "vscode".into(),
-                command: ".servers/vscode/typist-inline.vsix".into(),
-                hint: "run scripts/install-servers.sh (it packs the fixture extension)".into(),
-            })?;
-            setup.extensions.push(f.display().to_string());
-        }
+        // The fixture serves the profile's server; with extensions alone it only says
+        // whether the extension host has the window's folder (`0 no-server`).
+        let f = instance::fixture_vsix().ok_or_else(|| SessionError::Missing {
+            server: "vscode".into(),
+            command: ".servers/vscode/typist-inline.vsix".into(),
+            hint: "run scripts/install-servers.sh (it packs the fixture extension)".into(),
+        })?;
+        setup.extensions.push(f.display().to_string());
         if let Some(v) = &profile.vscode {
             setup.extensions.extend(v.extensions.iter().cloned());
             if let (Some(to), Some(from)) = (setup.settings.as_object_mut(), v.settings.as_object())
@@ -171,7 +171,7 @@ impl VscodeSession {
             }
         }
         setup.extensions.extend(app.extensions.iter().cloned());
-        if setup.extensions.is_empty() {
+        if !fixture && setup.extensions.len() == 1 {
             return Err(failed(format!(
                 "{}: no VS Code extension to measure: name one with --extension FILE.vsix|ID",
                 profile.name
@@ -254,11 +254,12 @@ impl VscodeSession {
         Ok(s)
     }
 
-    /// Opens the window on the session's workspace and waits for the workbench with
-    /// that folder, and for the fixture's client: `typist-inline 0 ready`. A window
-    /// that comes up without its folder (now and then on a loaded machine: the fixture
-    /// then waits for a folder, the title names no workspace) is opened again, at most
-    /// `OPEN_TRIES` times.
+    /// Opens the window on the session's workspace and waits for the fixture to say
+    /// that its extension host has the folder: `typist-inline 0 ready` (its client
+    /// started) or, with extensions alone, `typist-inline 0 no-server`. A window whose
+    /// extension host has no folder for `FOLDER_WITHIN` (now and then on a loaded
+    /// machine: the title names the workspace, the extension host has none and gets
+    /// none) is opened again, at most `OPEN_TRIES` times.
     async fn wait_ready(&mut self, url: &str) -> Result<(), SessionError> {
         let within = Duration::from_millis(self.profile.init_timeout_ms).max(PAGE_WITHIN);
         let deadline = Instant::now() + within;
@@ -281,22 +282,14 @@ impl VscodeSession {
                     .unwrap_or_default();
                 let title = title.as_str().unwrap_or("");
                 let with_folder = title.contains(WORKSPACE_TITLE);
-                if !self.fixture
-                    && with_folder
-                    && self
-                        .vs
-                        .eval(
-                            &self.tab,
-                            "!!document.querySelector('.monaco-workbench .part.statusbar')",
-                        )
-                        .await?
-                        == Value::Bool(true)
-                {
-                    // Extensions alone: they activate on their own events (the
-                    // manifest says whether they did).
-                    return Ok(());
-                }
-                if self.fixture && status.starts_with("typist-inline 0 ready") {
+                // Extensions alone: the fixture says the extension host has its folder;
+                // they activate on their own events (the manifest says whether they did).
+                let ready = if self.fixture {
+                    "typist-inline 0 ready"
+                } else {
+                    "typist-inline 0 no-server"
+                };
+                if status.starts_with(ready) {
                     return Ok(());
                 }
                 if let Some(why) = status.strip_prefix("typist-inline failed") {
