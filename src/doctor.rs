@@ -220,6 +220,10 @@ pub async fn examine_in(
             return report;
         }
         Some(_) => {}
+        None if !app.extensions.is_empty() => {
+            report.message = "--extension measures an extension alone: this profile has a server (use --profile vscode-extension)".into();
+            return report;
+        }
         None if report.command.is_none() => {
             report.status = Status::Missing;
             report.message = format!("{} not found; {}", profile.command, profile.install_hint);

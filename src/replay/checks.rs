@@ -55,6 +55,14 @@ pub fn check_editor(profiles: &[Profile], plan: &[Case], app: &EditorApp) -> Res
                     p.name
                 )
             }
+            None if app.kind == EditorKind::Vscode
+                && p.vscode.as_ref().is_some_and(|v| !v.extensions.is_empty()) =>
+            {
+                bail!(
+                    "{}: a profile with a server cannot name VS Code extensions too (typist's fixture extension serves its server); give the extensions a profile with no command",
+                    p.name
+                )
+            }
             None if app.kind == EditorKind::Vscode && !app.extensions.is_empty() => bail!(
                 "{}: --extension measures an extension alone, and {} has a server (typist's fixture extension serves it inside VS Code); use an extension-only assistant (--assistant vscode-extension, or a profile with [vscode] and no command)",
                 p.name,

@@ -101,11 +101,12 @@ pub struct Instance {
     pub version: String,
     pub installed: Vec<(String, Installed)>,
     pub dir: PathBuf,
-    _scratch: tempfile::TempDir,
     server: ServerProcess,
     server_exit: watch::Receiver<Option<ExitInfo>>,
     browser: ServerProcess,
     browser_exit: watch::Receiver<Option<ExitInfo>>,
+    /// Last: dropped after the processes, so their folder goes once they have.
+    _scratch: tempfile::TempDir,
 }
 
 /// What a VS Code of the run is started with: the extensions installed (files as

@@ -64,6 +64,8 @@ const QUICK_INPUT_SETTLE: Duration = Duration::from_millis(50);
 /// With extensions alone: how long a freshly opened file is asked at its end before its
 /// first case (see `VscodeSession::warm_up`).
 const WARM_UP: Duration = Duration::from_secs(4);
+/// The project's fixture extension's id.
+const FIXTURE_ID: &str = "typist.typist-inline";
 /// What the window's title holds once its workspace (`typist.code-workspace`) is open.
 const WORKSPACE_TITLE: &str = "typist (Workspace)";
 /// How long a window may show no workspace folder before it is opened again.
@@ -164,13 +166,24 @@ impl VscodeSession {
         })?;
         setup.extensions.push(f.display().to_string());
         if let Some(v) = &profile.vscode {
+            if fixture && !v.extensions.is_empty() {
+                return Err(failed(format!(
+                    "{}: a profile with a server cannot name VS Code extensions too (the fixture extension serves its server, and two providers would draw in one window); give the extensions a profile with no command",
+                    profile.name
+                )));
+            }
             setup.extensions.extend(v.extensions.iter().cloned());
             if let (Some(to), Some(from)) = (setup.settings.as_object_mut(), v.settings.as_object())
             {
                 to.extend(from.iter().map(|(k, v)| (k.clone(), v.clone())));
             }
         }
-        setup.extensions.extend(app.extensions.iter().cloned());
+        for x in &app.extensions {
+            // Named twice (the profile and --extension): installed once.
+            if !setup.extensions.contains(x) {
+                setup.extensions.push(x.clone());
+            }
+        }
         if !fixture && setup.extensions.len() == 1 {
             return Err(failed(format!(
                 "{}: no VS Code extension to measure: name one with --extension FILE.vsix|ID",
@@ -298,6 +311,9 @@ impl VscodeSession {
                         self.profile.name
                     ))
                     .into());
+                }
+                if let Some(why) = self.vs.ended() {
+                    return Err(EditorError::Exited(format!("vscode: {why}")).into());
                 }
                 let no_folder = !with_folder || status.contains("waiting for the workspace folder");
                 if no_folder && opened.elapsed() >= FOLDER_WITHIN && tries < OPEN_TRIES {
@@ -446,17 +462,59 @@ impl VscodeSession {
                 return Err(EditorError::Exited(format!("vscode: {why}")).into());
             }
         }
-        Ok(())
+        self.wait_activated().await
     }
 
-    /// What the editor is to hold in `rel`; the disk copy holds it at once, the editor
-    /// when the next case is placed.
+    /// With extensions alone, after a file is open: every measured extension has
+    /// activated (its extension host logged it), else the session fails naming it, so
+    /// an extension that cannot work never yields a run of `empty` records.
+    async fn wait_activated(&mut self) -> Result<(), SessionError> {
+        let within = Duration::from_millis(self.profile.init_timeout_ms).max(PAGE_WITHIN);
+        let deadline = Instant::now() + within;
+        loop {
+            let states = self.vs.extension_states();
+            let measured: Vec<_> = states
+                .iter()
+                .filter(|x| !x.id.eq_ignore_ascii_case(FIXTURE_ID))
+                .collect();
+            if let Some(x) = measured.iter().find(|x| x.activation_error.is_some()) {
+                return Err(EditorError::Exited(format!(
+                    "{}: VS Code extension {} {} failed to activate: {}",
+                    self.profile.name,
+                    x.id,
+                    x.version,
+                    x.activation_error.as_deref().unwrap_or("")
+                ))
+                .into());
+            }
+            if measured.iter().all(|x| x.activated) {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                let ids: Vec<&str> = measured
+                    .iter()
+                    .filter(|x| !x.activated)
+                    .map(|x| x.id.as_str())
+                    .collect();
+                return Err(EditorError::Timeout(format!(
+                    "{}: VS Code extension {} not activated within {} ms of opening a file (check `typist doctor --editor vscode`: its sign-in, its activation events)",
+                    self.profile.name,
+                    ids.join(", "),
+                    within.as_millis()
+                ))
+                .into());
+            }
+            tokio::time::sleep(PAGE_POLL * 10).await;
+        }
+    }
+
+    /// What the editor is to hold in `rel` when the next case is placed. Nothing is
+    /// written yet: the case writes the disk copy without the line's typed characters,
+    /// which reach VS Code only as keys.
     pub fn set_text(&mut self, rel: &str, text: &str) -> Result<(), SessionError> {
         if !self.texts.contains_key(rel) {
             return Err(SessionError::NotOpen(rel.to_string()));
         }
-        let path = self.root.join(rel);
-        workspace::write_creating(&path, text).map_err(SessionError::file(&path))?;
         self.texts.insert(rel.to_string(), text.to_string());
         Ok(())
     }
