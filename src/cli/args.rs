@@ -324,8 +324,9 @@ pub struct RunArgs {
     /// `vscode-extension`.
     #[arg(long = "extension", value_name = "FILE.vsix|ID")]
     pub extensions: Vec<String>,
-    /// With --editor-namespace: nothing new shown this long after the last key is an
-    /// `empty` with its reason [default: 1000].
+    /// With --editor-namespace and with --editor vscode: nothing new shown this long
+    /// after the last key (VS Code's fixture extension: after the answer) is an `empty`
+    /// with its reason [default: 1000].
     #[arg(long, value_name = "MS")]
     pub display_deadline_ms: Option<u64>,
     /// Neighbouring files of the same repository opened before the case's file.

@@ -19,12 +19,15 @@
 //! (up to 4 s here), and typed keys then ask nothing. Then the page is read:
 //! the fixture shows in the status bar the fate of each inline request (its sequence
 //! number, line:character, and the number of items or the error), so the case's answer
-//! is the first request at the cursor typing ended at, sent after the case began; an
-//! older suggestion still on screen is never read. An error is the case's error, no
-//! status in the profile's request deadline a timeout, no items an `empty`; items but
-//! no ghost text shown within the display deadline an `empty` with its reason. The
-//! ghost text read is what the page shows: the cursor's line with the ghost text in it
-//! (its spans joined, U+00A0 as spaces) and the further lines of its view zone.
+//! is the first request at the cursor typing ended at, sent after the case began. An
+//! error is the case's error, no status in the profile's request deadline a timeout, no
+//! items an `empty`; items but no ghost text shown within the display deadline after
+//! the answer an `empty` with its reason. The ghost text read is what the page shows:
+//! the cursor's line with the ghost text in it (its spans joined, U+00A0 as spaces) and
+//! the further lines of its view zone; with the fixture it counts only when it draws the
+//! answer's first item (the fixture's label gives the lines accepting it would leave),
+//! and that text is recorded, tabs as tabs. A ghost text that never draws the answer (an
+//! older suggestion still on screen) is the case's error, never an answer or an empty.
 //!
 //! code-server or Chromium gone is the case's error (an exit: the next session starts
 //! them again); a tab that does not answer marks the session broken.
@@ -586,6 +589,7 @@ impl VscodeSession {
 
         // The fixture's status for a request at the cursor typing ended at.
         let deadline = t0 + self.profile.request_timeout();
+        let mut last_read = Value::Null;
         let status = if !self.fixture {
             // Extensions alone: their requests are not seen, only what the page shows.
             None
@@ -598,6 +602,7 @@ impl VscodeSession {
                     && s.character == col16
                     && s.fate.is_some()
                 {
+                    last_read = r;
                     break s;
                 }
                 if let Some(why) = self.vs.ended() {
@@ -617,6 +622,11 @@ impl VscodeSession {
                 tokio::time::sleep(PAGE_POLL / 4).await;
             })
         };
+        // The answer as accepting its first item would leave the lines (the fixture's
+        // label, for this request): only a ghost text that draws it is read.
+        let answer = status
+            .as_ref()
+            .and_then(|st| answer_lines(&last_read, st.seq));
         match status.and_then(|s| s.fate) {
             Some(Err(m)) => {
                 return Err(failed(format!(
@@ -632,8 +642,14 @@ impl VscodeSession {
             }
             _ => {}
         }
-        let shown_by = t0 + Duration::from_millis(self.app.display_deadline_ms);
+        // The display deadline counts from the answer with the fixture (a model's answer
+        // may take longer than the deadline to come), from the last key without it.
+        let answered = if self.fixture { Instant::now() } else { t0 };
+        let shown_by = answered + Duration::from_millis(self.app.display_deadline_ms);
         let typed_line = expand_tabs(&format!("{typed}{rest}"));
+        // A ghost text seen that is not this request's answer (an older suggestion the
+        // typed keys still match, or one not drawn yet).
+        let mut other: Option<String> = None;
         loop {
             let r = self.read().await?;
             if r["row"].as_u64() == Some(row as u64 + 1)
@@ -646,13 +662,39 @@ impl VscodeSession {
                         r["cur"]
                     )));
                 }
-                let latency_ms = t0.elapsed().as_secs_f64() * 1000.0;
-                return Ok(Timed {
-                    value: Suggestions::Inline(vec![s]),
-                    latency_ms,
-                });
+                let s = match &answer {
+                    // Extensions alone: what the page shows is all typist knows.
+                    None if !self.fixture => Some(s),
+                    Some(lines) if draws(&s.text, lines) => Some(InlineSuggestion {
+                        line: lines.split('\n').next().unwrap_or("").to_string(),
+                        text: lines.clone(),
+                    }),
+                    _ => {
+                        other = Some(s.text);
+                        None
+                    }
+                };
+                if let Some(s) = s {
+                    let latency_ms = t0.elapsed().as_secs_f64() * 1000.0;
+                    return Ok(Timed {
+                        value: Suggestions::Inline(vec![s]),
+                        latency_ms,
+                    });
+                }
             }
             if Instant::now() >= shown_by {
+                if let Some(seen) = other {
+                    // Never an answer, never an empty: the user saw a suggestion that
+                    // is not the one asked for.
+                    return Err(failed(format!(
+                        "vscode: {} answered {:?} and the page still shows {seen:?} at the display deadline ({} ms): a stale suggestion",
+                        self.profile.name,
+                        answer
+                            .as_deref()
+                            .unwrap_or("(no answer text from the fixture)"),
+                        self.app.display_deadline_ms
+                    )));
+                }
                 return Err(EditorError::NothingShown(format!(
                     "nothing shown within the display deadline ({} ms)",
                     self.app.display_deadline_ms
@@ -908,6 +950,24 @@ fn read_shown(r: &Value) -> Option<InlineSuggestion> {
     Some(InlineSuggestion { line: first, text })
 }
 
+/// The fixture's answer for request `seq` from a reading of the page: the lines that
+/// accepting its first item would leave (the item's label, `{"seq": N, "lines": ...}`).
+fn answer_lines(r: &Value, seq: u64) -> Option<String> {
+    let a: Value = serde_json::from_str(r["answer"].as_str()?).ok()?;
+    if a["seq"].as_u64() != Some(seq) {
+        return None;
+    }
+    a["lines"].as_str().map(str::to_string)
+}
+
+/// Whether the ghost text read (`shown`: the cursor's line and the further lines, as
+/// drawn) draws `lines`: each line with its tabs drawn as spaces.
+fn draws(shown: &str, lines: &str) -> bool {
+    let drawn: Vec<&str> = shown.split('\n').collect();
+    let want: Vec<String> = lines.split('\n').map(expand_tabs).collect();
+    drawn.len() == want.len() && drawn.iter().zip(&want).all(|(a, b)| *a == b)
+}
+
 /// A line as VS Code draws it: tabs to the next stop of 4 (`editor.tabSize`).
 fn expand_tabs(s: &str) -> String {
     let mut out = String::new();
@@ -967,6 +1027,22 @@ mod tests {
                 .asking
         );
         assert_eq!(parse_status("typist-inline 0 ready"), None);
+    }
+
+    #[test]
+    fn only_a_ghost_text_drawing_this_requests_answer_is_read() {
+        let r = json!({"answer": r#"{"seq":4,"lines":"\tx = f(1)\n\treturn x"}"#});
+        let lines = answer_lines(&r, 4).unwrap();
+        assert_eq!(lines, "\tx = f(1)\n\treturn x");
+        // An older request's answer is not this one's.
+        assert_eq!(answer_lines(&r, 5), None);
+        assert_eq!(answer_lines(&json!({"answer": "null"}), 4), None);
+        assert_eq!(answer_lines(&json!({}), 4), None);
+        // Tabs are drawn as spaces to the next stop of 4.
+        assert!(draws("    x = f(1)\n    return x", &lines));
+        assert!(!draws("    x = f(1)", &lines), "a line missing");
+        assert!(!draws("    x = f(2)\n    return x", &lines), "another text");
+        assert!(draws("ab  c", "ab\tc"));
     }
 
     #[test]
