@@ -199,6 +199,9 @@ pub async fn examine(profile: &Profile, transcript_dir: Option<&Path>) -> Report
     report
 }
 
+/// How long doctor looks at VS Code's page for an extension asking to sign in.
+const SIGN_IN_WITHIN: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// How long VS Code's extensions have to activate before doctor says they did not.
 const EXTENSIONS_WITHIN: std::time::Duration = std::time::Duration::from_secs(15);
 
@@ -231,10 +234,16 @@ pub async fn examine_in(
         }
         None => {}
     }
-    if !matches!(profile.dialect, DialectKind::Inline | DialectKind::Copilot) {
+    let vscode_shows = app.kind == EditorKind::Vscode
+        && matches!(
+            profile.dialect,
+            DialectKind::LspAi | DialectKind::LspAiGeneration
+        );
+    if !matches!(profile.dialect, DialectKind::Inline | DialectKind::Copilot) && !vscode_shows {
         report.message = format!(
-            "the {:?} dialect runs with --editor typist only (neovim asks textDocument/inlineCompletion)",
-            profile.dialect
+            "the {} dialect runs with --editor typist only ({} asks textDocument/inlineCompletion)",
+            serde_json::json!(profile.dialect).as_str().unwrap_or(""),
+            app.kind.as_str()
         );
         return report;
     }
@@ -293,6 +302,26 @@ pub async fn examine_in(
             report.status = Status::Failed;
         }
         report.message = format!("{}; {said}", report.message);
+    }
+    // Extensions that activated but ask the user to sign in, as the page shows it.
+    if !report.extensions.is_empty() {
+        let within = if report.status == Status::Ok {
+            SIGN_IN_WITHIN
+        } else {
+            std::time::Duration::ZERO
+        };
+        let asks = session.sign_in_prompts(within).await;
+        if !asks.is_empty() {
+            if report.status == Status::Ok {
+                report.status = Status::NeedsAuth;
+            }
+            report.auth = Some(asks.join("; "));
+            report.message = format!(
+                "{}; asks to sign in ({}): typist starts VS Code with a fresh profile each run, so a sign-in made elsewhere is not there; give the extension's token or key in the profile's [vscode] settings where it takes one",
+                report.message,
+                asks.join("; ")
+            );
+        }
     }
     session
         .shutdown(crate::editor::session::SHUTDOWN_WAIT)

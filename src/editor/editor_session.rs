@@ -63,6 +63,16 @@ impl EditorSession {
         }
     }
 
+    /// VS Code: what the page shows that asks the user to sign in (status bar items,
+    /// notifications, the Accounts menu's badge), looked for during `within`; empty for
+    /// the other editors.
+    pub async fn sign_in_prompts(&mut self, within: std::time::Duration) -> Vec<String> {
+        match self {
+            EditorSession::Vscode(v) => v.sign_in_prompts(within).await,
+            _ => Vec::new(),
+        }
+    }
+
     /// The workspace copy the server works on.
     pub fn workspace(&self) -> &std::path::Path {
         match self {

@@ -74,7 +74,6 @@ pub fn check_editor(profiles: &[Profile], plan: &[Case], app: &EditorApp) -> Res
     if app.kind == EditorKind::Typist {
         return Ok(());
     }
-    let editor = app.kind.as_str();
     let tokens = plan.iter().any(|c| c.token.is_some());
     for p in profiles {
         let fits = if tokens {
@@ -83,15 +82,20 @@ pub fn check_editor(profiles: &[Profile], plan: &[Case], app: &EditorApp) -> Res
             matches!(
                 p.dialect,
                 DialectKind::Inline | DialectKind::Copilot | DialectKind::LspAi
-            )
+            ) || (app.kind == EditorKind::Vscode && p.dialect == DialectKind::LspAiGeneration)
         };
         if !fits {
+            let how = if app.kind == EditorKind::Vscode {
+                "--editor vscode shows line suggestions from textDocument/inlineCompletion or, \
+                 through typist's fixture extension, lsp-ai's completion item or generation"
+            } else {
+                "--editor neovim asks through textDocument/inlineCompletion or, for lsp-ai, \
+                 the completion popup (lines), and the completion popup (token plans)"
+            };
             bail!(
-                "{}: --editor {editor} asks through textDocument/inlineCompletion or, for lsp-ai, \
-                 the completion popup (lines), and the completion popup (token plans) only; the \
-                 {:?} dialect runs with --editor typist",
+                "{}: {how} only; the {} dialect runs with --editor typist",
                 p.name,
-                p.dialect
+                serde_json::json!(p.dialect).as_str().unwrap_or("")
             );
         }
     }

@@ -41,6 +41,10 @@ fn semver() -> String {
 }
 
 fn run_args(out: &Path) -> Vec<String> {
+    run_args_for(out, "typist-ngram")
+}
+
+fn run_args_for(out: &Path, assistant: &str) -> Vec<String> {
     let dataset = semver();
     [
         "run",
@@ -52,7 +56,7 @@ fn run_args(out: &Path) -> Vec<String> {
         dataset.as_str(),
         "--single-repo",
         "--assistant",
-        "typist-ngram",
+        assistant,
         "--rate",
         "0.005",
         "--seed",
@@ -69,6 +73,23 @@ fn run_args(out: &Path) -> Vec<String> {
     .collect()
 }
 
+/// The plan through typist's own client and through VS Code (keys 20 ms apart): the
+/// records of both, in order.
+fn both_ways(tmp: &Path, assistant: &str) -> (Vec<Value>, Vec<Value>) {
+    let own = tmp.join("typist");
+    ok(&typist()
+        .args(run_args_for(&own, assistant))
+        .output()
+        .unwrap());
+    let vs = tmp.join("vscode");
+    ok(&typist()
+        .args(run_args_for(&vs, assistant))
+        .args(["--editor", "vscode", "--key-interval-ms", "20"])
+        .output()
+        .unwrap());
+    (parsed(&own), parsed(&vs))
+}
+
 /// Same plan, two editors: typist-ngram through typist's own client and through VS Code
 /// (the fixture extension, keys 20 ms apart). At least 99% of the cases give the same
 /// outcome and the same predicted line; the records through VS Code name the editor and
@@ -77,15 +98,8 @@ fn run_args(out: &Path) -> Vec<String> {
 fn the_same_plan_through_vscode_gives_the_same_suggestions() {
     require_vscode();
     let tmp = tempfile::tempdir().unwrap();
-    let own = tmp.path().join("typist");
-    ok(&typist().args(run_args(&own)).output().unwrap());
     let vs = tmp.path().join("vscode");
-    ok(&typist()
-        .args(run_args(&vs))
-        .args(["--editor", "vscode", "--key-interval-ms", "20"])
-        .output()
-        .unwrap());
-    let (a, b) = (parsed(&own), parsed(&vs));
+    let (a, b) = both_ways(tmp.path(), "typist-ngram");
     assert_eq!(a.len(), b.len());
     assert!(a.len() >= 5, "{} records", a.len());
     assert!(
@@ -134,6 +148,34 @@ fn the_same_plan_through_vscode_gives_the_same_suggestions() {
         "never"
     );
     assert_eq!(m["conditions"]["app"]["settings"]["files.autoSave"], "off");
+}
+
+/// lsp-ai, whose answers are completion items, inside VS Code: the fixture shows the
+/// first item's text as ghost text (the `lsp-ai` dialect), and the real SmolLM2 behind
+/// it gives every case of the semver plan the outcome and line it gives through typist's
+/// own client, with at least one suggestion.
+#[test]
+fn lsp_ai_with_the_real_model_answers_in_vscode_as_in_typists_client() {
+    require_vscode();
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = both_ways(tmp.path(), "lsp-ai-smollm2");
+    assert_eq!(a.len(), b.len());
+    assert!(a.len() >= 5, "{} records", a.len());
+    for (x, y) in a.iter().zip(&b) {
+        assert_eq!((&x["case"], &x["assistant"]), (&y["case"], &y["assistant"]));
+        assert_eq!(
+            (&x["outcome"], &x["predicted"]),
+            (&y["outcome"], &y["predicted"]),
+            "typist's client | vscode: {} {}",
+            y["error"],
+            y["reason"]
+        );
+        assert_eq!(y["editor"], "vscode");
+    }
+    assert!(
+        b.iter().any(|r| r["outcome"] == "suggestion"),
+        "some suggestions"
+    );
 }
 
 /// The honesty invariant inside VS Code, with an extension as the adversary
@@ -271,6 +313,49 @@ fn doctor_says_which_vscode_extensions_activated() {
         r["editor"].as_str().unwrap().starts_with("vscode 1.139."),
         "{r}"
     );
+}
+
+/// An extension that is not signed in (the fixture `typist-signin` shows a status bar
+/// item and a notification asking to sign in, as assistant extensions do when signed
+/// out): `doctor` says `needs-auth` and names what VS Code shows; `run` stops at its
+/// first file naming it and writes no record, never a run of empties.
+#[test]
+fn an_extension_that_asks_to_sign_in_is_named_by_doctor_and_run() {
+    require_vscode();
+    let signin =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/vscode/editors/typist-signin.toml");
+    let out = typist()
+        .args(["doctor", "--editor", "vscode", "--json", "--profile"])
+        .arg(&signin)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "doctor: not every profile ok");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = &v["profiles"][0];
+    assert_eq!(r["status"], "needs-auth", "{r}");
+    let auth = r["auth"].as_str().unwrap_or_default();
+    // The status bar item stays; the notification may have gone by the time of the
+    // probe (toasts hide), so it is not required.
+    assert!(auth.contains("status bar: typist-signin: Sign in"), "{r}");
+
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("out");
+    let out = typist()
+        .args(["run", "--config", "/dev/null", "--quiet", "--dataset"])
+        .arg(semver())
+        .args(["--single-repo", "--rate", "0.005", "--seed", "1"])
+        .args(["--editor", "vscode", "--assistant"])
+        .arg(&signin)
+        .arg("--out")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("typist-signin is not signed in"), "{err}");
+    assert!(err.contains("typist-signin: Sign in"), "{err}");
+    let records = std::fs::read_to_string(dir.join("records.jsonl")).unwrap_or_default();
+    assert_eq!(records, "", "no record of an extension that cannot answer");
 }
 
 /// What cannot run is refused before any editor starts, naming what to do.

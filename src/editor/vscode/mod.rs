@@ -46,7 +46,7 @@ use super::document::{Document, Position, PositionEncoding};
 use super::error::{EditorError, SessionError};
 use super::handshake::ServerInfo;
 use super::kind::EditorApp;
-use super::profile::Profile;
+use super::profile::{DialectKind, Profile};
 use super::session::{SessionOptions, Timed};
 use super::suggestions::{InlineSuggestion, Suggestions};
 use super::workspace::{self, Workspace};
@@ -83,6 +83,30 @@ const QUICK_INPUT_FOCUSED: &str = "!!document.querySelector('.quick-input-widget
 /// What the page shows, read in one script: the focused editor's cursor line (from the
 /// status bar's "Ln N, Col M"), the ghost text at it, the fixture's status.
 const READ: &str = include_str!("read.js");
+
+/// What the page shows that asks the user to sign in: status bar items (their text and
+/// label), notifications, and the Accounts menu's badge (an extension that asked VS Code's
+/// authentication for a session); typist's own fixture's status left out.
+const SIGN_IN: &str = r#"(() => {
+  const asks = /\b(sign[ -]?in|log[ -]?in|sign[ -]?up|authenticat|not signed|unauthori[sz]ed|api key)/i;
+  const out = [];
+  for (const e of document.querySelectorAll('.statusbar-item')) {
+    const t = (e.textContent || '').trim();
+    if (t.startsWith('typist-inline')) continue;
+    const a = [e, ...e.querySelectorAll('[aria-label]')].map((x) => x.getAttribute('aria-label') || '').join(' ');
+    if (asks.test(t) || asks.test(a)) out.push('status bar: ' + (t || a).replace(/\s+/g, ' '));
+  }
+  for (const e of document.querySelectorAll('.notifications-toasts .notification-list-item-message, .notifications-center .notification-list-item-message')) {
+    const t = (e.textContent || '').trim();
+    if (asks.test(t)) out.push('notification: ' + t.replace(/\s+/g, ' '));
+  }
+  for (const e of document.querySelectorAll('.activitybar .action-item')) {
+    const l = (e.querySelector('[aria-label]') || e).getAttribute('aria-label') || '';
+    const b = e.querySelector('.badge .badge-content');
+    if (/^Accounts/i.test(l) && b && (b.textContent || '').trim()) out.push('accounts menu: ' + l.replace(/\s+/g, ' '));
+  }
+  return [...new Set(out)];
+})()"#;
 
 /// The editor's layout when a line does not show (for the error).
 const DUMP: &str = "(() => { const ed = document.querySelector('.editor-instance .monaco-editor.focused') || document.querySelector('.editor-instance .monaco-editor'); if (!ed) return 'no editor'; const sc = ed.querySelector('.monaco-scrollable-element'); return JSON.stringify({vis: document.visibilityState, focus: document.hasFocus(), win: [innerWidth, innerHeight], ed: [ed.clientWidth, ed.clientHeight], scroll: sc && [sc.scrollTop, sc.scrollHeight], lines: [...ed.querySelectorAll('.margin-view-overlays .line-numbers')].map(n => n.textContent).filter(Boolean).slice(-3)}); })()";
@@ -208,6 +232,19 @@ impl VscodeSession {
                     command: profile.command.clone(),
                     hint: profile.install_hint.clone(),
                 })?;
+            // The fixture asks the server as the profile's dialect says.
+            let dialect = match profile.dialect {
+                DialectKind::Inline | DialectKind::Copilot => "inline",
+                DialectKind::LspAi => "lsp-ai",
+                DialectKind::LspAiGeneration => "lsp-ai-generation",
+                DialectKind::Completion | DialectKind::LlmLs => {
+                    return Err(failed(format!(
+                        "{}: the {} dialect has no inline suggestions in vscode's fixture extension; run it with --editor typist",
+                        profile.name,
+                        json!(profile.dialect).as_str().unwrap_or("")
+                    )));
+                }
+            };
             let env: serde_json::Map<String, Value> = env
                 .iter()
                 .map(|(k, v)| (k.clone(), Value::String(v.clone())))
@@ -219,6 +256,8 @@ impl VscodeSession {
                 "typistInline.languages": profile.languages,
                 "typistInline.initializationOptions": profile.initialization_options,
                 "typistInline.settings": profile.settings,
+                "typistInline.dialect": dialect,
+                "typistInline.requestParams": profile.request_params,
             })
             .as_object()
             .cloned()
@@ -344,6 +383,28 @@ impl VscodeSession {
     pub fn editor_version(&self) -> &str {
         &self.vs.version
     }
+
+    /// What the page shows that asks the user to sign in (an extension not signed in
+    /// says so in the status bar, a notification or the Accounts menu's badge): all that
+    /// was seen while looking for `within` (a notification comes and goes; extensions
+    /// say it once they have looked), in the order first seen; empty when nothing does.
+    pub async fn sign_in_prompts(&mut self, within: Duration) -> Vec<String> {
+        let deadline = Instant::now() + within;
+        let mut seen: Vec<String> = Vec::new();
+        loop {
+            if let Ok(Value::Array(a)) = self.vs.eval(&self.tab, SIGN_IN).await {
+                for t in a.iter().filter_map(Value::as_str) {
+                    if !seen.iter().any(|s| s == t) {
+                        seen.push(t.to_string());
+                    }
+                }
+            }
+            if Instant::now() >= deadline {
+                return seen;
+            }
+            tokio::time::sleep(PAGE_POLL * 5).await;
+        }
+    }
     pub fn extension_states(&self) -> Vec<instance::ExtensionState> {
         self.vs.extension_states()
     }
@@ -465,7 +526,20 @@ impl VscodeSession {
                 return Err(EditorError::Exited(format!("vscode: {why}")).into());
             }
         }
-        self.wait_activated().await
+        self.wait_activated().await?;
+        // Nothing shown, and an extension asks to be signed in: it cannot answer, and a
+        // run of empty records would say it had nothing to suggest.
+        let asks = self.sign_in_prompts(Duration::ZERO).await;
+        if !asks.is_empty() {
+            return Err(SessionError::NotSignedIn {
+                server: self.profile.name.clone(),
+                message: format!(
+                    "VS Code shows {} (check `typist doctor --editor vscode`)",
+                    asks.join("; ")
+                ),
+            });
+        }
+        Ok(())
     }
 
     /// With extensions alone, after a file is open: every measured extension has
@@ -624,9 +698,10 @@ impl VscodeSession {
         };
         // The answer as accepting its first item would leave the lines (the fixture's
         // label, for this request): only a ghost text that draws it is read.
-        let answer = status
+        let mut answer = status
             .as_ref()
             .and_then(|st| answer_lines(&last_read, st.seq));
+        let mut current = status.as_ref().map_or(0, |s| s.seq);
         match status.and_then(|s| s.fate) {
             Some(Err(m)) => {
                 return Err(failed(format!(
@@ -644,14 +719,50 @@ impl VscodeSession {
         }
         // The display deadline counts from the answer with the fixture (a model's answer
         // may take longer than the deadline to come), from the last key without it.
+        let display = Duration::from_millis(self.app.display_deadline_ms);
         let answered = if self.fixture { Instant::now() } else { t0 };
-        let shown_by = answered + Duration::from_millis(self.app.display_deadline_ms);
+        let mut shown_by = answered + display;
         let typed_line = expand_tabs(&format!("{typed}{rest}"));
         // A ghost text seen that is not this request's answer (an older suggestion the
         // typed keys still match, or one not drawn yet).
         let mut other: Option<String> = None;
         loop {
             let r = self.read().await?;
+            // VS Code may ask again at the same cursor (the same document) before it
+            // draws, and then draws that later answer: it is the case's answer too, and
+            // the display deadline counts from it; while it is asked, typist waits for it
+            // (within the request deadline).
+            if let Some(st) = parse_status(r["status"].as_str().unwrap_or(""))
+                && st.seq > current
+                && st.line == row as u64
+                && st.character == col16
+            {
+                match st.fate {
+                    Some(Err(m)) => {
+                        return Err(failed(format!(
+                            "{}: textDocument/inlineCompletion failed (through vscode): {m}",
+                            self.profile.name
+                        )));
+                    }
+                    Some(Ok(0)) => {
+                        return Ok(Timed {
+                            value: Suggestions::Inline(Vec::new()),
+                            latency_ms: t0.elapsed().as_secs_f64() * 1000.0,
+                        });
+                    }
+                    Some(Ok(_)) => {
+                        current = st.seq;
+                        answer = answer_lines(&r, st.seq);
+                        shown_by = Instant::now() + display;
+                    }
+                    None if st.asking => shown_by = shown_by.max(deadline),
+                    // Cancelled: the display deadline from now, for what is left.
+                    None => {
+                        current = st.seq;
+                        shown_by = Instant::now() + display;
+                    }
+                }
+            }
             if r["row"].as_u64() == Some(row as u64 + 1)
                 && let Some(s) = read_shown(&r)
             {
@@ -695,6 +806,7 @@ impl VscodeSession {
                         self.app.display_deadline_ms
                     )));
                 }
+                tracing::debug!(page = %r, answer = ?answer, "vscode: nothing shown within the display deadline");
                 return Err(EditorError::NothingShown(format!(
                     "nothing shown within the display deadline ({} ms)",
                     self.app.display_deadline_ms
