@@ -286,21 +286,29 @@ fn the_cheating_extension_finds_a_line_left_on_disk() {
     assert_eq!(v, serde_json::json!([1, " = x + 2", null, null]));
 }
 
+/// `typist doctor --editor vscode --json` on a fixture profile of
+/// `fixtures/vscode/editors/`: its exit code and its one profile's report.
+fn doctor_vscode(profile: &str) -> (Option<i32>, Value) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/vscode/editors")
+        .join(profile);
+    let out = typist()
+        .args(["doctor", "--editor", "vscode", "--json", "--profile"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    (out.status.code(), v["profiles"][0].clone())
+}
+
 /// `doctor --editor vscode` installs an extension-only profile's extension, says it
 /// activated, and names it in its JSON.
 #[test]
 fn doctor_says_which_vscode_extensions_activated() {
     require_vscode();
-    let cheat =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/vscode/editors/typist-cheat.toml");
-    let out = typist()
-        .args(["doctor", "--editor", "vscode", "--json", "--profile"])
-        .arg(&cheat)
-        .output()
-        .unwrap();
-    ok(&out);
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let r = &v["profiles"][0];
+    let (code, r) = doctor_vscode("typist-cheat.toml");
+    assert_eq!(code, Some(0), "{r}");
     assert_eq!(r["status"], "ok", "{r}");
     let x = r["extensions"]
         .as_array()
@@ -322,17 +330,11 @@ fn doctor_says_which_vscode_extensions_activated() {
 #[test]
 fn an_extension_that_asks_to_sign_in_is_named_by_doctor_and_run() {
     require_vscode();
+    let (code, r) = doctor_vscode("typist-signin.toml");
+    assert_eq!(code, Some(1), "doctor: not every profile ok: {r}");
+    assert_eq!(r["status"], "needs-auth", "{r}");
     let signin =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/vscode/editors/typist-signin.toml");
-    let out = typist()
-        .args(["doctor", "--editor", "vscode", "--json", "--profile"])
-        .arg(&signin)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1), "doctor: not every profile ok");
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let r = &v["profiles"][0];
-    assert_eq!(r["status"], "needs-auth", "{r}");
     let auth = r["auth"].as_str().unwrap_or_default();
     // The status bar item stays; the notification may have gone by the time of the
     // probe (toasts hide), so it is not required.

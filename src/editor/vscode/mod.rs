@@ -702,20 +702,8 @@ impl VscodeSession {
             .as_ref()
             .and_then(|st| answer_lines(&last_read, st.seq));
         let mut current = status.as_ref().map_or(0, |s| s.seq);
-        match status.and_then(|s| s.fate) {
-            Some(Err(m)) => {
-                return Err(failed(format!(
-                    "{}: textDocument/inlineCompletion failed (through vscode): {m}",
-                    self.profile.name
-                )));
-            }
-            Some(Ok(0)) => {
-                return Ok(Timed {
-                    value: Suggestions::Inline(Vec::new()),
-                    latency_ms: t0.elapsed().as_secs_f64() * 1000.0,
-                });
-            }
-            _ => {}
+        if let Some(done) = settled(&self.profile.name, status.and_then(|s| s.fate), t0) {
+            return done;
         }
         // The display deadline counts from the answer with the fixture (a model's answer
         // may take longer than the deadline to come), from the last key without it.
@@ -737,20 +725,9 @@ impl VscodeSession {
                 && st.line == row as u64
                 && st.character == col16
             {
-                match st.fate {
-                    Some(Err(m)) => {
-                        return Err(failed(format!(
-                            "{}: textDocument/inlineCompletion failed (through vscode): {m}",
-                            self.profile.name
-                        )));
-                    }
-                    Some(Ok(0)) => {
-                        return Ok(Timed {
-                            value: Suggestions::Inline(Vec::new()),
-                            latency_ms: t0.elapsed().as_secs_f64() * 1000.0,
-                        });
-                    }
-                    Some(Ok(_)) => {
+                match settled(&self.profile.name, st.fate.clone(), t0) {
+                    Some(done) => return done,
+                    None if st.fate.is_some() => {
                         current = st.seq;
                         answer = answer_lines(&r, st.seq);
                         shown_by = Instant::now() + display;
@@ -1060,6 +1037,25 @@ fn read_shown(r: &Value) -> Option<InlineSuggestion> {
         text.push_str(l);
     }
     Some(InlineSuggestion { line: first, text })
+}
+
+/// A fixture's answer that settles the case at once: the request's error, or no items
+/// (an `empty`); `None` for items (to be read from the page) or no answer yet.
+fn settled(
+    name: &str,
+    fate: Option<Result<u64, String>>,
+    t0: Instant,
+) -> Option<Result<Timed<Suggestions>, SessionError>> {
+    match fate? {
+        Err(m) => Some(Err(failed(format!(
+            "{name}: textDocument/inlineCompletion failed (through vscode): {m}"
+        )))),
+        Ok(0) => Some(Ok(Timed {
+            value: Suggestions::Inline(Vec::new()),
+            latency_ms: t0.elapsed().as_secs_f64() * 1000.0,
+        })),
+        Ok(_) => None,
+    }
 }
 
 /// The fixture's answer for request `seq` from a reading of the page: the lines that
