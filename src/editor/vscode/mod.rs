@@ -88,17 +88,19 @@ const READ: &str = include_str!("read.js");
 /// label), notifications, and the Accounts menu's badge (an extension that asked VS Code's
 /// authentication for a session); typist's own fixture's status left out.
 const SIGN_IN: &str = r#"(() => {
-  const asks = /\b(sign[ -]?in|log[ -]?in|sign[ -]?up|authenticat|not signed|unauthori[sz]ed|api key)/i;
+  const asks = /\b(sign[ -]?in|log[ -]?in|sign[ -]?up)\b|\bnot (signed|logged) in\b|\bnot authenticated\b|\bunauthori[sz]ed\b|\b(no|missing|invalid|enter|set)( an| your)? api key\b/i;
+  const done = /\b(success|signed in as|logged in as|authenticated as)/i;
+  const says = (t) => asks.test(t) && !done.test(t);
   const out = [];
   for (const e of document.querySelectorAll('.statusbar-item')) {
     const t = (e.textContent || '').trim();
     if (t.startsWith('typist-inline')) continue;
     const a = [e, ...e.querySelectorAll('[aria-label]')].map((x) => x.getAttribute('aria-label') || '').join(' ');
-    if (asks.test(t) || asks.test(a)) out.push('status bar: ' + (t || a).replace(/\s+/g, ' '));
+    if (says(t) || says(a)) out.push('status bar: ' + (t || a).replace(/\s+/g, ' '));
   }
-  for (const e of document.querySelectorAll('.notifications-toasts .notification-list-item-message, .notifications-center .notification-list-item-message')) {
+  for (const e of document.querySelectorAll('.notifications-toasts .notification-list-item-message')) {
     const t = (e.textContent || '').trim();
-    if (asks.test(t)) out.push('notification: ' + t.replace(/\s+/g, ' '));
+    if (says(t)) out.push('notification: ' + t.replace(/\s+/g, ' '));
   }
   for (const e of document.querySelectorAll('.activitybar .action-item')) {
     const l = (e.querySelector('[aria-label]') || e).getAttribute('aria-label') || '';
@@ -686,21 +688,29 @@ impl VscodeSession {
                     let asked = parse_status(r["status"].as_str().unwrap_or(""))
                         .is_some_and(|s| s.seq > seq0);
                     return Err(EditorError::Timeout(format!(
-                    "{}: textDocument/inlineCompletion {} within {} ms (through vscode; the page shows {r})",
-                    if asked { "not answered" } else { "not asked by vscode" },
-                    self.profile.name,
-                    self.profile.request_timeout_ms,
-                ))
-                .into());
+                        "{}: the inline request {} within {} ms (through vscode; the page shows {r})",
+                        self.profile.name,
+                        if asked {
+                            "not answered"
+                        } else {
+                            "not asked by vscode"
+                        },
+                        self.profile.request_timeout_ms,
+                    ))
+                    .into());
                 }
                 tokio::time::sleep(PAGE_POLL / 4).await;
             })
         };
         // The answer as accepting its first item would leave the lines (the fixture's
         // label, for this request): only a ghost text that draws it is read.
-        let mut answer = status
+        // Every answer with items at this cursor since the case began: VS Code may draw
+        // any of them (a later request's, or an earlier one's it keeps).
+        let mut answers: Vec<String> = status
             .as_ref()
-            .and_then(|st| answer_lines(&last_read, st.seq));
+            .and_then(|st| answer_lines(&last_read, st.seq))
+            .into_iter()
+            .collect();
         let mut current = status.as_ref().map_or(0, |s| s.seq);
         if let Some(done) = settled(&self.profile.name, status.and_then(|s| s.fate), t0) {
             return done;
@@ -714,6 +724,10 @@ impl VscodeSession {
         // A ghost text seen that is not this request's answer (an older suggestion the
         // typed keys still match, or one not drawn yet).
         let mut other: Option<String> = None;
+        // A later request at the cursor still asked (typist waits for it), and a later
+        // answer with no items while none had any.
+        let mut later_asking = false;
+        let mut no_items = false;
         loop {
             let r = self.read().await?;
             // VS Code may ask again at the same cursor (the same document) before it
@@ -725,17 +739,36 @@ impl VscodeSession {
                 && st.line == row as u64
                 && st.character == col16
             {
-                match settled(&self.profile.name, st.fate.clone(), t0) {
-                    Some(done) => return done,
-                    None if st.fate.is_some() => {
-                        current = st.seq;
-                        answer = answer_lines(&r, st.seq);
-                        shown_by = Instant::now() + display;
+                match st.fate {
+                    Some(Err(_)) => {
+                        // An error is never an empty: unless the page draws an earlier
+                        // answer (checked below, this same reading), it is the case's.
+                        if !drawn_answer(&r, row, &answers) {
+                            return settled(&self.profile.name, st.fate, t0)
+                                .unwrap_or_else(|| Err(failed("vscode: no answer".into())));
+                        }
                     }
-                    None if st.asking => shown_by = shown_by.max(deadline),
+                    Some(Ok(n)) => {
+                        current = st.seq;
+                        later_asking = false;
+                        if n > 0 {
+                            answers.extend(answer_lines(&r, st.seq));
+                        }
+                        // No items: what is drawn now, if anything, is an earlier answer
+                        // VS Code keeps; nothing drawn by the deadline is an empty.
+                        shown_by = Instant::now() + display;
+                        if n == 0 && answers.is_empty() {
+                            no_items = true;
+                        }
+                    }
+                    None if st.asking => {
+                        later_asking = true;
+                        shown_by = shown_by.max(deadline);
+                    }
                     // Cancelled: the display deadline from now, for what is left.
                     None => {
                         current = st.seq;
+                        later_asking = false;
                         shown_by = Instant::now() + display;
                     }
                 }
@@ -750,17 +783,17 @@ impl VscodeSession {
                         r["cur"]
                     )));
                 }
-                let s = match &answer {
+                let s = if !self.fixture {
                     // Extensions alone: what the page shows is all typist knows.
-                    None if !self.fixture => Some(s),
-                    Some(lines) if draws(&s.text, lines) => Some(InlineSuggestion {
+                    Some(s)
+                } else if let Some(lines) = answers.iter().find(|l| draws(&s.text, l)) {
+                    Some(InlineSuggestion {
                         line: lines.split('\n').next().unwrap_or("").to_string(),
                         text: lines.clone(),
-                    }),
-                    _ => {
-                        other = Some(s.text);
-                        None
-                    }
+                    })
+                } else {
+                    other = Some(s.text);
+                    None
                 };
                 if let Some(s) = s {
                     let latency_ms = t0.elapsed().as_secs_f64() * 1000.0;
@@ -771,19 +804,32 @@ impl VscodeSession {
                 }
             }
             if Instant::now() >= shown_by {
+                if later_asking {
+                    return Err(EditorError::Timeout(format!(
+                        "{}: vscode asked again at the cursor and the inline request was not answered within {} ms (through vscode)",
+                        self.profile.name, self.profile.request_timeout_ms
+                    ))
+                    .into());
+                }
                 if let Some(seen) = other {
                     // Never an answer, never an empty: the user saw a suggestion that
                     // is not the one asked for.
                     return Err(failed(format!(
                         "vscode: {} answered {:?} and the page still shows {seen:?} at the display deadline ({} ms): a stale suggestion",
                         self.profile.name,
-                        answer
-                            .as_deref()
-                            .unwrap_or("(no answer text from the fixture)"),
+                        answers
+                            .last()
+                            .map_or("(no answer text from the fixture)", String::as_str),
                         self.app.display_deadline_ms
                     )));
                 }
-                tracing::debug!(page = %r, answer = ?answer, "vscode: nothing shown within the display deadline");
+                if no_items {
+                    return Ok(Timed {
+                        value: Suggestions::Inline(Vec::new()),
+                        latency_ms: t0.elapsed().as_secs_f64() * 1000.0,
+                    });
+                }
+                tracing::debug!(page = %r, answers = ?answers, "vscode: nothing shown within the display deadline");
                 return Err(EditorError::NothingShown(format!(
                     "nothing shown within the display deadline ({} ms)",
                     self.app.display_deadline_ms
@@ -1048,7 +1094,7 @@ fn settled(
 ) -> Option<Result<Timed<Suggestions>, SessionError>> {
     match fate? {
         Err(m) => Some(Err(failed(format!(
-            "{name}: textDocument/inlineCompletion failed (through vscode): {m}"
+            "{name}: the inline request failed (through vscode): {m}"
         )))),
         Ok(0) => Some(Ok(Timed {
             value: Suggestions::Inline(Vec::new()),
@@ -1066,6 +1112,13 @@ fn answer_lines(r: &Value, seq: u64) -> Option<String> {
         return None;
     }
     a["lines"].as_str().map(str::to_string)
+}
+
+/// Whether a reading of the page shows, on the cursor's `row` (0-based), a ghost text
+/// that draws one of `answers`.
+fn drawn_answer(r: &Value, row: usize, answers: &[String]) -> bool {
+    r["row"].as_u64() == Some(row as u64 + 1)
+        && read_shown(r).is_some_and(|s| answers.iter().any(|l| draws(&s.text, l)))
 }
 
 /// Whether the ghost text read (`shown`: the cursor's line and the further lines, as
