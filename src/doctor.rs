@@ -234,12 +234,12 @@ pub async fn examine_in(
         }
         None => {}
     }
-    let vscode_shows = app.kind == EditorKind::Vscode
-        && matches!(
-            profile.dialect,
-            DialectKind::LspAi | DialectKind::LspAiGeneration
-        );
-    if !matches!(profile.dialect, DialectKind::Inline | DialectKind::Copilot) && !vscode_shows {
+    let shown = if app.kind == EditorKind::Vscode {
+        crate::editor::vscode::fixture_dialect(profile.dialect).is_some()
+    } else {
+        matches!(profile.dialect, DialectKind::Inline | DialectKind::Copilot)
+    };
+    if !shown {
         report.message = format!(
             "the {} dialect runs with --editor typist only ({} asks textDocument/inlineCompletion)",
             serde_json::json!(profile.dialect).as_str().unwrap_or(""),

@@ -78,11 +78,13 @@ pub fn check_editor(profiles: &[Profile], plan: &[Case], app: &EditorApp) -> Res
     for p in profiles {
         let fits = if tokens {
             p.dialect == DialectKind::Completion
+        } else if app.kind == EditorKind::Vscode {
+            crate::editor::vscode::fixture_dialect(p.dialect).is_some()
         } else {
             matches!(
                 p.dialect,
                 DialectKind::Inline | DialectKind::Copilot | DialectKind::LspAi
-            ) || (app.kind == EditorKind::Vscode && p.dialect == DialectKind::LspAiGeneration)
+            )
         };
         if !fits {
             let how = if app.kind == EditorKind::Vscode {

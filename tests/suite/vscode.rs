@@ -286,15 +286,19 @@ fn the_cheating_extension_finds_a_line_left_on_disk() {
     assert_eq!(v, serde_json::json!([1, " = x + 2", null, null]));
 }
 
+/// A fixture profile of `fixtures/vscode/editors/`.
+fn fixture_profile(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/vscode/editors")
+        .join(name)
+}
+
 /// `typist doctor --editor vscode --json` on a fixture profile of
 /// `fixtures/vscode/editors/`: its exit code and its one profile's report.
 fn doctor_vscode(profile: &str) -> (Option<i32>, Value) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/vscode/editors")
-        .join(profile);
     let out = typist()
         .args(["doctor", "--editor", "vscode", "--json", "--profile"])
-        .arg(&path)
+        .arg(fixture_profile(profile))
         .output()
         .unwrap();
     let v: Value = serde_json::from_slice(&out.stdout)
@@ -333,8 +337,6 @@ fn an_extension_that_asks_to_sign_in_is_named_by_doctor_and_run() {
     let (code, r) = doctor_vscode("typist-signin.toml");
     assert_eq!(code, Some(1), "doctor: not every profile ok: {r}");
     assert_eq!(r["status"], "needs-auth", "{r}");
-    let signin =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/vscode/editors/typist-signin.toml");
     let auth = r["auth"].as_str().unwrap_or_default();
     // The status bar item stays; the notification may have gone by the time of the
     // probe (toasts hide), so it is not required.
@@ -347,7 +349,7 @@ fn an_extension_that_asks_to_sign_in_is_named_by_doctor_and_run() {
         .arg(semver())
         .args(["--single-repo", "--rate", "0.005", "--seed", "1"])
         .args(["--editor", "vscode", "--assistant"])
-        .arg(&signin)
+        .arg(fixture_profile("typist-signin.toml"))
         .arg("--out")
         .arg(&dir)
         .output()

@@ -165,6 +165,17 @@ fn parse_status(s: &str) -> Option<Status> {
     })
 }
 
+/// How the fixture extension asks a server of `dialect` for line suggestions
+/// (`typistInline.dialect`); `None`: it cannot show that dialect's answers.
+pub fn fixture_dialect(dialect: DialectKind) -> Option<&'static str> {
+    match dialect {
+        DialectKind::Inline | DialectKind::Copilot => Some("inline"),
+        DialectKind::LspAi => Some("lsp-ai"),
+        DialectKind::LspAiGeneration => Some("lsp-ai-generation"),
+        DialectKind::Completion | DialectKind::LlmLs => None,
+    }
+}
+
 fn failed(m: String) -> SessionError {
     EditorError::Failed(m).into()
 }
@@ -235,18 +246,13 @@ impl VscodeSession {
                     hint: profile.install_hint.clone(),
                 })?;
             // The fixture asks the server as the profile's dialect says.
-            let dialect = match profile.dialect {
-                DialectKind::Inline | DialectKind::Copilot => "inline",
-                DialectKind::LspAi => "lsp-ai",
-                DialectKind::LspAiGeneration => "lsp-ai-generation",
-                DialectKind::Completion | DialectKind::LlmLs => {
-                    return Err(failed(format!(
-                        "{}: the {} dialect has no inline suggestions in vscode's fixture extension; run it with --editor typist",
-                        profile.name,
-                        json!(profile.dialect).as_str().unwrap_or("")
-                    )));
-                }
-            };
+            let dialect = fixture_dialect(profile.dialect).ok_or_else(|| {
+                failed(format!(
+                    "{}: the {} dialect has no inline suggestions in vscode's fixture extension; run it with --editor typist",
+                    profile.name,
+                    json!(profile.dialect).as_str().unwrap_or("")
+                ))
+            })?;
             let env: serde_json::Map<String, Value> = env
                 .iter()
                 .map(|(k, v)| (k.clone(), Value::String(v.clone())))
@@ -665,7 +671,7 @@ impl VscodeSession {
 
         // The fixture's status for a request at the cursor typing ended at.
         let deadline = t0 + self.profile.request_timeout();
-        let mut last_read = Value::Null;
+        // The request's status and its answer (the lines accepting its first item leaves).
         let status = if !self.fixture {
             // Extensions alone: their requests are not seen, only what the page shows.
             None
@@ -678,8 +684,8 @@ impl VscodeSession {
                     && s.character == col16
                     && s.fate.is_some()
                 {
-                    last_read = r;
-                    break s;
+                    let lines = answer_lines(&r, s.seq);
+                    break (s, lines);
                 }
                 if let Some(why) = self.vs.ended() {
                     return Err(EditorError::Exited(format!("vscode: {why}")).into());
@@ -702,15 +708,11 @@ impl VscodeSession {
                 tokio::time::sleep(PAGE_POLL / 4).await;
             })
         };
-        // The answer as accepting its first item would leave the lines (the fixture's
-        // label, for this request): only a ghost text that draws it is read.
-        // Every answer with items at this cursor since the case began: VS Code may draw
-        // any of them (a later request's, or an earlier one's it keeps).
-        let mut answers: Vec<String> = status
-            .as_ref()
-            .and_then(|st| answer_lines(&last_read, st.seq))
-            .into_iter()
-            .collect();
+        // Every answer with items at this cursor since the case began, as the lines
+        // accepting its first item leaves: only a ghost text that draws one of them is
+        // read (VS Code may draw a later request's, or keep an earlier one's).
+        let (status, first) = status.unzip();
+        let mut answers: Vec<String> = first.flatten().into_iter().collect();
         let mut current = status.as_ref().map_or(0, |s| s.seq);
         if let Some(done) = settled(&self.profile.name, status.and_then(|s| s.fate), t0) {
             return done;
@@ -730,6 +732,8 @@ impl VscodeSession {
         let mut no_items = false;
         loop {
             let r = self.read().await?;
+            // A later request's error: the case's, unless this reading draws an answer.
+            let mut later_error = None;
             // VS Code may ask again at the same cursor (the same document) before it
             // draws, and then draws that later answer: it is the case's answer too, and
             // the display deadline counts from it; while it is asked, typist waits for it
@@ -740,14 +744,9 @@ impl VscodeSession {
                 && st.character == col16
             {
                 match st.fate {
-                    Some(Err(_)) => {
-                        // An error is never an empty: unless the page draws an earlier
-                        // answer (checked below, this same reading), it is the case's.
-                        if !drawn_answer(&r, row, &answers) {
-                            return settled(&self.profile.name, st.fate, t0)
-                                .unwrap_or_else(|| Err(failed("vscode: no answer".into())));
-                        }
-                    }
+                    // An error is never an empty: unless the page draws an earlier answer
+                    // (below, this same reading), it is the case's.
+                    Some(Err(m)) => later_error = Some(m),
                     Some(Ok(n)) => {
                         current = st.seq;
                         later_asking = false;
@@ -802,6 +801,9 @@ impl VscodeSession {
                         latency_ms,
                     });
                 }
+            }
+            if let Some(m) = later_error {
+                return Err(request_failed(&self.profile.name, &m));
             }
             if Instant::now() >= shown_by {
                 if later_asking {
@@ -1093,9 +1095,7 @@ fn settled(
     t0: Instant,
 ) -> Option<Result<Timed<Suggestions>, SessionError>> {
     match fate? {
-        Err(m) => Some(Err(failed(format!(
-            "{name}: the inline request failed (through vscode): {m}"
-        )))),
+        Err(m) => Some(Err(request_failed(name, &m))),
         Ok(0) => Some(Ok(Timed {
             value: Suggestions::Inline(Vec::new()),
             latency_ms: t0.elapsed().as_secs_f64() * 1000.0,
@@ -1114,11 +1114,11 @@ fn answer_lines(r: &Value, seq: u64) -> Option<String> {
     a["lines"].as_str().map(str::to_string)
 }
 
-/// Whether a reading of the page shows, on the cursor's `row` (0-based), a ghost text
-/// that draws one of `answers`.
-fn drawn_answer(r: &Value, row: usize, answers: &[String]) -> bool {
-    r["row"].as_u64() == Some(row as u64 + 1)
-        && read_shown(r).is_some_and(|s| answers.iter().any(|l| draws(&s.text, l)))
+/// The fixture's inline request failed: the case's error.
+fn request_failed(name: &str, m: &str) -> SessionError {
+    failed(format!(
+        "{name}: the inline request failed (through vscode): {m}"
+    ))
 }
 
 /// Whether the ghost text read (`shown`: the cursor's line and the further lines, as
