@@ -215,8 +215,8 @@ pub struct DrillArgs {
     /// The figures as JSON on stdout instead of the table.
     #[arg(long)]
     pub json: bool,
-    /// Drill typing into this editor [default: typist]: with neovim, every Neovim and
-    /// every server it starts must be gone after each kill too.
+    /// Drill typing into this editor [default: typist]: with neovim or vscode, every
+    /// editor process and every server it starts must be gone after each kill too.
     #[arg(long, value_parser = super::choice::choice(super::choice::EDITOR))]
     pub editor: Option<typist::editor::EditorKind>,
 }

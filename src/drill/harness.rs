@@ -36,6 +36,26 @@ fn holds_tmpdir(environ: &[u8], tmp: &Path) -> bool {
     })
 }
 
+/// This process and its ancestors: the shell or wrapper that started `typist drill --keep
+/// DIR` names the drill's folder too, and is no leftover of it.
+fn own_line() -> Vec<u32> {
+    let mut line = vec![std::process::id()];
+    while let Some(&pid) = line.last() {
+        let parent = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| {
+                let (_, rest) = s.rsplit_once(')')?;
+                rest.split_whitespace().nth(1)?.parse::<u32>().ok()
+            })
+            .filter(|&p| p > 1 && !line.contains(&p));
+        match parent {
+            Some(p) => line.push(p),
+            None => break,
+        }
+    }
+    line
+}
+
 /// The drill's folder and typist run inside it as a child process.
 pub(super) struct Drill {
     pub(super) exe: PathBuf,
@@ -205,7 +225,7 @@ impl Drill {
     /// session's folder, and what it starts inherits the children's again).
     fn leftovers(&self) -> Vec<(u32, String)> {
         let marker = self.dir.display().to_string();
-        let me = std::process::id();
+        let mine = own_line();
         let mut out = Vec::new();
         let Ok(entries) = std::fs::read_dir("/proc") else {
             return out;
@@ -214,7 +234,7 @@ impl Drill {
             let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
                 continue;
             };
-            if pid == me {
+            if mine.contains(&pid) {
                 continue;
             }
             let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
@@ -268,8 +288,17 @@ impl Drill {
 
 #[cfg(test)]
 mod tests {
-    use super::holds_tmpdir;
+    use super::{holds_tmpdir, own_line};
     use std::path::Path;
+
+    #[test]
+    fn the_drills_own_line_of_parents_is_never_a_leftover() {
+        let line = own_line();
+        assert_eq!(line[0], std::process::id());
+        let parent = std::os::unix::process::parent_id();
+        assert!(parent <= 1 || line.contains(&parent), "{line:?}");
+        assert!(!line.contains(&1), "{line:?}");
+    }
 
     #[test]
     fn a_process_is_the_drills_when_its_tmpdir_is_the_drills_or_inside_it() {

@@ -6,13 +6,14 @@
 
 use std::time::Duration;
 
-use super::conditions::Conditions;
+use super::conditions::{Conditions, Trigger};
 use super::document::{Position, PositionEncoding};
 use super::error::{EditorError, SessionError};
 use super::handshake::ServerInfo;
 use super::kind::{EditorApp, EditorKind};
 use super::neovim::NeovimSession;
 use super::profile::Profile;
+use super::ranking::ShownList;
 use super::session::{Session, SessionOptions, Timed};
 use super::suggestions::Suggestions;
 use super::vscode::VscodeSession;
@@ -172,11 +173,14 @@ impl EditorSession {
         }
     }
 
-    /// The Neovim, when the editor is one (completion lists are read from its popup).
-    pub fn neovim(&mut self) -> Option<&mut NeovimSession> {
+    /// The real editor whose completion widget shows the lists (Neovim's popup, VS
+    /// Code's suggest widget); `None` for typist's own client, which ranks the server's
+    /// answer itself.
+    pub fn list_editor(&mut self) -> Option<ListEditor<'_>> {
         match self {
-            EditorSession::Typist(_) | EditorSession::Vscode(_) => None,
-            EditorSession::Neovim(n) => Some(n),
+            EditorSession::Typist(_) => None,
+            EditorSession::Neovim(n) => Some(ListEditor::Neovim(n)),
+            EditorSession::Vscode(v) => Some(ListEditor::Vscode(v)),
         }
     }
 
@@ -191,6 +195,59 @@ impl EditorSession {
             EditorSession::Vscode(v) => {
                 let _ = tokio::time::timeout(within, v.shutdown()).await;
             }
+        }
+    }
+}
+
+/// A real editor's completion widget, for token cases: a session is opened with the
+/// cursor at the token's start, the list asked for, keys typed, and the list read as
+/// shown each time.
+pub enum ListEditor<'a> {
+    Neovim(&'a mut NeovimSession),
+    Vscode(&'a mut VscodeSession),
+}
+
+impl ListEditor<'_> {
+    /// The server's trigger characters as the editor sends them.
+    pub fn trigger_characters(&self) -> Vec<String> {
+        match self {
+            ListEditor::Neovim(n) => n.trigger_characters().to_vec(),
+            ListEditor::Vscode(v) => v.trigger_characters().to_vec(),
+        }
+    }
+
+    pub fn set_text(&mut self, rel: &str, text: &str) -> Result<(), SessionError> {
+        match self {
+            ListEditor::Neovim(n) => n.set_text(rel, text),
+            ListEditor::Vscode(v) => v.set_text(rel, text),
+        }
+    }
+
+    pub async fn list_open(&mut self, rel: &str, cursor: Position) -> Result<(), SessionError> {
+        match self {
+            ListEditor::Neovim(n) => n.list_open(rel, cursor).await,
+            ListEditor::Vscode(v) => v.list_open(rel, cursor).await,
+        }
+    }
+
+    pub async fn list_ask(
+        &mut self,
+        trigger: &Trigger,
+        when_ready: bool,
+    ) -> Result<Timed<ShownList>, SessionError> {
+        match self {
+            ListEditor::Neovim(n) => n.list_ask(trigger, when_ready).await,
+            ListEditor::Vscode(v) => v.list_ask(trigger, when_ready).await,
+        }
+    }
+
+    pub async fn list_type(
+        &mut self,
+        text: &str,
+    ) -> Result<Option<(ShownList, Option<f64>)>, SessionError> {
+        match self {
+            ListEditor::Neovim(n) => n.list_type(text).await,
+            ListEditor::Vscode(v) => v.list_type(text).await,
         }
     }
 }

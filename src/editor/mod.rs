@@ -25,7 +25,7 @@ pub mod workspace;
 
 pub use conditions::{Conditions, TriggerKind};
 pub use document::{Document, Position, PositionEncoding};
-pub use editor_session::EditorSession;
+pub use editor_session::{EditorSession, ListEditor};
 pub use error::{EditorError, SessionError};
 pub use handshake::{ServerCaps, ServerInfo, SyncKind};
 pub use kind::{EditorApp, EditorKind};

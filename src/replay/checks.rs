@@ -76,6 +76,19 @@ pub fn check_editor(profiles: &[Profile], plan: &[Case], app: &EditorApp) -> Res
     }
     let tokens = plan.iter().any(|c| c.token.is_some());
     for p in profiles {
+        if tokens
+            && app.kind == EditorKind::Vscode
+            && matches!(
+                p.readiness.rule,
+                crate::editor::ReadinessRule::Progress | crate::editor::ReadinessRule::ServerStatus
+            )
+        {
+            bail!(
+                "{}: its readiness rule ({}) follows the server's own notifications, which VS Code's page does not show; run it with --editor neovim or typist",
+                p.name,
+                serde_json::json!(p.readiness.rule).as_str().unwrap_or("")
+            );
+        }
         let fits = if tokens {
             p.dialect == DialectKind::Completion
         } else if app.kind == EditorKind::Vscode {
@@ -89,7 +102,8 @@ pub fn check_editor(profiles: &[Profile], plan: &[Case], app: &EditorApp) -> Res
         if !fits {
             let how = if app.kind == EditorKind::Vscode {
                 "--editor vscode shows line suggestions from textDocument/inlineCompletion or, \
-                 through typist's fixture extension, lsp-ai's completion item or generation"
+                 through typist's fixture extension, lsp-ai's completion item or generation, \
+                 and completion lists (token plans) in its suggest widget"
             } else {
                 "--editor neovim asks through textDocument/inlineCompletion or, for lsp-ai, \
                  the completion popup (lines), and the completion popup (token plans)"

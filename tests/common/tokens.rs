@@ -188,6 +188,69 @@ pub fn patient_profile(dir: &Path, name: &str) -> std::path::PathBuf {
     editors
 }
 
+/// The first `n` Python cases of the bundled dataset's token plan (`--rate 0.01 --seed 1
+/// --context prefix`), written to `dir/plan.jsonl` with the plan's header line.
+pub fn python_token_plan(dir: &Path, n: usize) -> std::path::PathBuf {
+    let all = dir.join("all.jsonl");
+    ok(&typist()
+        .args(["sample", "--dataset", super::DATASET, "--cases", "tokens"])
+        .args([
+            "--rate",
+            "0.01",
+            "--seed",
+            "1",
+            "--context",
+            "prefix",
+            "--out",
+        ])
+        .arg(&all)
+        .output()
+        .unwrap());
+    let text = std::fs::read_to_string(&all).unwrap();
+    let mut lines = text.lines();
+    let mut plan = vec![lines.next().unwrap().to_string()];
+    plan.extend(
+        lines
+            .filter(|l| serde_json::from_str::<Value>(l).unwrap()["language"] == "python")
+            .take(n)
+            .map(str::to_string),
+    );
+    let path = dir.join("plan.jsonl");
+    std::fs::write(&path, plan.join("\n") + "\n").unwrap();
+    path
+}
+
+/// `plan` replayed with `assistant` (its profile in `editors`) through `editor`, two
+/// jobs, keys 20 ms apart, into `dir/EDITOR`; returns that folder.
+pub fn run_in_editor(
+    dir: &Path,
+    plan: &Path,
+    editors: &Path,
+    assistant: &str,
+    editor: &str,
+) -> std::path::PathBuf {
+    let out = dir.join(editor);
+    ok(&typist()
+        .args(["run", "--config", "/dev/null", "--quiet", "--no-latency"])
+        .args([
+            "--dataset",
+            super::DATASET,
+            "--assistant",
+            assistant,
+            "--jobs",
+            "2",
+        ])
+        .arg("--plan")
+        .arg(plan)
+        .arg("--editors")
+        .arg(editors)
+        .args(["--editor", editor, "--key-interval-ms", "20", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap());
+    out
+}
+
 /// Fails the test when the profile's server is not installed, naming the install step:
 /// every server these tests use is one `scripts/install-servers.sh` installs, so a
 /// missing one is a broken set-up, never a reason to pass.

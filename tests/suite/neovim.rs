@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::common::tokens::{patient_profile, require_installed};
+use crate::common::tokens::{patient_profile, python_token_plan, require_installed, run_in_editor};
 use crate::common::{DATASET, TYPIST, editors_with, ok, typist};
 
 /// The Neovim typist uses (the install script's), or a failure saying how to get it.
@@ -548,54 +548,16 @@ fn check_ghost(out: &Path, name: &str) -> Value {
 fn completion_lists_are_read_from_neovims_popup() {
     require_installed("pyright");
     let tmp = tempfile::tempdir().unwrap();
-    let all = tmp.path().join("all.jsonl");
-    ok(&typist()
-        .args(["sample", "--dataset", DATASET, "--cases", "tokens"])
-        .args([
-            "--rate",
-            "0.01",
-            "--seed",
-            "1",
-            "--context",
-            "prefix",
-            "--out",
-        ])
-        .arg(&all)
-        .output()
-        .unwrap());
-    let text = std::fs::read_to_string(&all).unwrap();
-    let mut lines = text.lines();
-    let mut plan = vec![lines.next().unwrap().to_string()];
-    plan.extend(
-        lines
-            .filter(|l| serde_json::from_str::<Value>(l).unwrap()["language"] == "python")
-            .take(40)
-            .map(str::to_string),
-    );
-    let plan_path = tmp.path().join("plan.jsonl");
-    std::fs::write(&plan_path, plan.join("\n") + "\n").unwrap();
+    let plan_path = python_token_plan(tmp.path(), 40);
     let editors = patient_profile(tmp.path(), "pyright");
     let run = |editor: &str| {
-        let out = tmp.path().join(editor);
-        ok(&typist()
-            .args(["run", "--config", "/dev/null", "--quiet", "--no-latency"])
-            .args([
-                "--dataset",
-                DATASET,
-                "--assistant",
-                "pyright",
-                "--jobs",
-                "2",
-            ])
-            .arg("--plan")
-            .arg(&plan_path)
-            .arg("--editors")
-            .arg(&editors)
-            .args(["--editor", editor, "--key-interval-ms", "20", "--out"])
-            .arg(&out)
-            .output()
-            .unwrap());
-        parsed(&out)
+        parsed(&run_in_editor(
+            tmp.path(),
+            &plan_path,
+            &editors,
+            "pyright",
+            editor,
+        ))
     };
     let (own, nv) = (run("typist"), run("neovim"));
     let like_nv = {

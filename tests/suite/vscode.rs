@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use crate::common::{DATASET, ok, typist};
 
-fn require_vscode() {
+pub(crate) fn require_vscode() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(".servers");
     for p in ["bin/code-server", "vscode/typist-inline.vsix"] {
         assert!(
@@ -673,4 +673,51 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
         }
     }
     out
+}
+
+/// Completion lists through VS Code's suggest widget: the real pyright on a sampled token
+/// plan (its first 20 Python cases), through typist's own client and through VS Code,
+/// whose widget is read row by row (paged through: only the rows in view exist). Every
+/// case is answered both ways, the token is found or missed alike, and with nothing
+/// typed the widget shows every item pyright listed, each named by pyright's own item.
+/// The ranks are VS Code's: its fuzzy score moves the best matches up, which typist's
+/// own rule does not model (`docs/vscode.md`).
+#[test]
+fn completion_lists_are_read_from_vscodes_suggest_widget() {
+    require_vscode();
+    crate::common::tokens::require_installed("pyright");
+    let tmp = tempfile::tempdir().unwrap();
+    let plan_path = crate::common::tokens::python_token_plan(tmp.path(), 20);
+    let editors = crate::common::tokens::patient_profile(tmp.path(), "pyright");
+    let run = |editor: &str| {
+        parsed(&crate::common::tokens::run_in_editor(
+            tmp.path(),
+            &plan_path,
+            &editors,
+            "pyright",
+            editor,
+        ))
+    };
+    let (own, vs) = (run("typist"), run("vscode"));
+    assert_eq!(own.len(), 20);
+    assert_eq!(vs.len(), 20);
+    let mut nothing_typed = 0;
+    for (x, y) in own.iter().zip(&vs) {
+        assert_eq!(x["case"], y["case"]);
+        assert_eq!(y["editor"], "vscode");
+        assert_eq!(y["outcome"], "suggestion", "{y}");
+        assert_eq!(x["outcome"], y["outcome"], "{x}\n{y}");
+        assert_eq!(x["rank"].is_null(), y["rank"].is_null(), "{x}\n{y}");
+        let (shown, listed) = (y["items"].as_u64().unwrap(), y["listed"].as_u64().unwrap());
+        assert!(shown <= listed, "{y}");
+        if y["prefix_len"] == 0 {
+            nothing_typed += 1;
+            assert!(listed > 0, "{y}");
+            assert_eq!(shown, listed, "nothing typed: every item shows: {y}");
+        }
+    }
+    assert!(
+        nothing_typed >= 3,
+        "{nothing_typed} cases with nothing typed"
+    );
 }

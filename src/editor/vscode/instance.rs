@@ -329,7 +329,7 @@ impl Instance {
         // Extensions first, with code-server's own installer.
         let mut installed = Vec::new();
         for x in &setup.extensions {
-            let i = install(&code_server, &base_args, &env, &dir, x).await?;
+            let i = install(&code_server, &base_args, &env, &dir, &exts, x).await?;
             installed.push((x.clone(), i));
         }
         let version = version_of(&code_server, &env, &dir).await?;
@@ -540,12 +540,15 @@ impl Instance {
 }
 
 /// Installs one extension (`.vsix` or id) with code-server's own `--install-extension`;
-/// its id and version are the line `--list-extensions --show-versions` gained.
+/// its id and version are the line `--list-extensions --show-versions` gained (of the
+/// lines an extension with dependencies adds, the one no other new extension names as
+/// a dependency or pack member, from their manifests in `exts`).
 async fn install(
     code_server: &Path,
     base: &[String],
     env: &[(String, String)],
     dir: &Path,
+    exts: &Path,
     what: &str,
 ) -> Result<Installed, SessionError> {
     let before = list_extensions(code_server, base, env, dir).await?;
@@ -578,11 +581,14 @@ async fn install(
     let after = list_extensions(code_server, base, env, dir).await?;
     let id_of = |l: &String| l.split('@').next().unwrap_or("").to_lowercase();
     let wanted = what.split('@').next().unwrap_or("").to_lowercase();
-    let line = after
+    let gained: Vec<String> = after
         .iter()
-        .find(|l| !before.contains(l))
-        .or_else(|| after.iter().find(|l| id_of(l) == wanted))
+        .filter(|l| !before.contains(l))
         .cloned()
+        .collect();
+    let manifests = installed_dependencies(exts);
+    let line = main_extension(&gained, |id| manifests.get(id).cloned().unwrap_or_default())
+        .or_else(|| after.iter().find(|l| id_of(l) == wanted).cloned())
         .ok_or_else(|| {
             failed(format!(
                 "vscode: code-server installed {what} but does not list it"
@@ -593,6 +599,47 @@ async fn install(
         id: id.to_string(),
         version: version.to_string(),
     })
+}
+
+/// Of the `id@version` lines one install added, the extension asked for: the one that
+/// no other added extension names among its dependencies (`deps`: an id's
+/// `extensionDependencies` and `extensionPack`, lower case). `None` when none or
+/// several are.
+fn main_extension(gained: &[String], deps: impl Fn(&str) -> Vec<String>) -> Option<String> {
+    let id_of = |l: &str| l.split('@').next().unwrap_or("").to_lowercase();
+    let named: Vec<String> = gained.iter().flat_map(|l| deps(&id_of(l))).collect();
+    let mut heads = gained.iter().filter(|l| !named.contains(&id_of(l)));
+    match (heads.next(), heads.next()) {
+        (Some(one), None) => Some(one.clone()),
+        _ => None,
+    }
+}
+
+/// Each extension in `exts` (its folders' `package.json`), by its id `publisher.name`
+/// in lower case: the ids its `extensionDependencies` and `extensionPack` name.
+fn installed_dependencies(exts: &Path) -> std::collections::HashMap<String, Vec<String>> {
+    let mut out = std::collections::HashMap::new();
+    let Ok(entries) = std::fs::read_dir(exts) else {
+        return out;
+    };
+    for e in entries.flatten() {
+        let Ok(text) = std::fs::read_to_string(e.path().join("package.json")) else {
+            continue;
+        };
+        let Ok(m) = serde_json::from_str::<Value>(&text) else {
+            continue;
+        };
+        let (Some(p), Some(n)) = (m["publisher"].as_str(), m["name"].as_str()) else {
+            continue;
+        };
+        let deps = ["extensionDependencies", "extensionPack"]
+            .iter()
+            .flat_map(|k| m[*k].as_array().cloned().unwrap_or_default())
+            .filter_map(|d| d.as_str().map(str::to_lowercase))
+            .collect();
+        out.insert(format!("{p}.{n}").to_lowercase(), deps);
+    }
+    out
 }
 
 async fn list_extensions(
@@ -740,5 +787,36 @@ async fn listening_port(
             })
             .into())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::main_extension;
+
+    #[test]
+    fn the_extension_asked_for_is_the_one_no_other_new_one_depends_on() {
+        let deps = |id: &str| match id {
+            "acme.assistant" => vec!["acme.auth".to_string()],
+            "acme.pack" => vec!["acme.a".to_string(), "acme.b".to_string()],
+            _ => vec![],
+        };
+        let lines = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        // The dependency is listed first (alphabetically); the one asked for is kept.
+        assert_eq!(
+            main_extension(&lines(&["acme.auth@1.0.0", "Acme.Assistant@2.1.0"]), deps),
+            Some("Acme.Assistant@2.1.0".to_string())
+        );
+        assert_eq!(
+            main_extension(&lines(&["acme.a@1", "acme.b@1", "acme.pack@3"]), deps),
+            Some("acme.pack@3".to_string())
+        );
+        assert_eq!(
+            main_extension(&lines(&["typist.typist-inline@0.1.0"]), deps),
+            Some("typist.typist-inline@0.1.0".to_string())
+        );
+        // Two unrelated, or nothing new (installed already): not this function's to say.
+        assert_eq!(main_extension(&lines(&["x.y@1", "x.z@1"]), deps), None);
+        assert_eq!(main_extension(&[], deps), None);
     }
 }

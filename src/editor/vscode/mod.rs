@@ -34,6 +34,7 @@
 
 mod cdp;
 pub mod instance;
+mod lists;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -129,6 +130,8 @@ pub struct VscodeSession {
     /// request's fate; `false`: extensions alone (`[vscode]`, `--extension`), whose
     /// requests typist cannot see, so only what the page shows counts.
     fixture: bool,
+    /// The completion session under way (token cases, `lists.rs`).
+    list: Option<lists::ListState>,
 }
 
 /// What the fixture's status bar item says about the last inline request.
@@ -245,8 +248,10 @@ impl VscodeSession {
                     command: profile.command.clone(),
                     hint: profile.install_hint.clone(),
                 })?;
-            // The fixture asks the server as the profile's dialect says.
-            let dialect = fixture_dialect(profile.dialect).ok_or_else(|| {
+            // The fixture asks the server as the profile's dialect says: completion
+            // lists for the suggest widget (token cases), else line suggestions.
+            let lists = (profile.dialect == DialectKind::Completion).then_some("completion");
+            let dialect = lists.or(fixture_dialect(profile.dialect)).ok_or_else(|| {
                 failed(format!(
                     "{}: the {} dialect has no inline suggestions in vscode's fixture extension; run it with --editor typist",
                     profile.name,
@@ -293,6 +298,7 @@ impl VscodeSession {
             info: ServerInfo::default(),
             broken: None,
             fixture,
+            list: None,
         };
         s.call("Page.enable", json!({})).await?;
         s.call(
@@ -471,6 +477,12 @@ impl VscodeSession {
         .await?;
         self.texts.insert(rel.to_string(), text.to_string());
         self.current = Some(rel.to_string());
+        self.list = None;
+        if self.profile.dialect == DialectKind::Completion {
+            // Completion lists are asked with Trigger Suggest, which VS Code serves at
+            // once in a fresh editor.
+            return Ok(());
+        }
         self.wait_asked(rel).await?;
         Ok(())
     }
@@ -604,11 +616,14 @@ impl VscodeSession {
         Ok(())
     }
 
-    pub async fn suggest(
-        &mut self,
+    /// What the editor is to hold in `rel` for a case at `cursor`, the cursor's byte
+    /// offset in it and the start of its line; an error when the session is broken or
+    /// `rel` is not the file typed into.
+    fn case_text(
+        &self,
         rel: &str,
         cursor: Position,
-    ) -> Result<Timed<Suggestions>, SessionError> {
+    ) -> Result<(String, usize, usize), SessionError> {
         if let Some(why) = &self.broken {
             return Err(failed(why.clone()));
         }
@@ -624,6 +639,15 @@ impl VscodeSession {
             .clone();
         let at = Document::offset_of(&text, cursor, PositionEncoding::Utf8);
         let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+        Ok((text, at, line_start))
+    }
+
+    pub async fn suggest(
+        &mut self,
+        rel: &str,
+        cursor: Position,
+    ) -> Result<Timed<Suggestions>, SessionError> {
+        let (text, at, line_start) = self.case_text(rel, cursor)?;
         let typed = text[line_start..at].to_string();
         let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i);
         let rest = text[at..line_end].to_string();

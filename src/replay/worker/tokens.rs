@@ -20,8 +20,8 @@ use anyhow::{Result, bail};
 use super::Worker;
 use crate::dataset::Case;
 use crate::dataset::token::{Action, TokenCase, TokenContext};
+use crate::editor::ListEditor;
 use crate::editor::conditions::Trigger;
-use crate::editor::neovim::NeovimSession;
 use crate::editor::ranking::ListAnswer;
 use crate::editor::session::Timed;
 use crate::editor::{Document, PositionEncoding, SessionError};
@@ -188,8 +188,8 @@ impl Worker {
         let live = self.live.as_mut().ok_or(SessionError::NoSession)?;
         let enc = live.session.encoding();
         let warmed = &mut live.warmed;
-        if let Some(nvim) = live.session.neovim() {
-            return act_in_neovim(nvim, &unit.file, t, action, warmed).await;
+        if let Some(editor) = live.session.list_editor() {
+            return act_in_editor(editor, &unit.file, t, action, warmed).await;
         }
         let session = live.session.lsp()?;
         match action {
@@ -241,11 +241,12 @@ pub(super) fn server(answer: Timed<serde_json::Value>) -> Timed<ListAnswer> {
     }
 }
 
-/// One action done in Neovim: the document placed with the cursor at the token's start
-/// (`Open`), the popup asked for (`Complete`), a key typed (`Type`); the list is the
-/// popup as Neovim shows it (`editor::neovim`'s `lists`).
-async fn act_in_neovim(
-    nvim: &mut NeovimSession,
+/// One action done in a real editor: the document placed with the cursor at the
+/// token's start (`Open`), the list asked for (`Complete`), a key typed (`Type`); the
+/// list is the editor's widget as shown (Neovim's popup: `editor::neovim`'s `lists`; VS
+/// Code's suggest widget: `editor::vscode`'s).
+async fn act_in_editor(
+    mut editor: ListEditor<'_>,
     rel: &str,
     t: &mut Typing,
     action: &Action,
@@ -253,13 +254,13 @@ async fn act_in_neovim(
 ) -> Result<(), SessionError> {
     let pos = |t: &Typing| Document::position_of(&t.text, t.cursor, PositionEncoding::Utf8);
     match action {
-        Action::Open => nvim.list_open(rel, pos(t)).await,
+        Action::Open => editor.list_open(rel, pos(t)).await,
         Action::Type { text } => {
             t.text.insert_str(t.cursor, text);
             t.cursor += text.len();
             t.typed.push_str(text);
-            nvim.set_text(rel, &t.text)?;
-            if let Some((list, latency)) = nvim.list_type(text).await? {
+            editor.set_text(rel, &t.text)?;
+            if let Some((list, latency)) = editor.list_type(text).await? {
                 let latency_ms = latency
                     .or(t.last.as_ref().map(|l| l.latency_ms))
                     .unwrap_or(0.0);
@@ -272,8 +273,8 @@ async fn act_in_neovim(
         }
         Action::Complete { trigger_character } => {
             let trigger =
-                Trigger::for_character(trigger_character.as_deref(), nvim.trigger_characters());
-            let answer = nvim.list_ask(&trigger, !*warmed).await?;
+                Trigger::for_character(trigger_character.as_deref(), &editor.trigger_characters());
+            let answer = editor.list_ask(&trigger, !*warmed).await?;
             *warmed = true;
             t.last = Some(Timed {
                 value: ListAnswer::Shown(answer.value),
