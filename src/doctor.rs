@@ -240,11 +240,18 @@ pub async fn examine_in(
         matches!(profile.dialect, DialectKind::Inline | DialectKind::Copilot)
     };
     if !shown {
-        report.message = format!(
-            "the {} dialect runs with --editor typist only ({} asks textDocument/inlineCompletion)",
-            serde_json::json!(profile.dialect).as_str().unwrap_or(""),
-            app.kind.as_str()
-        );
+        report.message = if profile.dialect == DialectKind::Completion {
+            format!(
+                "doctor asks a real editor for line suggestions; the completion dialect's lists run in token plans with --editor {} (check the server itself with --editor typist)",
+                app.kind.as_str()
+            )
+        } else {
+            format!(
+                "the {} dialect runs with --editor typist only ({} asks textDocument/inlineCompletion)",
+                serde_json::json!(profile.dialect).as_str().unwrap_or(""),
+                app.kind.as_str()
+            )
+        };
         return report;
     }
     let mut session = match EditorSession::start(

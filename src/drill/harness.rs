@@ -14,6 +14,10 @@ use super::report::DrillReport;
 const SWEEP_INTERVAL: Duration = Duration::from_millis(50);
 /// How long processes killed by a drill have to disappear before they count as leftovers.
 pub(super) const SWEEP_GRACE: Duration = Duration::from_secs(3);
+/// The same through VS Code: code-server's server process ends once its parent's
+/// channel closes, which took over 3 s on the loaded 2-core machine (the SIGKILL test
+/// of `tests/suite/vscode.rs` gives it 10 s too).
+const SWEEP_GRACE_VSCODE: Duration = Duration::from_secs(10);
 
 const HOST_LANGUAGES: &str = "languages = [\"python\", \"javascript\", \"typescript\"]\nextensions = [\"py\", \"js\", \"ts\", \"mjs\", \"cjs\"]\n";
 
@@ -47,8 +51,13 @@ fn own_line() -> Vec<u32> {
                 let (_, rest) = s.rsplit_once(')')?;
                 rest.split_whitespace().nth(1)?.parse::<u32>().ok()
             })
-            .filter(|&p| p > 1 && !line.contains(&p));
+            .filter(|&p| p >= 1 && !line.contains(&p));
         match parent {
+            // PID 1 may be the wrapper too (a container's `sh -c 'typist drill …'`).
+            Some(1) => {
+                line.push(1);
+                break;
+            }
             Some(p) => line.push(p),
             None => break,
         }
@@ -256,8 +265,14 @@ impl Drill {
         out
     }
 
-    /// Waits up to `grace` for the drill's processes to end, then kills and counts the rest.
+    /// Waits up to `grace` (longer through VS Code) for the drill's processes to end,
+    /// then kills and counts the rest.
     pub(super) fn sweep_leftovers(&self, grace: Duration, report: &mut DrillReport) {
+        let grace = if self.opts.editor == crate::editor::EditorKind::Vscode {
+            grace.max(SWEEP_GRACE_VSCODE)
+        } else {
+            grace
+        };
         let deadline = Instant::now() + grace;
         let mut left = self.leftovers();
         while !left.is_empty() && Instant::now() < deadline {
@@ -296,8 +311,8 @@ mod tests {
         let line = own_line();
         assert_eq!(line[0], std::process::id());
         let parent = std::os::unix::process::parent_id();
-        assert!(parent <= 1 || line.contains(&parent), "{line:?}");
-        assert!(!line.contains(&1), "{line:?}");
+        assert!(parent == 0 || line.contains(&parent), "{line:?}");
+        assert!(line.iter().filter(|&&p| p == 1).count() <= 1, "{line:?}");
     }
 
     #[test]

@@ -155,7 +155,7 @@ pub async fn stop_shared() -> Vec<ExtensionState> {
 /// widget, inline suggestions on, nothing asked of the network. Recorded in the
 /// manifest (the editor's conditions).
 pub fn user_settings() -> Value {
-    json!({
+    let mut settings = json!({
         "editor.autoClosingBrackets": "never",
         "editor.autoClosingQuotes": "never",
         "editor.autoClosingComments": "never",
@@ -197,7 +197,11 @@ pub fn user_settings() -> Value {
         "github.copilot.enable": {"*": false},
         "window.restoreWindows": "none",
         "window.commandCenter": false,
-    })
+    });
+    // A token case's typed characters never accept the widget's focused item (set
+    // apart: the object above is at the json! macro's recursion limit).
+    settings["editor.acceptSuggestionOnCommitCharacter"] = json!(false);
+    settings
 }
 
 fn random_password() -> Result<String, SessionError> {

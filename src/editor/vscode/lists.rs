@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::instance::PAGE_POLL;
-use super::{UI_WITHIN, VscodeSession, failed, parse_status, request_failed};
+use super::{ListState, UI_WITHIN, VscodeSession, failed, parse_status, request_failed};
 use crate::editor::conditions::Trigger;
 use crate::editor::document::Position;
 use crate::editor::error::{EditorError, SessionError};
@@ -32,30 +32,14 @@ use crate::editor::workspace;
 
 /// The suggest widget as drawn (`widget.js`).
 const WIDGET: &str = include_str!("widget.js");
-/// The fixture's last list (its status item's label after `typist-list `): JSON
-/// `{seq, incomplete, items}`, the server's items in its order.
-const LIST: &str = "(() => { for (const e of document.querySelectorAll('.statusbar-item [aria-label], .statusbar-item')) { const a = e.getAttribute('aria-label') || ''; if (a.startsWith('typist-list ')) return a.slice(12); } return null; })()";
+/// The fixture's status and its last list (its status item's label after `typist-list
+/// `: JSON `{seq, incomplete, items}`, the server's items in its order), read together.
+const LIST: &str = "(() => { for (const e of document.querySelectorAll('.statusbar-item')) { const t = (e.textContent || '').trim(); if (!t.startsWith('typist-inline ')) continue; for (const x of [e, ...e.querySelectorAll('[aria-label]')]) { const a = x.getAttribute('aria-label') || ''; if (a.startsWith('typist-list ')) return { status: t, list: a.slice(12) }; } return { status: t, list: null }; } return { status: null, list: null }; })()";
 /// Ctrl+Space is pressed at most this many times for one ask.
 const TRIGGER_TRIES: u32 = 3;
 /// The pause before asking again under the `stable` readiness rule (as typist's own
 /// client pauses).
 const RETRY_INTERVAL: Duration = crate::editor::session::RETRY_INTERVAL;
-
-/// The completion session under way in the editor.
-#[derive(Debug, Clone)]
-pub(super) struct ListState {
-    /// 0-based line of the token.
-    row: usize,
-    /// The token's line as the editor holds it now.
-    line: String,
-    /// The UTF-16 column of the cursor on it.
-    col16: usize,
-    /// A list was asked for in this session.
-    asked: bool,
-    /// The server's items of the last answer, in its order.
-    items: Vec<Value>,
-    incomplete: bool,
-}
 
 impl VscodeSession {
     /// The completion trigger characters VS Code's requests are sent with: none, since
@@ -78,14 +62,25 @@ impl VscodeSession {
         let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i);
         let row = cursor.line as usize;
         let col16 = text[line_start..at].encode_utf16().count();
+        // Go to Line's column and the status bar's are visible columns (a tab up to the
+        // next stop), since VS Code 1.108.
+        let visible = super::expand_tabs(&text[line_start..at]).chars().count();
         let path = self.root.join(rel);
         workspace::write_creating(&path, &text).map_err(SessionError::file(&path))?;
         self.key("Escape", "Escape", 27, 0).await?;
         self.revert().await?;
         self.wait_line_count(text.split('\n').count()).await?;
-        self.go_to(row + 1, col16 + 1).await?;
+        self.go_to(row + 1, visible + 1).await?;
         let line = text[line_start..line_end].to_string();
         self.wait_line(row, &line).await?;
+        let r = self.read().await?;
+        if r["col"].as_u64() != Some(visible as u64 + 1) {
+            return Err(failed(format!(
+                "vscode: the cursor is not at line {}, column {} (the page shows {r})",
+                row + 1,
+                visible + 1
+            )));
+        }
         self.list = Some(ListState {
             row,
             line,
@@ -192,19 +187,21 @@ impl VscodeSession {
 
     /// Ctrl+Space, again while VS Code neither asks nor shows the widget (now and then
     /// the first press right after the cursor was placed asks nothing); returns when the
-    /// last press was sent.
+    /// first press was sent.
     async fn trigger_suggest(&mut self, seq0: u64) -> Result<Instant, SessionError> {
         let mut tries = 0;
+        let first = Instant::now();
         loop {
             tries += 1;
             self.key(" ", "Space", 32, super::CTRL).await?;
             let t0 = Instant::now();
             if tries == TRIGGER_TRIES {
-                return Ok(t0);
+                return Ok(first);
             }
             while t0.elapsed() < super::LINE_SHOWS_WITHIN {
                 if self.status_seq().await? > seq0 || self.widget_visible().await? {
-                    return Ok(t0);
+                    // Timed from the first press: its request may be the one answered.
+                    return Ok(first);
                 }
                 tokio::time::sleep(PAGE_POLL).await;
             }
@@ -237,8 +234,13 @@ impl VscodeSession {
                 match s.fate {
                     Some(Err(m)) => return Err(request_failed(&self.profile.name, &m)),
                     Some(Ok(_)) => {
-                        let label = self.vs.eval(&self.tab, LIST).await?;
-                        let text = label.as_str().unwrap_or("");
+                        // The status and the list in one reading: a newer request may
+                        // change both between two.
+                        let both = self.vs.eval(&self.tab, LIST).await?;
+                        if both["status"].as_str() != r["status"].as_str() {
+                            continue;
+                        }
+                        let text = both["list"].as_str().unwrap_or("");
                         let list: Value = match serde_json::from_str(text) {
                             Ok(v) => v,
                             Err(e) => {
@@ -324,7 +326,15 @@ impl VscodeSession {
             last = Some(w);
             tokio::time::sleep(PAGE_POLL * 2).await;
         }
-        let labels = self.widget_labels().await?;
+        // Asked by hand, VS Code keeps the earlier rows (dimmed, "frozen") once nothing
+        // matches what was typed: the user is shown no entry for it, as Neovim's popup
+        // and typist's own client show none.
+        let frozen = self.vs.eval(&self.tab, WIDGET).await?["frozen"] == Value::Bool(true);
+        let labels = if frozen {
+            Vec::new()
+        } else {
+            self.widget_labels().await?
+        };
         let listed = items.len();
         let shown = name_rows(&labels, items).map_err(|label| {
             failed(format!(
@@ -354,7 +364,8 @@ impl VscodeSession {
         }
         let size = page["size"].as_u64().unwrap_or(0) as usize;
         let mut labels: Vec<Option<String>> = vec![None; size];
-        let deadline = Instant::now() + UI_WITHIN;
+        let mut deadline = Instant::now() + UI_WITHIN;
+        let mut progress = 0;
         loop {
             let mut lowest = usize::MAX;
             for r in page["rows"].as_array().into_iter().flatten() {
@@ -369,10 +380,15 @@ impl VscodeSession {
             let Some(missing) = labels.iter().position(Option::is_none) else {
                 break;
             };
+            let seen = labels.iter().filter(|l| l.is_some()).count();
+            if seen > progress {
+                // A long list is read page by page: the deadline is for each page.
+                progress = seen;
+                deadline = Instant::now() + UI_WITHIN;
+            }
             if Instant::now() >= deadline {
-                let seen = labels.iter().filter(|l| l.is_some()).count();
                 return Err(failed(format!(
-                    "vscode: the suggest widget's {size} entries could not be read in {} ms ({seen} seen)",
+                    "vscode: the suggest widget's {size} entries could not be read ({seen} seen, none more in {} ms)",
                     UI_WITHIN.as_millis()
                 )));
             }

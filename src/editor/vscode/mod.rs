@@ -131,7 +131,23 @@ pub struct VscodeSession {
     /// requests typist cannot see, so only what the page shows counts.
     fixture: bool,
     /// The completion session under way (token cases, `lists.rs`).
-    list: Option<lists::ListState>,
+    list: Option<ListState>,
+}
+
+/// The completion session under way in the editor (token cases, `lists.rs`).
+#[derive(Debug, Clone)]
+struct ListState {
+    /// 0-based line of the token.
+    row: usize,
+    /// The token's line as the editor holds it now.
+    line: String,
+    /// The UTF-16 column of the cursor on it.
+    col16: usize,
+    /// A list was asked for in this session.
+    asked: bool,
+    /// The server's items of the last answer, in its order.
+    items: Vec<Value>,
+    incomplete: bool,
 }
 
 /// What the fixture's status bar item says about the last inline request.

@@ -1,14 +1,17 @@
 // VS Code's suggest widget as the page shows it, for typist (evaluated in the page, by
 // value): whether it is shown, its message ("Loading...", "No suggestions."), how many
-// entries its list holds (the rows' aria-setsize) and the rows drawn now (the list is
-// virtual: only the rows in view exist), each with its index and its label as drawn.
+// entries its list holds (the rows' aria-setsize), whether it is frozen (asked by hand
+// and nothing matches what was typed since: VS Code keeps the earlier rows, dimmed), and
+// the rows drawn now (the list is virtual: only the rows in view exist), each with its
+// index and its label as drawn.
 (() => {
-  const out = { visible: false, message: '', size: 0, rows: [], focused: null };
+  const out = { visible: false, frozen: false, message: '', size: 0, rows: [], focused: null };
   const shown = (e) => !!e && getComputedStyle(e).display !== 'none' && getComputedStyle(e).visibility !== 'hidden';
   const all = [...document.querySelectorAll('.suggest-widget')];
   const w = all.find((x) => x.classList.contains('visible') && shown(x));
   if (!w) return out;
   out.visible = true;
+  out.frozen = w.classList.contains('frozen');
   const m = w.querySelector('.message');
   if (shown(m)) out.message = (m.textContent || '').trim();
   for (const r of w.querySelectorAll('.monaco-list-row')) {
