@@ -73,14 +73,17 @@ impl VscodeSession {
         self.go_to(row + 1, visible + 1).await?;
         let line = text[line_start..line_end].to_string();
         self.wait_line(row, &line).await?;
-        let r = self.read().await?;
-        if r["col"].as_u64() != Some(visible as u64 + 1) {
-            return Err(failed(format!(
-                "vscode: the cursor is not at line {}, column {} (the page shows {r})",
+        // The status bar's column, once it has followed (the case before may have left
+        // the cursor on the same line, further right).
+        self.wait_page(
+            &format!("the cursor at line {}, column {}", row + 1, visible + 1),
+            &format!(
+                "(() => {{ const e = document.getElementById('status.editor.selection'); const m = e && /Ln (\\d+), Col (\\d+)/.exec(e.textContent || ''); return !!m && Number(m[1]) === {} && Number(m[2]) === {}; }})()",
                 row + 1,
                 visible + 1
-            )));
-        }
+            ),
+        )
+        .await?;
         self.list = Some(ListState {
             row,
             line,
