@@ -30,7 +30,7 @@ pub(super) fn run(
         "the fault drill",
     )?;
     report.seconds_faults = started.elapsed().as_secs_f64();
-    drill.sweep_leftovers(super::harness::SWEEP_GRACE, report);
+    drill.sweep_leftovers(report);
     drill.count_workspaces(report);
     check_faults(cases, &out, log, report)
 }

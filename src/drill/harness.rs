@@ -13,7 +13,7 @@ use super::report::DrillReport;
 /// The pause between two looks for processes a drill left behind.
 const SWEEP_INTERVAL: Duration = Duration::from_millis(50);
 /// How long processes killed by a drill have to disappear before they count as leftovers.
-pub(super) const SWEEP_GRACE: Duration = Duration::from_secs(3);
+const SWEEP_GRACE: Duration = Duration::from_secs(3);
 /// The same through VS Code: code-server's server process ends once its parent's
 /// channel closes, which took over 3 s on the loaded 2-core machine (the SIGKILL test
 /// of `tests/suite/vscode.rs` gives it 10 s too).
@@ -265,13 +265,13 @@ impl Drill {
         out
     }
 
-    /// Waits up to `grace` (longer through VS Code) for the drill's processes to end,
-    /// then kills and counts the rest.
-    pub(super) fn sweep_leftovers(&self, grace: Duration, report: &mut DrillReport) {
+    /// Waits up to the editor's grace for the drill's processes to end, then kills and
+    /// counts the rest.
+    pub(super) fn sweep_leftovers(&self, report: &mut DrillReport) {
         let grace = if self.opts.editor == crate::editor::EditorKind::Vscode {
-            grace.max(SWEEP_GRACE_VSCODE)
+            SWEEP_GRACE_VSCODE
         } else {
-            grace
+            SWEEP_GRACE
         };
         let deadline = Instant::now() + grace;
         let mut left = self.leftovers();

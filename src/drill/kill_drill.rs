@@ -41,7 +41,7 @@ pub(super) fn run(drill: &Drill, plan: &Path, report: &mut DrillReport) -> Resul
         a.push("--resume".into());
     }
     drill.finish(&a, "the resumed run")?;
-    drill.sweep_leftovers(super::harness::SWEEP_GRACE, report);
+    drill.sweep_leftovers(report);
     compare(&reference, &killed, report)
 }
 
@@ -92,7 +92,7 @@ fn start_and_kill(
         report.kills_landed += 1;
     }
     child.wait()?;
-    drill.sweep_leftovers(super::harness::SWEEP_GRACE, report);
+    drill.sweep_leftovers(report);
     Ok(())
 }
 

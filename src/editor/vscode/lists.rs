@@ -73,17 +73,6 @@ impl VscodeSession {
         self.go_to(row + 1, visible + 1).await?;
         let line = text[line_start..line_end].to_string();
         self.wait_line(row, &line).await?;
-        // The status bar's column, once it has followed (the case before may have left
-        // the cursor on the same line, further right).
-        self.wait_page(
-            &format!("the cursor at line {}, column {}", row + 1, visible + 1),
-            &format!(
-                "(() => {{ const e = document.getElementById('status.editor.selection'); const m = e && /Ln (\\d+), Col (\\d+)/.exec(e.textContent || ''); return !!m && Number(m[1]) === {} && Number(m[2]) === {}; }})()",
-                row + 1,
-                visible + 1
-            ),
-        )
-        .await?;
         self.list = Some(ListState {
             row,
             line,
@@ -163,11 +152,8 @@ impl VscodeSession {
         }
         let t0 = Instant::now();
         let col16 = st.col16 + text.encode_utf16().count();
-        let line = format!(
-            "{}{text}{}",
-            &st.line[..byte_of(&st.line, st.col16)],
-            &st.line[byte_of(&st.line, st.col16)..]
-        );
+        let (before, after) = st.line.split_at(byte_of(&st.line, st.col16));
+        let line = format!("{before}{text}{after}");
         self.wait_line(st.row, &line).await?;
         if let Some(l) = self.list.as_mut() {
             l.line = line;
@@ -210,11 +196,6 @@ impl VscodeSession {
             }
             tracing::debug!(tries, "vscode: Ctrl+Space asked nothing; pressing it again");
         }
-    }
-
-    async fn status_seq(&mut self) -> Result<u64, SessionError> {
-        let r = self.read().await?;
-        Ok(parse_status(r["status"].as_str().unwrap_or("")).map_or(0, |s| s.seq))
     }
 
     /// The server's answer (its items, in its order, and whether it is incomplete) to
@@ -302,7 +283,7 @@ impl VscodeSession {
         let deadline = Instant::now() + within;
         let fresh = fresh.is_some();
         let mut last: Option<Value> = None;
-        loop {
+        let settled = loop {
             let w = self.vs.eval(&self.tab, WIDGET).await?;
             let visible = w["visible"] == Value::Bool(true);
             let rows = w["rows"].as_array().map_or(0, Vec::len);
@@ -313,7 +294,7 @@ impl VscodeSession {
                 visible && rows == 0 && (message.is_empty() || message.starts_with("Loading"));
             let waiting = loading || (fresh && !visible && !items.is_empty());
             if !waiting && last.as_ref() == Some(&w) {
-                break;
+                break w;
             }
             if Instant::now() >= deadline {
                 if waiting && !items.is_empty() {
@@ -324,19 +305,18 @@ impl VscodeSession {
                     ))
                     .into());
                 }
-                break;
+                break w;
             }
             last = Some(w);
             tokio::time::sleep(PAGE_POLL * 2).await;
-        }
+        };
         // Asked by hand, VS Code keeps the earlier rows (dimmed, "frozen") once nothing
         // matches what was typed: the user is shown no entry for it, as Neovim's popup
         // and typist's own client show none.
-        let frozen = self.vs.eval(&self.tab, WIDGET).await?["frozen"] == Value::Bool(true);
-        let labels = if frozen {
+        let labels = if settled["frozen"] == Value::Bool(true) {
             Vec::new()
         } else {
-            self.widget_labels().await?
+            self.widget_labels(settled).await?
         };
         let listed = items.len();
         let shown = name_rows(&labels, items).map_err(|label| {
@@ -358,10 +338,9 @@ impl VscodeSession {
     }
 
     /// Every entry's label of the widget's virtual list, in display order (none when it
-    /// is not shown), paged through with Page Down and Page Up (the focus moves; the
-    /// next key typed filters from the top again).
-    async fn widget_labels(&mut self) -> Result<Vec<String>, SessionError> {
-        let mut page = self.vs.eval(&self.tab, WIDGET).await?;
+    /// is not shown), from `page` (the widget as last read) and paged through with Page
+    /// Down and Page Up (the focus moves; the next key typed filters from the top again).
+    async fn widget_labels(&mut self, mut page: Value) -> Result<Vec<String>, SessionError> {
         if page["visible"] != Value::Bool(true) {
             return Ok(Vec::new());
         }

@@ -511,8 +511,7 @@ impl VscodeSession {
         if !self.fixture {
             return self.warm_up().await;
         }
-        let r = self.read().await?;
-        let seq0 = parse_status(r["status"].as_str().unwrap_or("")).map_or(0, |s| s.seq);
+        let seq0 = self.status_seq().await?;
         let within = Duration::from_millis(self.profile.init_timeout_ms).max(PAGE_WITHIN);
         let deadline = Instant::now() + within;
         self.key("End", "End", 35, CTRL).await?;
@@ -693,8 +692,7 @@ impl VscodeSession {
                 break;
             }
         }
-        let before = self.read().await?;
-        let seq0 = parse_status(before["status"].as_str().unwrap_or("")).map_or(0, |s| s.seq);
+        let seq0 = self.status_seq().await?;
         // The user types the line's characters as key events.
         let interval = Duration::from_millis(self.app.key_interval_ms);
         for c in typed.chars() {
@@ -1000,7 +998,8 @@ impl VscodeSession {
         self.key("Enter", "Enter", 13, 0).await
     }
 
-    /// Go to Line (Ctrl+G), `line:column` (1-based), Enter.
+    /// Go to Line (Ctrl+G), `line:column` (1-based; the column a visible one, as VS Code
+    /// 1.108 and later read it), Enter, until the status bar shows both.
     async fn go_to(&mut self, line: usize, column: usize) -> Result<(), SessionError> {
         self.key("g", "KeyG", 71, CTRL).await?;
         self.wait_page("go to line", QUICK_INPUT_FOCUSED).await?;
@@ -1012,15 +1011,21 @@ impl VscodeSession {
         .await?;
         tokio::time::sleep(QUICK_INPUT_SETTLE).await;
         self.key("Enter", "Enter", 13, 0).await?;
-        let want = format!("Ln {line}, Col ");
-        let want_js = serde_json::to_string(&want).unwrap_or_default();
+        // The status bar's line and column, once they have followed (the case before
+        // may have left the cursor on the same line).
         self.wait_page(
-            &format!("the cursor at line {line}"),
+            &format!("the cursor at line {line}, column {column}"),
             &format!(
-                "(() => {{ const e = document.getElementById('status.editor.selection'); return !!e && e.textContent.includes({want_js}) && !!document.querySelector('.editor-instance .monaco-editor.focused'); }})()"
+                "(() => {{ const e = document.getElementById('status.editor.selection'); const m = e && /Ln (\\d+), Col (\\d+)/.exec(e.textContent || ''); return !!m && Number(m[1]) === {line} && Number(m[2]) === {column} && !!document.querySelector('.editor-instance .monaco-editor.focused'); }})()"
             ),
         )
         .await
+    }
+
+    /// The sequence number of the fixture's last request (0 before any).
+    async fn status_seq(&mut self) -> Result<u64, SessionError> {
+        let r = self.read().await?;
+        Ok(parse_status(r["status"].as_str().unwrap_or("")).map_or(0, |s| s.seq))
     }
 
     async fn wait_page(&mut self, what: &str, expr: &str) -> Result<(), SessionError> {
