@@ -6,6 +6,8 @@
 
 use std::time::Duration;
 
+use crate::common::{ok, typist};
+
 use typist::editor::{Conditions, Position, Session, SessionOptions, Suggestions, profile};
 
 async fn start(name: &str) -> Session {
@@ -161,6 +163,61 @@ async fn jedi_sees_edits_and_shuts_down_cleanly() {
         "counter_from_edit",
     )
     .await;
+}
+
+/// jedi writes its parse cache (`$XDG_CACHE_HOME/jedi`) in place, so a jedi killed
+/// mid-write leaves a truncated pickle behind, and every later completion that reads it
+/// fails: jedi-language-server answers with an error, pylsp with an empty list. (CI met
+/// this once: the jedi test above failed with "pickle data was truncated".) The
+/// Jedi-based profiles run with a `HOME` of their own, so a cut-short user cache changes
+/// no answer.
+#[test]
+fn a_truncated_user_jedi_cache_changes_no_answer() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = tmp.path().join(".cache");
+    let jls = profile::find_profile("jedi-language-server", None)
+        .unwrap()
+        .resolve_command()
+        .expect("jedi-language-server is not installed (run scripts/install-servers.sh)");
+    let python = jls.parent().unwrap().join("python");
+    // The cache jedi writes for the probe's own text, then every file of it cut short.
+    let o = std::process::Command::new(&python)
+        .env("XDG_CACHE_HOME", &cache)
+        .args([
+            "-c",
+            "import jedi; jedi.Script('import os\\nos.pa').complete(2, 5)",
+        ])
+        .output()
+        .unwrap();
+    ok(&o);
+    let mut cut = 0;
+    for dir in std::fs::read_dir(cache.join("jedi")).unwrap().flatten() {
+        for f in std::fs::read_dir(dir.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            if f.path().extension().is_some_and(|e| e == "pkl") {
+                let bytes = std::fs::read(f.path()).unwrap();
+                std::fs::write(f.path(), &bytes[..bytes.len().min(100)]).unwrap();
+                cut += 1;
+            }
+        }
+    }
+    assert!(cut > 0, "jedi wrote no cache under {}", cache.display());
+    for name in ["jedi-language-server", "python-lsp-server"] {
+        let o = typist()
+            .args(["doctor", "--json", "--profile", name, "--editors"])
+            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/editors"))
+            .env("XDG_CACHE_HOME", &cache)
+            .output()
+            .unwrap();
+        ok(&o);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let p = &v["profiles"][0];
+        assert_eq!(p["status"], "ok", "{name}: {p}");
+        assert_eq!(p["probe"]["expected_in_top5"], true, "{name}: {p}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
