@@ -64,10 +64,22 @@ pub struct Services {
     logs: Option<tempfile::TempDir>,
 }
 
-/// The cores this process may run on (`{threads}`): its CPU affinity, so `taskset` and
-/// a container's CPU set are honoured; 1 when it cannot be read.
+/// The cores this process may run on: its CPU affinity, so `taskset` and a container's
+/// CPU set are honoured; 1 when it cannot be read.
 pub fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, usize::from)
+}
+
+/// `{threads}` for a run through `editor`: the cores typist may run on, less one for VS
+/// Code, whose page and extension host work while the model answers. llama.cpp's
+/// threads wait for each other at every layer, so one that VS Code preempts stalls the
+/// rest: on 2 cores, two threads made the answers through VS Code slower at p95 (lsp-ai
+/// 4.5 s against 2.3 s with one thread, the same records).
+pub fn threads_for(editor: crate::editor::EditorKind) -> usize {
+    match editor {
+        crate::editor::EditorKind::Vscode => cores().saturating_sub(1).max(1),
+        _ => cores(),
+    }
 }
 
 /// The folder servers and models are installed in (`{servers}`).
@@ -243,9 +255,14 @@ fn version(program: &Path, version_args: &[String]) -> Option<String> {
 impl Services {
     /// Starts the services `profiles` need (each name once) and returns the profiles with
     /// their placeholders filled; the first service that cannot start is an error (the
-    /// ones already started are stopped). `slots`: parallel requests to serve.
-    pub fn start(profiles: &[Profile], slots: usize) -> Result<(Services, Vec<Profile>)> {
-        Services::start_relayed(profiles, slots, &mut |_, port| Ok(port))
+    /// ones already started are stopped). `slots`: parallel requests to serve;
+    /// `threads`: the cores the services may use (`{threads}`, from [`threads_for`]).
+    pub fn start(
+        profiles: &[Profile],
+        slots: usize,
+        threads: usize,
+    ) -> Result<(Services, Vec<Profile>)> {
+        Services::start_relayed(profiles, slots, threads, &mut |_, port| Ok(port))
     }
 
     /// As [`Services::start`], but a service that cannot start fails only the profiles
@@ -253,8 +270,9 @@ impl Services {
     pub fn start_each(
         profiles: &[Profile],
         slots: usize,
+        threads: usize,
     ) -> Result<(Services, Vec<Result<Profile>>)> {
-        Services::start_each_relayed(profiles, slots, &mut |_, port| Ok(port))
+        Services::start_each_relayed(profiles, slots, threads, &mut |_, port| Ok(port))
     }
 
     /// As [`Services::start`], but the profiles (and the services started after it) are
@@ -264,9 +282,10 @@ impl Services {
     pub fn start_relayed(
         profiles: &[Profile],
         slots: usize,
+        threads: usize,
         relay: &mut dyn FnMut(&ServiceSpec, u16) -> Result<u16>,
     ) -> Result<(Services, Vec<Profile>)> {
-        let (services, each) = Services::start_each_relayed(profiles, slots, relay)?;
+        let (services, each) = Services::start_each_relayed(profiles, slots, threads, relay)?;
         let mut out = Vec::new();
         for p in each {
             out.push(p?);
@@ -277,6 +296,7 @@ impl Services {
     fn start_each_relayed(
         profiles: &[Profile],
         slots: usize,
+        threads: usize,
         relay: &mut dyn FnMut(&ServiceSpec, u16) -> Result<u16>,
     ) -> Result<(Services, Vec<Result<Profile>>)> {
         let mut services = Services {
@@ -285,7 +305,7 @@ impl Services {
         };
         let mut vars: BTreeMap<String, String> = BTreeMap::new();
         vars.insert("slots".into(), slots.max(1).to_string());
-        vars.insert("threads".into(), cores().to_string());
+        vars.insert("threads".into(), threads.max(1).to_string());
         vars.insert("servers".into(), servers_dir().display().to_string());
         // Services that failed, by name: every profile needing one fails the same way.
         let mut failed: BTreeMap<String, Failure> = BTreeMap::new();
@@ -595,12 +615,13 @@ mod tests {
     #[test]
     fn a_missing_program_or_model_is_told_apart_by_type() {
         let (_s, out) =
-            Services::start_each(&[profile_with_service("no-such-llama-server", "/x")], 1).unwrap();
+            Services::start_each(&[profile_with_service("no-such-llama-server", "/x")], 1, 1)
+                .unwrap();
         let e = out.into_iter().next().unwrap().unwrap_err();
         assert!(ServiceError::is_missing(&e), "{e:#}");
         assert!(format!("{e:#}").contains("no-such-llama-server is not installed"));
         let (_s, out) =
-            Services::start_each(&[profile_with_service("true", "/no/such/model.gguf")], 1)
+            Services::start_each(&[profile_with_service("true", "/no/such/model.gguf")], 1, 1)
                 .unwrap();
         let e = out.into_iter().next().unwrap().unwrap_err();
         assert!(ServiceError::is_missing(&e), "{e:#}");
@@ -612,6 +633,7 @@ mod tests {
                 "false",
                 &model.path().display().to_string(),
             )],
+            1,
             1,
         )
         .unwrap();

@@ -410,7 +410,7 @@ fn serve_model_upstream_relays_the_models_answer_to_tabby_agent() {
         .collect();
     assert!(!asked.is_empty(), "tabby-agent asked the front nothing");
     let profile = typist::editor::profile::find_profile("smollm2", None).unwrap();
-    let (services, _) = typist::service::Services::start(&[profile], 1).unwrap();
+    let (services, _) = typist::service::Services::start(&[profile], 1, 1).unwrap();
     let port = services.describe()[0]["args"]
         .as_array()
         .unwrap()
@@ -523,7 +523,7 @@ fn post(url: &str, body: &Value) -> (u16, Value) {
 fn serve_model_upstream_speaks_tabby_and_ollama_and_relays_failures() {
     assert_installed();
     let profile = typist::editor::profile::find_profile("smollm2", None).unwrap();
-    let (services, _) = typist::service::Services::start(&[profile], 1).unwrap();
+    let (services, _) = typist::service::Services::start(&[profile], 1, 1).unwrap();
     let port = arg_after(&services.describe()[0], "--port").to_string();
     let llama = format!("http://127.0.0.1:{port}");
     let f = front(&llama);
@@ -629,7 +629,7 @@ health = "http://127.0.0.1:{{port}}/v1/health"
     let pids = std::sync::Mutex::new(vec![]);
     let caught = std::panic::catch_unwind(|| {
         let (services, filled) =
-            typist::service::Services::start(std::slice::from_ref(&profile), 1).unwrap();
+            typist::service::Services::start(std::slice::from_ref(&profile), 1, 1).unwrap();
         assert!(filled[0].service.is_some());
         pids.lock().unwrap().extend(services.pids());
         panic!("a worker panicked");
@@ -640,7 +640,7 @@ health = "http://127.0.0.1:{{port}}/v1/health"
     assert!(!alive(pids[0]), "the service outlived a panic");
     // An error after the start (a `?` in the caller): the same.
     let start = || -> anyhow::Result<Vec<u32>> {
-        let (services, _) = typist::service::Services::start(std::slice::from_ref(&profile), 1)?;
+        let (services, _) = typist::service::Services::start(std::slice::from_ref(&profile), 1, 1)?;
         let pids = services.pids();
         anyhow::ensure!(pids.is_empty(), "{pids:?}");
         Ok(pids)
@@ -658,11 +658,14 @@ fn crashing_servers(dir: &Path) -> PathBuf {
     let bin = servers.join("llama/bin");
     std::fs::create_dir_all(&bin).unwrap();
     std::fs::create_dir_all(servers.join("models")).unwrap();
-    std::fs::write(
-        servers.join("models/SmolLM2-135M-Instruct.Q4_1.gguf"),
-        b"not a model",
-    )
-    .unwrap();
+    // The file the profiles run, and the one the install script checks the server with.
+    for model in ["Q8_0", "Q4_1"] {
+        std::fs::write(
+            servers.join(format!("models/SmolLM2-135M-Instruct.{model}.gguf")),
+            b"not a model",
+        )
+        .unwrap();
+    }
     let exe = bin.join("llama-server");
     std::fs::write(
         &exe,

@@ -27,6 +27,8 @@ pub fn run(flags: BenchModelFlags) -> Result<ExitCode> {
     }
     let (settings, read) = super::run::settings(a)?;
     let s = &settings.run;
+    // The same threads for both passes: what the run through the editor would get.
+    let threads = typist::service::threads_for(settings.conditions.app.kind);
     let profiles = super::run::profiles(s, a)?;
     let planned = super::run::plan(s, read)?;
     let jobs = s.jobs.unwrap_or(1).max(1);
@@ -62,7 +64,7 @@ pub fn run(flags: BenchModelFlags) -> Result<ExitCode> {
         // 1. Through typist, every request to a model service recorded.
         let mut relays = Vec::new();
         let (services, filled) =
-            Services::start_relayed(std::slice::from_ref(p), jobs, &mut |spec, port| {
+            Services::start_relayed(std::slice::from_ref(p), jobs, threads, &mut |spec, port| {
                 if spec.model.is_none() {
                     return Ok(port);
                 }
@@ -113,7 +115,7 @@ pub fn run(flags: BenchModelFlags) -> Result<ExitCode> {
                 captured.len()
             );
         }
-        let (direct_services, _) = Services::start(&[models], jobs)?;
+        let (direct_services, _) = Services::start(&[models], jobs, threads)?;
         let port = direct_services
             .ports()
             .into_values()

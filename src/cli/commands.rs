@@ -34,7 +34,8 @@ pub fn doctor(a: DoctorArgs) -> Result<ExitCode> {
     }
     // The model services the profiles declare, started once for all of them and
     // stopped when `_services` is dropped.
-    let (_services, filled) = typist::service::Services::start_each(&list, 1)?;
+    let (_services, filled) =
+        typist::service::Services::start_each(&list, 1, typist::service::threads_for(app.kind))?;
     let mut reports = Vec::new();
     for (p, filled) in list.iter().zip(filled) {
         if !a.json {

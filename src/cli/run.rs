@@ -39,7 +39,11 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
     check_attached(&profiles, jobs)?;
     // Model services the profiles declare: started once, shared by every worker, stopped
     // when `services` is dropped (at the end, after Ctrl-C, on an error or a panic).
-    let (services, profiles) = typist::service::Services::start(&profiles, jobs)?;
+    let (services, profiles) = typist::service::Services::start(
+        &profiles,
+        jobs,
+        typist::service::threads_for(settings.conditions.app.kind),
+    )?;
     let opts = RunOptions {
         out: out.clone(),
         jobs,

@@ -176,6 +176,23 @@ fn lsp_ai_with_the_real_model_answers_in_vscode_as_in_typists_client() {
         b.iter().any(|r| r["outcome"] == "suggestion"),
         "some suggestions"
     );
+    // llama.cpp's threads: every core typist has through its own client, one fewer
+    // through VS Code (whose page and extension host work while the model answers).
+    let threads = |run: &str| -> String {
+        let m: Value = serde_json::from_str(
+            &std::fs::read_to_string(tmp.path().join(run).join("manifest.json")).unwrap(),
+        )
+        .unwrap();
+        let args = m["services"][0]["args"].as_array().unwrap().clone();
+        let at = args.iter().position(|a| a == "-t").unwrap();
+        args[at + 1].as_str().unwrap().to_string()
+    };
+    let cores = typist::service::cores();
+    assert_eq!(threads("typist"), cores.to_string());
+    assert_eq!(
+        threads("vscode"),
+        cores.saturating_sub(1).max(1).to_string()
+    );
 }
 
 /// The honesty invariant inside VS Code, with an extension as the adversary
