@@ -70,10 +70,23 @@ const QUICK_INPUT_SETTLE: Duration = Duration::from_millis(50);
 const WARM_UP: Duration = Duration::from_secs(4);
 /// The project's fixture extension's id.
 const FIXTURE_ID: &str = "typist.typist-inline";
-/// What the window's title holds once its workspace (`typist.code-workspace`) is open.
-const WORKSPACE_TITLE: &str = "typist (Workspace)";
-/// How long a window may show no workspace folder before it is opened again.
+/// The workspace file typist writes beside each session's workspace.
+const WORKSPACE_FILE: &str = "typist.code-workspace";
+/// How long the fixture may wait for the workspace folder before typist writes the
+/// workspace file again (see `VscodeSession::wait_ready`).
+const REREAD_AFTER: Duration = Duration::from_secs(3);
+/// The page's title, address, the last of the workbench's startup marks
+/// (`code/didStartRenderer`, `code/willLoadWorkbenchMain`, ...), and whether its main
+/// bundle has run (`code/didLoadWorkbenchMain`).
+const PAGE_STATE: &str = "[document.title, location.href, (performance.getEntriesByType('mark').pop() || {}).name || '', performance.getEntriesByName('code/didLoadWorkbenchMain').length > 0]";
+/// The workbench's startup marks, in ms from the page's start.
+const MARKS: &str = "Object.fromEntries(performance.getEntriesByType('mark').map(m => [m.name.replace('code/', ''), Math.round(m.startTime)]))";
+/// How long a window may still show no workspace folder after that before it is opened
+/// again.
 const FOLDER_WITHIN: Duration = Duration::from_secs(10);
+/// How long after it was sent to the page a tab may go without running the workbench's
+/// main bundle (0.4 to 1.7 s on the loaded 2-core machine; a stuck one never does).
+const WORKBENCH_WITHIN: Duration = Duration::from_secs(10);
 /// A session's window is opened at most this many times.
 const OPEN_TRIES: u32 = 3;
 
@@ -293,7 +306,7 @@ impl VscodeSession {
             .unwrap_or_default();
         }
         let vs = instance::shared(&setup).await?;
-        let file = dir.path().join("typist.code-workspace");
+        let file = dir.path().join(WORKSPACE_FILE);
         let ws = json!({
             "folders": [{"path": root.display().to_string()}],
             "settings": settings,
@@ -341,40 +354,66 @@ impl VscodeSession {
 
     /// Opens the window on the session's workspace and waits for the fixture to say
     /// that its extension host has the folder: `typist-inline 0 ready` (its client
-    /// started) or, with extensions alone, `typist-inline 0 no-server`. A window whose
-    /// extension host has no folder for `FOLDER_WITHIN` (now and then on a loaded
-    /// machine: the title names the workspace, the extension host has none and gets
-    /// none) is opened again, at most `OPEN_TRIES` times.
+    /// started) or, with extensions alone, `typist-inline 0 no-server`.
+    ///
+    /// Now and then on a loaded machine the window's first read of the workspace file
+    /// gives no folder (the title names the workspace; the extension host has none and
+    /// gets none later; the cause inside code-server is not known): once the fixture has
+    /// waited `REREAD_AFTER`, typist writes the file again, unchanged, and the window,
+    /// which watches it, reads it again and gives its extension host the folder. A
+    /// window still without one `FOLDER_WITHIN` later is opened again. So is a page that
+    /// has not run the workbench's main bundle `WORKBENCH_WITHIN` after it was sent to
+    /// its address: now and then one stops with its HTML half parsed or after fetching
+    /// the bundle (the mark `code/willLoadWorkbenchMain` a minute on, the renderer idle),
+    /// and a fresh navigation loads it in seconds; and so is a navigation that Chromium
+    /// aborts at once. So is a window not ready within the profile's
+    /// `init_timeout_ms` (at least a minute). A window is opened at most `OPEN_TRIES`
+    /// times in all.
     async fn wait_ready(&mut self, url: &str) -> Result<(), SessionError> {
         let within = Duration::from_millis(self.profile.init_timeout_ms).max(PAGE_WITHIN);
-        let deadline = Instant::now() + within;
         self.info = ServerInfo {
             name: Some(self.profile.name.clone()),
             version: None,
         };
+        // Extensions alone: the fixture says the extension host has its folder; they
+        // activate on their own events (the manifest says whether they did).
+        let ready = if self.fixture {
+            "typist-inline 0 ready"
+        } else {
+            "typist-inline 0 no-server"
+        };
+        let file = self._dir.path().join(WORKSPACE_FILE);
         let mut tries = 0;
         'open: loop {
             tries += 1;
-            self.call("Page.navigate", json!({"url": url})).await?;
+            let nav = self.call("Page.navigate", json!({"url": url})).await?;
             let opened = Instant::now();
+            // Now and then the navigation is aborted at once (`net::ERR_ABORTED`) and the
+            // tab stays on `about:blank`.
+            if let Some(e) = nav["errorText"].as_str() {
+                if tries < OPEN_TRIES {
+                    tracing::warn!(assistant = %self.profile.name, "vscode's window: {e}; opening it again");
+                    continue 'open;
+                }
+                return Err(EditorError::Timeout(format!(
+                    "{}: vscode's window did not open: {e} ({tries} times)",
+                    self.profile.name
+                ))
+                .into());
+            }
+            let mut rewritten: Option<Instant> = None;
             loop {
                 let r = self.read().await?;
                 let status = r["status"].as_str().unwrap_or("").to_string();
-                let title = self
-                    .vs
-                    .eval(&self.tab, "document.title")
-                    .await
-                    .unwrap_or_default();
-                let title = title.as_str().unwrap_or("");
-                let with_folder = title.contains(WORKSPACE_TITLE);
-                // Extensions alone: the fixture says the extension host has its folder;
-                // they activate on their own events (the manifest says whether they did).
-                let ready = if self.fixture {
-                    "typist-inline 0 ready"
-                } else {
-                    "typist-inline 0 no-server"
-                };
                 if status.starts_with(ready) {
+                    let marks = self.vs.eval(&self.tab, MARKS).await.unwrap_or_default();
+                    tracing::debug!(
+                        assistant = %self.profile.name,
+                        tries,
+                        ms = opened.elapsed().as_millis() as u64,
+                        %marks,
+                        "vscode's window ready"
+                    );
                     return Ok(());
                 }
                 if let Some(why) = status.strip_prefix("typist-inline failed") {
@@ -387,19 +426,51 @@ impl VscodeSession {
                 if let Some(why) = self.vs.ended() {
                     return Err(EditorError::Exited(format!("vscode: {why}")).into());
                 }
-                let no_folder = !with_folder || status.contains("waiting for the workspace folder");
-                if no_folder && opened.elapsed() >= FOLDER_WITHIN && tries < OPEN_TRIES {
-                    tracing::warn!(
-                        assistant = %self.profile.name,
-                        title,
-                        status,
-                        "vscode's window came up without its workspace folder; opening it again"
-                    );
-                    continue 'open;
-                }
-                if Instant::now() >= deadline {
+                let page = self
+                    .vs
+                    .eval(&self.tab, PAGE_STATE)
+                    .await
+                    .unwrap_or_default();
+                let title = page[0].as_str().unwrap_or("").to_string();
+                let loaded = page[3] == true;
+                let again = if status.contains("waiting for the workspace folder") {
+                    match rewritten {
+                        None if opened.elapsed() >= REREAD_AFTER => {
+                            tracing::info!(
+                                assistant = %self.profile.name,
+                                "vscode's extension host has no workspace folder; writing the workspace file again"
+                            );
+                            let text = std::fs::read(&file).map_err(SessionError::file(&file))?;
+                            std::fs::write(&file, text).map_err(SessionError::file(&file))?;
+                            rewritten = Some(Instant::now());
+                            None
+                        }
+                        Some(t) if t.elapsed() >= FOLDER_WITHIN => {
+                            Some("its extension host got no workspace folder")
+                        }
+                        _ => None,
+                    }
+                } else if !loaded && opened.elapsed() >= WORKBENCH_WITHIN {
+                    Some("the workbench did not load")
+                } else if opened.elapsed() >= within {
+                    Some("not ready in time")
+                } else {
+                    None
+                };
+                if let Some(why) = again {
+                    if tries < OPEN_TRIES {
+                        tracing::warn!(
+                            assistant = %self.profile.name,
+                            title,
+                            status,
+                            url = %page[1],
+                            mark = %page[2],
+                            "vscode's window: {why}; opening it again"
+                        );
+                        continue 'open;
+                    }
                     return Err(EditorError::Timeout(format!(
-                        "{}: vscode's window or its extension not ready within {} ms (status: {status:?}, title: {title:?}, opened {tries} times)",
+                        "{}: vscode's window or its extension not ready ({why}; status: {status:?}, title: {title:?}), opened {tries} times, each given {} ms",
                         self.profile.name,
                         within.as_millis()
                     ))
