@@ -42,6 +42,14 @@ fn bench_model_replays_every_captured_request_directly() {
     let identical = r["identical_answers"].as_u64().expect("identical_answers");
     let different = r["different_answers"].as_u64().expect("different_answers");
     assert_eq!(identical + different, requests, "{r}");
+    // The replay's server starts (typist's host, spawned per file) are inside its time,
+    // and with one job the ratio is also given with them set aside.
+    let starts = r["server_start_seconds"].as_f64().unwrap();
+    assert!(starts > 0.0 && starts < r["typist_seconds"].as_f64().unwrap(), "{r}");
+    assert!(
+        r["ratio_starts_aside"].as_f64().unwrap() > r["ratio"].as_f64().unwrap(),
+        "{r}"
+    );
     // Every captured request is kept with both answers.
     let kept = std::fs::read_to_string(tmp.path().join("smollm2/requests.jsonl")).unwrap();
     assert_eq!(kept.lines().count() as u64, requests);

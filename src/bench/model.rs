@@ -456,6 +456,13 @@ pub struct Row {
     pub direct_requests_per_hour: f64,
     /// typist's requests per hour / the direct requests per hour.
     pub ratio: f64,
+    /// Seconds the replay spent starting servers (each session's, from its start to the
+    /// server's answer to `initialize`), summed: an agent's own start, which no direct
+    /// request can have.
+    pub server_start_seconds: f64,
+    /// With one job, `ratio` with the server starts taken out of typist's time: what
+    /// typist and the agent add to each request.
+    pub ratio_starts_aside: Option<f64>,
     pub typist_timings: Timings,
     pub direct_timings: Timings,
     /// Direct answers equal to the captured ones (less ids, times and `timings`).
@@ -503,6 +510,8 @@ impl Row {
             } else {
                 0.0
             },
+            server_start_seconds: 0.0,
+            ratio_starts_aside: None,
             typist_timings: Timings::of(captured.iter().map(|c| c.answer.as_str())),
             direct_timings: Timings::of(direct.answers.iter().map(|(_, a)| a.as_str())),
             identical_answers: identical,
@@ -513,15 +522,30 @@ impl Row {
     }
 }
 
+impl Row {
+    /// The row with the replay's server starts (`RunReport::server_start_seconds`):
+    /// with one job they are wall time, taken out of typist's time for
+    /// `ratio_starts_aside`; with more they overlap other workers' requests.
+    pub fn with_server_starts(mut self, seconds: f64) -> Row {
+        self.server_start_seconds = seconds;
+        let rest = self.typist_seconds - seconds;
+        self.ratio_starts_aside =
+            (self.jobs == 1 && rest > 0.0 && self.direct_seconds > 0.0).then(|| {
+                per_hour(self.requests, rest) / per_hour(self.direct_requests, self.direct_seconds)
+            });
+        self
+    }
+}
+
 /// The markdown table of `rows`.
 pub fn table(rows: &[Row]) -> String {
     let mut out = String::from(
-        "| assistant | jobs | cases | suggestions | requests | through typist: s | suggestions/h | requests/h | direct: s | direct requests/h | typist / direct | prompt tok/s (typist; direct) | generation tok/s (typist; direct) | identical answers | failed (typist; direct) |\n\
-         |---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+        "| assistant | jobs | cases | suggestions | requests | through typist: s | suggestions/h | requests/h | direct: s | direct requests/h | typist / direct | server starts: s | typist / direct, starts aside | prompt tok/s (typist; direct) | generation tok/s (typist; direct) | identical answers | failed (typist; direct) |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for r in rows {
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {:.1} | {:.0} | {:.0} | {:.1} | {:.0} | {:.2} | {:.0}; {:.0} | {:.1}; {:.1} | {} of {} | {}; {} |\n",
+            "| {} | {} | {} | {} | {} | {:.1} | {:.0} | {:.0} | {:.1} | {:.0} | {:.2} | {:.1} | {} | {:.0}; {:.0} | {:.1}; {:.1} | {} of {} | {}; {} |\n",
             r.assistant,
             r.jobs,
             r.cases,
@@ -533,6 +557,9 @@ pub fn table(rows: &[Row]) -> String {
             r.direct_seconds,
             r.direct_requests_per_hour,
             r.ratio,
+            r.server_start_seconds,
+            r.ratio_starts_aside
+                .map_or_else(|| "–".to_string(), |x| format!("{x:.2}")),
             r.typist_timings.prompt_per_second(),
             r.direct_timings.prompt_per_second(),
             r.typist_timings.predicted_per_second(),
@@ -594,6 +621,36 @@ mod tests {
         assert_eq!(row.typist_timings.answers, 4);
         assert!((row.typist_timings.predicted_per_second() - 100.0).abs() < 1e-9);
         assert!(table(&[row]).contains("| x | 2 | 3 | 3 | 4 |"));
+    }
+
+    /// With one job the server starts come out of typist's time for the second ratio;
+    /// with two they overlap other requests and no such ratio is given.
+    #[test]
+    fn server_starts_are_set_aside_with_one_job_only() {
+        let captured: Vec<Captured> = (0..10)
+            .map(|seq| Captured {
+                seq,
+                method: "POST".into(),
+                path: "/v1/completions".into(),
+                content_type: None,
+                body: String::new(),
+                status: 200,
+                answer: "{}".into(),
+                start: 0.0,
+                seconds: 0.5,
+            })
+            .collect();
+        let direct = Direct {
+            seconds: 5.0,
+            answers: vec![(200, "{}".into()); 10],
+        };
+        let row = Row::new("x", 1, 10, 10, 8.0, &captured, &direct).with_server_starts(2.5);
+        assert!((row.ratio - 5.0 / 8.0).abs() < 1e-9);
+        assert!((row.ratio_starts_aside.unwrap() - 5.0 / 5.5).abs() < 1e-9);
+        assert!(table(&[row]).contains("| 0.62 | 2.5 | 0.91 |"));
+        let two = Row::new("x", 2, 10, 10, 8.0, &captured, &direct).with_server_starts(2.5);
+        assert_eq!(two.ratio_starts_aside, None);
+        assert!(table(&[two]).contains("| 0.62 | 2.5 | – |"));
     }
 
     /// An upstream that streams `n` events, one every `gap`, on the raw connection, and

@@ -124,15 +124,18 @@ pub fn run(flags: BenchModelFlags) -> Result<ExitCode> {
         let direct = model::send_direct(&format!("http://127.0.0.1:{port}"), &captured, jobs);
         drop(direct_services);
         write_requests(&out.join("requests.jsonl"), &captured, &direct)?;
-        rows.push(Row::new(
-            &p.name,
-            jobs,
-            planned.cases.len(),
-            suggestions,
-            typist_seconds,
-            &captured,
-            &direct,
-        ));
+        rows.push(
+            Row::new(
+                &p.name,
+                jobs,
+                planned.cases.len(),
+                suggestions,
+                typist_seconds,
+                &captured,
+                &direct,
+            )
+            .with_server_starts(report.server_start_seconds),
+        );
     }
     if rows.is_empty() {
         bail!("no assistant with a model service (see `typist profiles`; smollm2 has one)");

@@ -125,6 +125,7 @@ pub async fn run(
         records: total,
         new_records,
         message: failure,
+        server_start_seconds: shared.server_start_seconds(),
     })
 }
 

@@ -102,4 +102,7 @@ pub struct RunReport {
     pub records: usize,
     pub new_records: usize,
     pub message: Option<String>,
+    /// Seconds spent starting servers (editors included): from each session's start to
+    /// its server's answer to `initialize`, summed over sessions and workers.
+    pub server_start_seconds: f64,
 }

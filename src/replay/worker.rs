@@ -48,6 +48,8 @@ pub(super) struct Shared {
     max_restarts: u32,
     transcripts: Option<PathBuf>,
     sessions_started: AtomicU64,
+    /// Nanoseconds spent in `EditorSession::start`, summed.
+    server_start_nanos: AtomicU64,
     /// Servers restarted because they exited, and because they stopped answering.
     restarts_after_exit: AtomicU64,
     restarts_after_timeouts: AtomicU64,
@@ -79,6 +81,7 @@ impl Shared {
             max_restarts: opts.max_restarts,
             transcripts: opts.transcripts.clone(),
             sessions_started: AtomicU64::new(0),
+            server_start_nanos: AtomicU64::new(0),
             restarts_after_exit: AtomicU64::new(0),
             restarts_after_timeouts: AtomicU64::new(0),
             panic_at: opts.panic_at,
@@ -95,6 +98,11 @@ impl Shared {
     /// The real editor's version (`None` with typist's own client).
     pub(super) fn editor_version(&self) -> Option<String> {
         self.editor_version.lock().ok().and_then(|v| v.clone())
+    }
+
+    /// Seconds spent starting servers, summed over sessions and workers.
+    pub(super) fn server_start_seconds(&self) -> f64 {
+        self.server_start_nanos.load(Ordering::SeqCst) as f64 / 1e9
     }
 
     pub(super) fn sessions(&self) -> Sessions {
@@ -265,7 +273,8 @@ impl Worker {
                 unit.repo.replace('/', "_")
             ))
         });
-        let mut session = EditorSession::start(
+        let t0 = std::time::Instant::now();
+        let started = EditorSession::start(
             &self.shared.cond.app,
             &profile,
             &self.shared.cond.editor,
@@ -275,8 +284,12 @@ impl Worker {
                 ..Default::default()
             },
         )
-        .await
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+        .await;
+        self.shared.server_start_nanos.fetch_add(
+            u64::try_from(t0.elapsed().as_nanos()).unwrap_or(u64::MAX),
+            Ordering::SeqCst,
+        );
+        let mut session = started.map_err(|e| anyhow::anyhow!("{e}"))?;
         for t in neighbours(&repo.files, &unit.file, self.shared.cond.open_tabs as usize) {
             session.open(&t.rel, &t.text).await?;
         }
