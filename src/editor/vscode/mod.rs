@@ -72,8 +72,8 @@ const WARM_UP: Duration = Duration::from_secs(4);
 const FIXTURE_ID: &str = "typist.typist-inline";
 /// The workspace file typist writes beside each session's workspace.
 const WORKSPACE_FILE: &str = "typist.code-workspace";
-/// How long the fixture may wait for the workspace folder before typist writes the
-/// workspace file again (see `VscodeSession::wait_ready`).
+/// How long after a window was opened typist writes its workspace file again when the
+/// fixture is still waiting for the folder (see `VscodeSession::wait_ready`).
 const REREAD_AFTER: Duration = Duration::from_secs(3);
 /// The page's title, address, the last of the workbench's startup marks
 /// (`code/didStartRenderer`, `code/willLoadWorkbenchMain`, ...), and whether its main
@@ -84,11 +84,13 @@ const MARKS: &str = "Object.fromEntries(performance.getEntriesByType('mark').map
 /// How long a window may still show no workspace folder after that before it is opened
 /// again.
 const FOLDER_WITHIN: Duration = Duration::from_secs(10);
-/// How long after it was sent to the page a tab may go without running the workbench's
-/// main bundle (0.4 to 1.7 s on the loaded 2-core machine; a stuck one never does).
+/// How long after it was opened a page may go without running the workbench's main
+/// bundle (0.4 to 1.7 s on the loaded 2-core machine; a stuck one never does).
 const WORKBENCH_WITHIN: Duration = Duration::from_secs(10);
 /// A session's window is opened at most this many times.
 const OPEN_TRIES: u32 = 3;
+/// The pause before navigating again after Chromium aborted a navigation.
+const NAVIGATE_AGAIN_AFTER: Duration = Duration::from_millis(300);
 
 /// The quick-input box (Quick Open, Go to Line, the command palette) is open and
 /// focused.
@@ -358,17 +360,18 @@ impl VscodeSession {
     ///
     /// Now and then on a loaded machine the window's first read of the workspace file
     /// gives no folder (the title names the workspace; the extension host has none and
-    /// gets none later; the cause inside code-server is not known): once the fixture has
-    /// waited `REREAD_AFTER`, typist writes the file again, unchanged, and the window,
-    /// which watches it, reads it again and gives its extension host the folder. A
-    /// window still without one `FOLDER_WITHIN` later is opened again. So is a page that
-    /// has not run the workbench's main bundle `WORKBENCH_WITHIN` after it was sent to
-    /// its address: now and then one stops with its HTML half parsed or after fetching
-    /// the bundle (the mark `code/willLoadWorkbenchMain` a minute on, the renderer idle),
-    /// and a fresh navigation loads it in seconds; and so is a navigation that Chromium
-    /// aborts at once. So is a window not ready within the profile's
-    /// `init_timeout_ms` (at least a minute). A window is opened at most `OPEN_TRIES`
-    /// times in all.
+    /// gets none later; the cause inside code-server is not known): when the fixture
+    /// says it is waiting for the folder `REREAD_AFTER` after the page was opened,
+    /// typist writes the file again, unchanged, and the window, which watches it, reads
+    /// it again and gives its extension host the folder. A window still without one
+    /// `FOLDER_WITHIN` later is opened again. So is a page that has not run the
+    /// workbench's main bundle `WORKBENCH_WITHIN` after it was opened: now and then one
+    /// stops with its HTML half parsed or after fetching the bundle (the mark
+    /// `code/willLoadWorkbenchMain` a minute on, the renderer idle), and a fresh
+    /// navigation loads it in seconds; and so is a navigation that Chromium aborts at
+    /// once. A window is opened at most `OPEN_TRIES` times; each open may take the
+    /// profile's `init_timeout_ms` (at least a minute), and the last one is given all of
+    /// it whatever it shows.
     async fn wait_ready(&mut self, url: &str) -> Result<(), SessionError> {
         let within = Duration::from_millis(self.profile.init_timeout_ms).max(PAGE_WITHIN);
         self.info = ServerInfo {
@@ -386,13 +389,18 @@ impl VscodeSession {
         let mut tries = 0;
         'open: loop {
             tries += 1;
+            let last = tries >= OPEN_TRIES;
             let nav = self.call("Page.navigate", json!({"url": url})).await?;
             let opened = Instant::now();
             // Now and then the navigation is aborted at once (`net::ERR_ABORTED`) and the
             // tab stays on `about:blank`.
             if let Some(e) = nav["errorText"].as_str() {
-                if tries < OPEN_TRIES {
+                if let Some(why) = self.vs.ended() {
+                    return Err(EditorError::Exited(format!("vscode: {why}")).into());
+                }
+                if !last {
                     tracing::warn!(assistant = %self.profile.name, "vscode's window: {e}; opening it again");
+                    tokio::time::sleep(NAVIGATE_AGAIN_AFTER).await;
                     continue 'open;
                 }
                 return Err(EditorError::Timeout(format!(
@@ -402,6 +410,9 @@ impl VscodeSession {
                 .into());
             }
             let mut rewritten: Option<Instant> = None;
+            // Whether the page has been seen to run the workbench's main bundle (a
+            // reading that failed says nothing).
+            let mut loaded = false;
             loop {
                 let r = self.read().await?;
                 let status = r["status"].as_str().unwrap_or("").to_string();
@@ -432,47 +443,56 @@ impl VscodeSession {
                     .await
                     .unwrap_or_default();
                 let title = page[0].as_str().unwrap_or("").to_string();
-                let loaded = page[3] == true;
-                let again = if status.contains("waiting for the workspace folder") {
-                    match rewritten {
-                        None if opened.elapsed() >= REREAD_AFTER => {
-                            tracing::info!(
-                                assistant = %self.profile.name,
-                                "vscode's extension host has no workspace folder; writing the workspace file again"
-                            );
-                            let text = std::fs::read(&file).map_err(SessionError::file(&file))?;
-                            std::fs::write(&file, text).map_err(SessionError::file(&file))?;
-                            rewritten = Some(Instant::now());
-                            None
-                        }
-                        Some(t) if t.elapsed() >= FOLDER_WITHIN => {
-                            Some("its extension host got no workspace folder")
-                        }
-                        _ => None,
-                    }
-                } else if !loaded && opened.elapsed() >= WORKBENCH_WITHIN {
+                loaded |= page[3] == true;
+                let waiting = status.contains("waiting for the workspace folder");
+                if waiting && rewritten.is_none() && opened.elapsed() >= REREAD_AFTER {
+                    tracing::info!(
+                        assistant = %self.profile.name,
+                        "vscode's extension host has no workspace folder; writing the workspace file again"
+                    );
+                    let text = std::fs::read(&file).map_err(SessionError::file(&file))?;
+                    std::fs::write(&file, text).map_err(SessionError::file(&file))?;
+                    rewritten = Some(Instant::now());
+                }
+                let again = if waiting && rewritten.is_some_and(|t| t.elapsed() >= FOLDER_WITHIN) {
+                    Some("its extension host got no workspace folder")
+                } else if !waiting
+                    && !loaded
+                    && page[3] == false
+                    && opened.elapsed() >= WORKBENCH_WITHIN
+                {
                     Some("the workbench did not load")
-                } else if opened.elapsed() >= within {
-                    Some("not ready in time")
                 } else {
                     None
                 };
-                if let Some(why) = again {
-                    if tries < OPEN_TRIES {
+                if let Some(why) = again.filter(|_| !last) {
+                    tracing::warn!(
+                        assistant = %self.profile.name,
+                        title,
+                        status,
+                        url = %page[1],
+                        mark = %page[2],
+                        "vscode's window: {why}; opening it again"
+                    );
+                    continue 'open;
+                }
+                if opened.elapsed() >= within {
+                    if !last {
                         tracing::warn!(
                             assistant = %self.profile.name,
                             title,
                             status,
                             url = %page[1],
                             mark = %page[2],
-                            "vscode's window: {why}; opening it again"
+                            "vscode's window: not ready in time; opening it again"
                         );
                         continue 'open;
                     }
                     return Err(EditorError::Timeout(format!(
-                        "{}: vscode's window or its extension not ready ({why}; status: {status:?}, title: {title:?}), opened {tries} times, each given {} ms",
+                        "{}: vscode's window or its extension not ready within {} ms (status: {status:?}, title: {title:?}, last mark: {}), opened {tries} times",
                         self.profile.name,
-                        within.as_millis()
+                        within.as_millis(),
+                        page[2]
                     ))
                     .into());
                 }
