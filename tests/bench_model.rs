@@ -45,7 +45,10 @@ fn bench_model_replays_every_captured_request_directly() {
     // The replay's server starts (typist's host, spawned per file) are inside its time,
     // and with one job the ratio is also given with them set aside.
     let starts = r["server_start_seconds"].as_f64().unwrap();
-    assert!(starts > 0.0 && starts < r["typist_seconds"].as_f64().unwrap(), "{r}");
+    assert!(
+        starts > 0.0 && starts < r["typist_seconds"].as_f64().unwrap(),
+        "{r}"
+    );
     assert!(
         r["ratio_starts_aside"].as_f64().unwrap() > r["ratio"].as_f64().unwrap(),
         "{r}"

@@ -454,6 +454,7 @@ impl VscodeSession {
                     std::fs::write(&file, text).map_err(SessionError::file(&file))?;
                     rewritten = Some(Instant::now());
                 }
+                let timed_out = opened.elapsed() >= within;
                 let again = if waiting && rewritten.is_some_and(|t| t.elapsed() >= FOLDER_WITHIN) {
                     Some("its extension host got no workspace folder")
                 } else if !waiting
@@ -462,21 +463,12 @@ impl VscodeSession {
                     && opened.elapsed() >= WORKBENCH_WITHIN
                 {
                     Some("the workbench did not load")
+                } else if timed_out {
+                    Some("not ready in time")
                 } else {
                     None
                 };
-                if let Some(why) = again.filter(|_| !last) {
-                    tracing::warn!(
-                        assistant = %self.profile.name,
-                        title,
-                        status,
-                        url = %page[1],
-                        mark = %page[2],
-                        "vscode's window: {why}; opening it again"
-                    );
-                    continue 'open;
-                }
-                if opened.elapsed() >= within {
+                if let Some(why) = again {
                     if !last {
                         tracing::warn!(
                             assistant = %self.profile.name,
@@ -484,17 +476,20 @@ impl VscodeSession {
                             status,
                             url = %page[1],
                             mark = %page[2],
-                            "vscode's window: not ready in time; opening it again"
+                            "vscode's window: {why}; opening it again"
                         );
                         continue 'open;
                     }
-                    return Err(EditorError::Timeout(format!(
-                        "{}: vscode's window or its extension not ready within {} ms (status: {status:?}, title: {title:?}, last mark: {}), opened {tries} times",
-                        self.profile.name,
-                        within.as_millis(),
-                        page[2]
-                    ))
-                    .into());
+                    // The last open is given its whole time, whatever it shows.
+                    if timed_out {
+                        return Err(EditorError::Timeout(format!(
+                            "{}: vscode's window or its extension not ready within {} ms ({why}; status: {status:?}, title: {title:?}, last mark: {}), opened {tries} times",
+                            self.profile.name,
+                            within.as_millis(),
+                            page[2]
+                        ))
+                        .into());
+                    }
                 }
                 tokio::time::sleep(PAGE_POLL).await;
             }
