@@ -344,54 +344,71 @@ impl VscodeSession {
         if page["visible"] != Value::Bool(true) {
             return Ok(Vec::new());
         }
-        let size = page["size"].as_u64().unwrap_or(0) as usize;
-        let mut labels: Vec<Option<String>> = vec![None; size];
-        let mut deadline = Instant::now() + UI_WITHIN;
-        let mut progress = 0;
-        loop {
-            let mut lowest = usize::MAX;
-            for r in page["rows"].as_array().into_iter().flatten() {
-                let Some(i) = r["i"].as_u64().map(|i| i as usize) else {
-                    continue;
+        // A list still filling in (another answer of an incomplete list, on a loaded
+        // machine) changes its size while it is paged through: it is read again from
+        // where it stands, at most `WIDGET_REREADS` times.
+        let mut rereads = 0;
+        'read: loop {
+            let size = page["size"].as_u64().unwrap_or(0) as usize;
+            let mut labels: Vec<Option<String>> = vec![None; size];
+            let mut deadline = Instant::now() + UI_WITHIN;
+            let mut progress = 0;
+            loop {
+                let mut lowest = usize::MAX;
+                for r in page["rows"].as_array().into_iter().flatten() {
+                    let Some(i) = r["i"].as_u64().map(|i| i as usize) else {
+                        continue;
+                    };
+                    lowest = lowest.min(i);
+                    if let (Some(l), Some(slot)) = (r["label"].as_str(), labels.get_mut(i)) {
+                        *slot = Some(l.to_string());
+                    }
+                }
+                let Some(missing) = labels.iter().position(Option::is_none) else {
+                    return Ok(labels.into_iter().flatten().collect());
                 };
-                lowest = lowest.min(i);
-                if let (Some(l), Some(slot)) = (r["label"].as_str(), labels.get_mut(i)) {
-                    *slot = Some(l.to_string());
+                let seen = labels.iter().filter(|l| l.is_some()).count();
+                if seen > progress {
+                    // A long list is read page by page: the deadline is for each page.
+                    progress = seen;
+                    deadline = Instant::now() + UI_WITHIN;
+                }
+                if Instant::now() >= deadline {
+                    return Err(failed(format!(
+                        "vscode: the suggest widget's {size} entries could not be read ({seen} seen, none more in {} ms)",
+                        UI_WITHIN.as_millis()
+                    )));
+                }
+                if missing < lowest {
+                    self.key("PageUp", "PageUp", 33, 0).await?;
+                } else {
+                    self.key("PageDown", "PageDown", 34, 0).await?;
+                }
+                tokio::time::sleep(PAGE_POLL).await;
+                page = self.vs.eval(&self.tab, WIDGET).await?;
+                let visible = page["visible"] == Value::Bool(true);
+                if !visible || page["size"].as_u64().unwrap_or(0) as usize != size {
+                    if visible && rereads < WIDGET_REREADS {
+                        rereads += 1;
+                        tracing::debug!(
+                            was = size,
+                            now = %page["size"],
+                            "vscode's suggest widget changed while it was read; reading it again"
+                        );
+                        continue 'read;
+                    }
+                    return Err(failed(
+                        "vscode: the suggest widget changed while it was read".into(),
+                    ));
                 }
             }
-            let Some(missing) = labels.iter().position(Option::is_none) else {
-                break;
-            };
-            let seen = labels.iter().filter(|l| l.is_some()).count();
-            if seen > progress {
-                // A long list is read page by page: the deadline is for each page.
-                progress = seen;
-                deadline = Instant::now() + UI_WITHIN;
-            }
-            if Instant::now() >= deadline {
-                return Err(failed(format!(
-                    "vscode: the suggest widget's {size} entries could not be read ({seen} seen, none more in {} ms)",
-                    UI_WITHIN.as_millis()
-                )));
-            }
-            if missing < lowest {
-                self.key("PageUp", "PageUp", 33, 0).await?;
-            } else {
-                self.key("PageDown", "PageDown", 34, 0).await?;
-            }
-            tokio::time::sleep(PAGE_POLL).await;
-            page = self.vs.eval(&self.tab, WIDGET).await?;
-            if page["visible"] != Value::Bool(true)
-                || page["size"].as_u64().unwrap_or(0) as usize != size
-            {
-                return Err(failed(
-                    "vscode: the suggest widget changed while it was read".into(),
-                ));
-            }
         }
-        Ok(labels.into_iter().flatten().collect())
     }
 }
+
+/// How many times a suggest widget whose size changed while it was paged through is
+/// read again before the case is an error.
+const WIDGET_REREADS: usize = 3;
 
 /// The byte offset of UTF-16 column `col16` in `line`.
 fn byte_of(line: &str, col16: usize) -> usize {
