@@ -456,9 +456,9 @@ pub struct Row {
     pub direct_requests_per_hour: f64,
     /// typist's requests per hour / the direct requests per hour.
     pub ratio: f64,
-    /// Seconds the replay spent starting servers (each session's, from its start to the
-    /// server's answer to `initialize`), summed: an agent's own start, which no direct
-    /// request can have.
+    /// Seconds the replay spent starting sessions (`RunReport::server_start_seconds`:
+    /// workspace, editor and server, up to the server's answer to `initialize`), summed:
+    /// mostly an agent's own start, which no direct request can have.
     pub server_start_seconds: f64,
     /// With one job, `ratio` with the server starts taken out of typist's time: what
     /// typist and the agent add to each request.
@@ -520,9 +520,7 @@ impl Row {
             direct_failed: direct.answers.iter().filter(|(s, _)| !ok(*s)).count(),
         }
     }
-}
 
-impl Row {
     /// The row with the replay's server starts (`RunReport::server_start_seconds`):
     /// with one job they are wall time, taken out of typist's time for
     /// `ratio_starts_aside`; with more they overlap other workers' requests.

@@ -102,7 +102,7 @@ pub struct RunReport {
     pub records: usize,
     pub new_records: usize,
     pub message: Option<String>,
-    /// Seconds spent starting servers (editors included): from each session's start to
-    /// its server's answer to `initialize`, summed over sessions and workers.
+    /// Seconds spent starting sessions (workspace, editor and server, up to the server's
+    /// answer to `initialize`), summed over sessions and workers.
     pub server_start_seconds: f64,
 }

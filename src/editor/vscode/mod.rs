@@ -417,14 +417,17 @@ impl VscodeSession {
                 let r = self.read().await?;
                 let status = r["status"].as_str().unwrap_or("").to_string();
                 if status.starts_with(ready) {
-                    let marks = self.vs.eval(&self.tab, MARKS).await.unwrap_or_default();
-                    tracing::debug!(
-                        assistant = %self.profile.name,
-                        tries,
-                        ms = opened.elapsed().as_millis() as u64,
-                        %marks,
-                        "vscode's window ready"
-                    );
+                    // One more page call, made only for the debug log.
+                    if tracing::enabled!(tracing::Level::DEBUG) {
+                        let marks = self.vs.eval(&self.tab, MARKS).await.unwrap_or_default();
+                        tracing::debug!(
+                            assistant = %self.profile.name,
+                            tries,
+                            ms = opened.elapsed().as_millis() as u64,
+                            %marks,
+                            "vscode's window ready"
+                        );
+                    }
                     return Ok(());
                 }
                 if let Some(why) = status.strip_prefix("typist-inline failed") {
