@@ -258,19 +258,23 @@ install_code_server() {
 }
 # The project's own VS Code extensions: fixtures/vscode/typist-inline (inline
 # completions from any LSP server through vscode-languageclient), typist-cheat (the
-# adversary that reads the workspace folder) and typist-signin (an extension that asks
-# to be signed in), each packed as a .vsix (the folder and its
+# adversary that reads the workspace folder), typist-signin (an extension that asks
+# to be signed in) and typist-auto (answers automatic triggers only, opens a page and a
+# dialog on its first start), each packed as a .vsix (the folder and its
 # npm dependencies, zipped) at $prefix/vscode/NAME.vsix. The stamp holds the sha256 of
 # the fixtures' files, so an edited fixture is repacked.
+vscode_fixtures=(typist-inline typist-cheat typist-signin typist-auto)
 install_vscode_fixture() {
-  local sum
-  sum=$(cd "$here/fixtures/vscode" && find typist-inline typist-cheat typist-signin -type f -not -path '*/node_modules/*' | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-64)
-  if [ -f "$prefix/vscode/typist-inline.vsix" ] && [ -f "$prefix/vscode/typist-cheat.vsix" ] \
-    && [ -f "$prefix/vscode/typist-signin.vsix" ] && stamp_ok vscode-fixture "$sum"; then
+  local sum name
+  sum=$(cd "$here/fixtures/vscode" && find "${vscode_fixtures[@]}" -type f -not -path '*/node_modules/*' | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-64)
+  local packed=1
+  for name in "${vscode_fixtures[@]}"; do
+    [ -f "$prefix/vscode/$name.vsix" ] || packed=0
+  done
+  if [ "$packed" = 1 ] && stamp_ok vscode-fixture "$sum"; then
     log "VS Code fixture extensions up to date"; return
   fi
-  local name
-  for name in typist-inline typist-cheat typist-signin; do
+  for name in "${vscode_fixtures[@]}"; do
     log "VS Code fixture extension $name"
     local build="$prefix/vscode/build"
     rm -rf "$build" && mkdir -p "$build"

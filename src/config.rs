@@ -65,6 +65,8 @@ pub struct ConditionsLayer {
     pub editor_config: Option<PathBuf>,
     /// Empty: not set in this layer.
     pub editor_namespaces: Vec<String>,
+    /// Empty: not set in this layer.
+    pub editor_highlights: Vec<String>,
     pub display_deadline_ms: Option<u64>,
     pub list_rule: Option<crate::editor::ranking::ListRule>,
     /// VS Code extensions (`--extension`, repeatable); empty: not set in this layer.
@@ -180,6 +182,9 @@ impl ConditionsLayer {
         if !self.editor_namespaces.is_empty() {
             c.app.namespaces = self.editor_namespaces;
         }
+        if !self.editor_highlights.is_empty() {
+            c.app.highlights = self.editor_highlights;
+        }
         if !self.editor_extensions.is_empty() {
             // A file as an absolute path; a bad entry is kept as given and refused,
             // named, by the run's editor check.
@@ -196,6 +201,8 @@ impl ConditionsLayer {
             .unwrap_or(c.app.display_deadline_ms);
         c.app.settings =
             (c.app.kind == EditorKind::Vscode).then(crate::editor::vscode::user_settings);
+        c.app.arrival =
+            (c.app.kind != EditorKind::Typist).then_some(crate::editor::Arrival::EnterAbove);
         c
     }
 }

@@ -411,6 +411,10 @@ fn conclude(
                     pr.expect.as_deref().unwrap_or("")
                 ),
                 _ if not_signed_in => "not signed in".into(),
+                // Nothing was asked: an "answered" would claim what was not seen.
+                _ if profile.probe.is_none() => {
+                    "started; not asked (the profile names no [probe])".into()
+                }
                 _ => "answered".into(),
             };
             report.probe = Some(p);

@@ -103,15 +103,21 @@ pub fn wait_with_usage(child: std::process::Child) -> std::io::Result<Ended> {
 /// Linux: the child gets SIGKILL when typist dies, however it dies. (The signal follows
 /// the thread that spawned the child; tokio's worker threads live as long as the
 /// runtime.) If typist is already gone when the child starts, the child exits at once.
-#[cfg(target_os = "linux")]
 pub fn die_with_parent(cmd: &mut Command) {
+    parent_death_signal(cmd, libc::SIGKILL);
+}
+
+/// Linux: the child gets `signal` when typist dies, however it dies (see
+/// [`die_with_parent`]); a guard catches SIGTERM and takes its process group with it.
+#[cfg(target_os = "linux")]
+pub fn parent_death_signal(cmd: &mut Command, signal: libc::c_int) {
     use std::os::unix::process::CommandExt;
     let parent = std::process::id() as libc::pid_t;
     // SAFETY: the closure runs between fork and exec and calls only async-signal-safe
     // functions (prctl, getppid, _exit).
     unsafe {
         cmd.pre_exec(move || {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
+            libc::prctl(libc::PR_SET_PDEATHSIG, signal as libc::c_ulong);
             if libc::getppid() != parent {
                 libc::_exit(1);
             }
@@ -121,7 +127,7 @@ pub fn die_with_parent(cmd: &mut Command) {
 }
 
 #[cfg(not(target_os = "linux"))]
-pub fn die_with_parent(_cmd: &mut Command) {}
+pub fn parent_death_signal(_cmd: &mut Command, _signal: libc::c_int) {}
 
 /// The child gets each `(from, to)` pair's descriptor `from` as its descriptor `to`
 /// (`dup2`, which clears close-on-exec on `to`): Chromium's `--remote-debugging-pipe`

@@ -319,6 +319,11 @@ pub struct RunArgs {
     /// inline completion (repeatable).
     #[arg(long = "editor-namespace", value_name = "NAME")]
     pub editor_namespaces: Vec<String>,
+    /// With --editor-namespace: read only the plugin's chunks in this highlight group
+    /// (repeatable), leaving out what it draws beside its suggestion (llama.vim's
+    /// statistics in `llama_hl_fim_info`).
+    #[arg(long = "editor-highlight", value_name = "GROUP")]
+    pub editor_highlights: Vec<String>,
     /// With --editor vscode: a VS Code extension to install and measure (a .vsix file
     /// or a marketplace id; repeatable), with an extension-only assistant such as
     /// `vscode-extension`.
@@ -435,6 +440,7 @@ impl RunArgs {
                 key_interval_ms: self.key_interval_ms,
                 editor_config: self.editor_config.clone(),
                 editor_namespaces: self.editor_namespaces.clone(),
+                editor_highlights: self.editor_highlights.clone(),
                 editor_extensions: self.extensions.clone(),
                 display_deadline_ms: self.display_deadline_ms,
                 list_rule: self.list_rule,

@@ -56,6 +56,11 @@ pub struct EditorApp {
     /// inline completion (which is then not turned on). Empty: Neovim's own.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub namespaces: Vec<String>,
+    /// With `namespaces`: the highlight groups of the suggestion's chunks; a plugin's
+    /// other chunks (llama.vim's statistics beside its suggestion) are not read. Empty:
+    /// every chunk, and a ghost text drawn in several groups is the case's error.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub highlights: Vec<String>,
     /// With `namespaces`: how long after the last key a ghost text may take to show;
     /// nothing new shown by then is an `empty` with its reason.
     pub display_deadline_ms: u64,
@@ -67,6 +72,23 @@ pub struct EditorApp {
     /// widget, inline suggestions), recorded with the conditions.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub settings: Option<serde_json::Value>,
+    /// A real editor: how typing reaches the case's line (the keys, and so the events
+    /// plugins see). `None`: typist's own client, or a run made before this was recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arrival: Option<Arrival>,
+}
+
+/// How a real editor's typing reaches a case's line, as a person typing the file from
+/// the top does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Arrival {
+    /// The context is placed without the case's line; from the end of the line above, in
+    /// insert mode, Enter opens the line and each typed key follows. Neovim: `A<CR>`
+    /// (`InsertEnter`, then `CursorMovedI` and `TextChangedI` for the Enter and for each
+    /// key; on the first line `O`, on an empty file `i`); VS Code: End, Enter, the keys
+    /// (each an edit: VS Code asks its inline providers automatically).
+    EnterAbove,
 }
 
 impl Default for EditorApp {
@@ -80,6 +102,8 @@ impl Default for EditorApp {
             display_deadline_ms: DEFAULT_DISPLAY_DEADLINE_MS,
             extensions: Vec::new(),
             settings: None,
+            highlights: Vec::new(),
+            arrival: None,
         }
     }
 }

@@ -28,7 +28,7 @@ pub use document::{Document, Position, PositionEncoding};
 pub use editor_session::{EditorSession, ListEditor};
 pub use error::{EditorError, SessionError};
 pub use handshake::{ServerCaps, ServerInfo, SyncKind};
-pub use kind::{EditorApp, EditorKind};
+pub use kind::{Arrival, EditorApp, EditorKind};
 pub use profile::{DialectKind, Profile, ReadinessRule};
 pub use session::{Session, SessionOptions};
 pub use suggestions::{CompletionEntry, InlineSuggestion, Suggestions};

@@ -236,6 +236,10 @@ pub struct NeovimPlugin {
     /// completion (which is then not turned on).
     #[serde(default)]
     pub namespaces: Vec<String>,
+    /// The highlight groups of the suggestion's chunks, as `--editor-highlight` gives
+    /// them (empty: every chunk).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub highlights: Vec<String>,
     /// sha256 of `config`'s bytes, computed when the profile is read (in the manifest).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config_sha256: Option<String>,

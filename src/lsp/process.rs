@@ -6,7 +6,8 @@
 //! On Linux the server also gets `PR_SET_PDEATHSIG`: killed with typist, even by SIGKILL.
 //!
 //! Stderr is drained as bytes, decoded lossily (`stderr`). The parent-death signal is set
-//! by `os::die_with_parent`.
+//! by `os::parent_death_signal`: SIGKILL, or SIGTERM to the guard shell of a program whose
+//! descendants would outlive it (`spawn_guarded`), which then kills its whole group.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -30,6 +31,12 @@ pub struct ExitInfo {
     pub status: String,
     pub stderr_tail: String,
 }
+
+/// The guard of [`ServerProcess::spawn_guarded`]: the program (`$1`, its arguments after
+/// it) runs in the background of a shell that leads the process group; on SIGTERM (the
+/// parent-death signal) the shell kills the group, itself included; else it ends with
+/// the program's exit status. (A background command's standard input is `/dev/null`.)
+const GUARD: &str = "trap 'kill -KILL 0' TERM; \"$@\" & wait $!";
 
 pub struct ServerProcess {
     pid: u32,
@@ -55,6 +62,37 @@ impl ServerProcess {
         Self::spawn_with_fds(name, program, args, env, cwd, &[])
     }
 
+    /// [`Self::spawn`] for a program whose descendants may outlive it by seconds when it
+    /// is killed (code-server's server process and extension hosts notice their parent's
+    /// end only later, longer on a loaded machine): it runs under `/bin/sh` as its
+    /// process group's leader ([`GUARD`]); the parent-death signal reaches that shell as
+    /// SIGTERM, and it kills the whole group at once. So a SIGKILL of typist takes every
+    /// process the program started; [`Self::kill_group`] does as before.
+    pub fn spawn_guarded(
+        name: &str,
+        program: &Path,
+        args: &[String],
+        env: &[(String, String)],
+        cwd: &Path,
+    ) -> Result<Spawned, LspError> {
+        let mut guarded = vec![
+            "-c".to_string(),
+            GUARD.to_string(),
+            format!("typist-guard-{name}"),
+            program.display().to_string(),
+        ];
+        guarded.extend(args.iter().cloned());
+        Self::spawn_inner(
+            name,
+            Path::new("/bin/sh"),
+            &guarded,
+            env,
+            cwd,
+            &[],
+            libc::SIGTERM,
+        )
+    }
+
     /// [`Self::spawn`], the child also getting each `(from, to)` descriptor pair (a
     /// browser's DevTools pipe on 3 and 4).
     pub fn spawn_with_fds(
@@ -65,6 +103,18 @@ impl ServerProcess {
         cwd: &Path,
         fds: &[(std::os::fd::RawFd, std::os::fd::RawFd)],
     ) -> Result<Spawned, LspError> {
+        Self::spawn_inner(name, program, args, env, cwd, fds, libc::SIGKILL)
+    }
+
+    fn spawn_inner(
+        name: &str,
+        program: &Path,
+        args: &[String],
+        env: &[(String, String)],
+        cwd: &Path,
+        fds: &[(std::os::fd::RawFd, std::os::fd::RawFd)],
+        death: libc::c_int,
+    ) -> Result<Spawned, LspError> {
         let mut cmd = Command::new(program);
         cmd.args(args)
             .envs(env.iter().map(|(k, v)| (k, v)))
@@ -74,7 +124,7 @@ impl ServerProcess {
             .stderr(Stdio::piped())
             .kill_on_drop(true)
             .process_group(0);
-        crate::os::die_with_parent(cmd.as_std_mut());
+        crate::os::parent_death_signal(cmd.as_std_mut(), death);
         if !fds.is_empty() {
             crate::os::give_fds(cmd.as_std_mut(), fds);
         }

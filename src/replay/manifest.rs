@@ -102,6 +102,13 @@ pub struct EditorEntry {
     /// A plugin's namespaces read (empty: Neovim's own inline completion).
     #[serde(default)]
     pub namespaces: Vec<String>,
+    /// With namespaces: the highlight groups of the suggestion's chunks (empty: every
+    /// chunk).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub highlights: Vec<String>,
+    /// How typing reaches the case's line (the keys and the events they fire).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrival: Option<crate::editor::Arrival>,
     /// With namespaces: the display deadline (nothing new shown by then: `empty` with
     /// its reason).
     #[serde(default)]
@@ -109,6 +116,10 @@ pub struct EditorEntry {
     /// VS Code: each extension installed, its version, and whether it activated.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub extensions: Vec<crate::editor::vscode::instance::ExtensionState>,
+    /// VS Code: what extensions opened over the document that typist closed to bring
+    /// the focus back to it (a first-start page, a modal question, a panel).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub closed: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -236,7 +247,7 @@ impl Manifest {
         &mut self,
         app: &EditorApp,
         version: Option<String>,
-        extensions: Vec<crate::editor::vscode::instance::ExtensionState>,
+        vscode: crate::editor::vscode::instance::Stopped,
     ) {
         if app.kind == EditorKind::Typist {
             return;
@@ -248,8 +259,11 @@ impl Manifest {
             config: app.config.clone(),
             config_sha256: app.config_sha256.clone(),
             namespaces: app.namespaces.clone(),
+            highlights: app.highlights.clone(),
+            arrival: app.arrival,
             display_deadline_ms: app.display_deadline_ms,
-            extensions,
+            extensions: vscode.extensions,
+            closed: vscode.closed,
         });
     }
 

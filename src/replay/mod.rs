@@ -97,7 +97,7 @@ pub async fn run(
     let writer = progress::spawn_writer(records::Sink::open(&records_path)?, rx, progress.clone());
     let failure = worker::run_workers(shared.clone(), opts.jobs, tx).await;
     // The run's VS Code (started by the first session, if any) ends with the replay.
-    let extensions = crate::editor::vscode::stop_shared().await;
+    let vscode = crate::editor::vscode::stop_shared().await;
     let new_records = writer
         .await
         .map_err(|e| anyhow::anyhow!("record writer panicked: {e}"))??;
@@ -115,7 +115,7 @@ pub async fn run(
     manifest.set_editor(
         &manifest.conditions.app.clone(),
         shared.editor_version(),
-        extensions,
+        vscode,
     );
     manifest.sessions = Some(shared.sessions());
     manifest.finish(status, total, failure.clone());

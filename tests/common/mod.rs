@@ -18,6 +18,96 @@ pub fn typist() -> Command {
     c
 }
 
+/// The line above a record's line in the dataset's file ("" for the first line).
+pub fn line_above(r: &serde_json::Value) -> String {
+    let text = std::fs::read_to_string(
+        Path::new(DATASET)
+            .join(r["repo"].as_str().unwrap())
+            .join(r["file"].as_str().unwrap()),
+    )
+    .unwrap();
+    let n = r["line"].as_u64().unwrap() as usize;
+    match n {
+        0 | 1 => String::new(),
+        n => text.lines().nth(n - 2).unwrap_or("").to_string(),
+    }
+}
+
+/// What the "line above" fixtures draw for a record (`fixtures/neovim/overlay.vim`,
+/// `wincol.lua`, `fixtures/vscode/typist-auto`): when the typed prefix (`k` characters)
+/// starts the line above and is shorter, the rest of it after the typed characters, then
+/// the line above once more; else nothing.
+pub fn line_above_suggestion(r: &serde_json::Value, k: usize) -> Option<String> {
+    let above = line_above(r);
+    let typed: String = r["expected"].as_str().unwrap().chars().take(k).collect();
+    (!above.is_empty() && above.starts_with(&typed) && above.len() > typed.len())
+        .then(|| format!("{above}\n{above}"))
+}
+
+/// Every record is exactly what a "line above" fixture drew with `k` characters typed:
+/// the two lines as a suggestion, or nothing shown as an `empty` with its reason. Returns
+/// how many suggestions.
+pub fn assert_line_above(recs: &[serde_json::Value], k: usize) -> usize {
+    let mut shown = 0;
+    for r in recs {
+        match line_above_suggestion(r, k) {
+            Some(text) => {
+                shown += 1;
+                assert_eq!(r["outcome"], "suggestion", "{r}");
+                assert_eq!(r["predicted_text"], text.as_str(), "{r}");
+                assert_eq!(r["predicted"], text.split('\n').next().unwrap(), "{r}");
+            }
+            None => {
+                assert_eq!(r["outcome"], "empty", "{r}");
+                assert_eq!(
+                    r["reason"], "nothing shown within the display deadline (1000 ms)",
+                    "{r}"
+                );
+            }
+        }
+    }
+    shown
+}
+
+/// Every core held busy by a spinning thread of the test's own while this lives: the load
+/// of a user's machine whose browser, code-server, extension hosts and model share its
+/// cores, made on demand rather than waited for (issue 39).
+pub struct CoresBusy {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl CoresBusy {
+    pub fn hold() -> CoresBusy {
+        use std::sync::atomic::Ordering;
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let n = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let threads = (0..n)
+            .map(|_| {
+                let stop = stop.clone();
+                std::thread::spawn(move || {
+                    let mut x = 0u64;
+                    while !stop.load(Ordering::Relaxed) {
+                        x = std::hint::black_box(
+                            x.wrapping_mul(6364136223846793005).wrapping_add(1),
+                        );
+                    }
+                })
+            })
+            .collect();
+        CoresBusy { stop, threads }
+    }
+}
+
+impl Drop for CoresBusy {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
 /// Asserts a command succeeded, showing its output when not.
 pub fn ok(out: &Output) {
     assert!(

@@ -11,7 +11,9 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::common::tokens::{patient_profile, python_token_plan, require_installed, run_in_editor};
-use crate::common::{DATASET, TYPIST, editors_with, ok, typist};
+use crate::common::{
+    DATASET, TYPIST, assert_line_above, editors_with, line_above, line_above_suggestion, ok, typist,
+};
 
 /// The Neovim typist uses (the install script's), or a failure saying how to get it.
 pub(crate) fn require_neovim() -> PathBuf {
@@ -124,7 +126,9 @@ fn the_same_plan_through_neovim_gives_the_same_suggestions() {
 /// The honesty invariant through Neovim: the cheating server (it reads the workspace at
 /// `initialize`, every `didOpen`, every version Neovim sends and every request) never
 /// finds the line it is asked for, with lines below and a typed prefix, and when the
-/// file is typed from the top.
+/// file is typed from the top. With lines below, the version Neovim sends before the
+/// Enter that opens the case's line holds, at that line's number, the first line below
+/// (context the user has): the cheater may answer with it, never with the case's line.
 #[test]
 fn a_cheating_server_finds_no_target_line_through_neovim() {
     let tmp = tempfile::tempdir().unwrap();
@@ -159,8 +163,24 @@ fn a_cheating_server_finds_no_target_line_through_neovim() {
         let recs = parsed(&out);
         assert!(recs.len() > 30, "{label}: {} records", recs.len());
         for r in &recs {
-            assert_eq!(r["outcome"], "empty", "{label}: the cheater found {r}");
             assert_eq!(r["editor"], "neovim");
+            if *label == "type" || r["outcome"] != "suggestion" {
+                assert_eq!(r["outcome"], "empty", "{label}: the cheater found {r}");
+                continue;
+            }
+            assert_ne!(
+                r["predicted"], r["expected"],
+                "{label}: the cheater found {r}"
+            );
+            // What it found is the line below, which the user has.
+            let text = std::fs::read_to_string(
+                Path::new(DATASET)
+                    .join(r["repo"].as_str().unwrap())
+                    .join(r["file"].as_str().unwrap()),
+            )
+            .unwrap();
+            let below = text.lines().nth(r["line"].as_u64().unwrap() as usize);
+            assert_eq!(r["predicted"].as_str(), below, "{label}: {r}");
         }
     }
 }
@@ -311,7 +331,7 @@ fn a_lua_error_or_a_crash_is_the_cases_error_and_the_next_case_gets_a_fresh_edit
     let crashing = tmp.path().join("crashing.lua");
     std::fs::write(
         &crashing,
-        "vim.api.nvim_create_autocmd('InsertEnter', { callback = function()\n  if vim.api.nvim_win_get_cursor(0)[1] % 2 == 0 then os.exit(3) end\nend })\n",
+        "vim.api.nvim_create_autocmd('TextChangedI', { callback = function()\n  if vim.api.nvim_win_get_cursor(0)[1] % 2 == 0 then os.exit(3) end\nend })\n",
     )
     .unwrap();
     let base = [
@@ -498,15 +518,7 @@ fn check_ghost(out: &Path, name: &str) -> Value {
     assert_eq!(recs.len(), 23);
     let mut empties = 0;
     for r in &recs {
-        let text = std::fs::read_to_string(
-            Path::new(DATASET)
-                .join(r["repo"].as_str().unwrap())
-                .join(r["file"].as_str().unwrap()),
-        )
-        .unwrap();
-        let lines: Vec<&str> = text.lines().collect();
-        let n = r["line"].as_u64().unwrap() as usize;
-        let above = if n >= 2 { lines[n - 2] } else { "" };
+        let above = line_above(r);
         let typed: String = r["expected"].as_str().unwrap().chars().take(2).collect();
         if !above.is_empty() && above.starts_with(&typed) && above.len() > typed.len() {
             assert_eq!(r["outcome"], "suggestion", "{r}");
@@ -536,6 +548,173 @@ fn check_ghost(out: &Path, name: &str) -> Value {
     assert_eq!(a["empty_rate"], empties as f64 / 23.0);
     assert_eq!(a["error_rate"], 0.0);
     serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap()
+}
+
+/// Every record of `out` is exactly what a "line above" fixture drew, with `k` characters
+/// typed: the two lines as a suggestion, or nothing shown as an `empty` with its reason.
+/// Returns how many suggestions.
+fn check_line_above(out: &Path, k: usize) -> usize {
+    let recs = parsed(out);
+    assert_eq!(recs.len(), 23);
+    let shown = assert_line_above(&recs, k);
+    assert!(shown >= recs.len() / 2, "{shown} suggestions");
+    shown
+}
+
+/// Plugins in the manner of the real ones (issue 39), each measured with nothing typed
+/// and with two characters typed, every record exact:
+/// - `overlay.vim`, as llama.vim: Vimscript, asks on `CursorMovedI` only (a case is
+///   reached by Enter at the end of the line above, which moves the cursor in insert
+///   mode), hides with `silent! iunmap` (v:errmsg set, no error shown: never the case's
+///   error), draws its first line as `overlay` with an info chunk in another highlight
+///   (left out by the profile's `highlights`) and its other lines from a second mark at
+///   column 0 (read together, never the typed prefix in place of the drawn line);
+/// - `wincol.lua`, as codeium.vim: asks on `TextChangedI` only, draws by window column.
+///
+/// Without a highlight named, the overlay plugin's info chunk makes every shown case an
+/// error naming both groups and the flag, never a suggestion with the info in it.
+#[test]
+fn plugins_drawn_as_the_real_ones_draw_are_read_exactly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let editors = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/neovim/editors");
+    for plugin in ["overlay-plugin", "wincol-plugin"] {
+        for k in [0, 2] {
+            let out = tmp.path().join(format!("{plugin}-{k}"));
+            let k_s = k.to_string();
+            ok(&run_in(
+                &out,
+                &[
+                    "--editors",
+                    editors,
+                    "--assistant",
+                    plugin,
+                    "--editor",
+                    "neovim",
+                    "--typed-prefix",
+                    &k_s,
+                    "--key-interval-ms",
+                    "20",
+                    "--rate",
+                    "0.01",
+                    "--seed",
+                    "1",
+                ],
+            ));
+            check_line_above(&out, k);
+            let m: Value =
+                serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap())
+                    .unwrap();
+            assert_eq!(m["editor"]["arrival"], "enter-above");
+        }
+    }
+    let out = tmp.path().join("unfiltered");
+    let plugin = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/neovim/overlay.vim");
+    // No case answered: the run ends with exit code 3.
+    let o = run_in(
+        &out,
+        &[
+            "--assistant",
+            "typist-fixed",
+            "--editor",
+            "neovim",
+            "--editor-config",
+            plugin,
+            "--editor-namespace",
+            "typist.fixture.overlay",
+            "--rate",
+            "0.01",
+            "--seed",
+            "1",
+            "--max-restarts",
+            "1000",
+        ],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    for r in parsed(&out) {
+        if line_above_suggestion(&r, 0).is_some() {
+            assert_eq!(r["outcome"], "error", "{r}");
+            let e = r["error"].as_str().unwrap();
+            assert!(
+                e.contains("TypistOverlayHint, TypistOverlayInfo")
+                    && e.contains("--editor-highlight"),
+                "{e}"
+            );
+        }
+    }
+}
+
+/// The keys that reach a case fire what a person's keys fire, in a person's order: a
+/// plugin logging its autocommands sees, for each case, `InsertEnter` (at the line above),
+/// then for the Enter and for each typed key `CursorMovedI` and `TextChangedI`, and
+/// `silent!` errors it makes are no error of the case.
+#[test]
+fn a_case_is_reached_with_the_events_of_a_persons_keys() {
+    let tmp = tempfile::tempdir().unwrap();
+    let log = tmp.path().join("events.log");
+    let config = tmp.path().join("events.lua");
+    std::fs::write(
+        &config,
+        format!(
+            "local f = io.open({log:?}, 'a')\nfor _, e in ipairs({{'InsertEnter', 'CursorMovedI', 'TextChangedI', 'TextChangedP', 'InsertLeave'}}) do\n  vim.api.nvim_create_autocmd(e, {{ callback = function()\n    vim.cmd('silent! iunmap <buffer> <F13>')\n    local r, c = unpack(vim.api.nvim_win_get_cursor(0))\n    f:write(e .. ' ' .. r .. ':' .. c .. '\\n') f:flush()\n  end }})\nend\n"
+        ),
+    )
+    .unwrap();
+    let out = tmp.path().join("out");
+    ok(&run_in(
+        &out,
+        &[
+            "--assistant",
+            "typist-fixed",
+            "--editor",
+            "neovim",
+            "--editor-config",
+            config.to_str().unwrap(),
+            "--typed-prefix",
+            "2",
+            "--rate",
+            "0.002",
+            "--seed",
+            "3",
+            "--jobs",
+            "1",
+        ],
+    ));
+    let recs = parsed(&out);
+    assert!(!recs.is_empty());
+    for r in &recs {
+        assert_ne!(r["outcome"], "error", "{r}");
+    }
+    let events = std::fs::read_to_string(&log).unwrap();
+    // The first case run: Enter at the end of the line above it.
+    let above: u64 = events
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("InsertEnter "))
+        .and_then(|l| l.split(':').next())
+        .and_then(|r| r.parse().ok())
+        .unwrap_or_else(|| panic!("no InsertEnter first: {events}"));
+    let first = above + 1;
+    assert!(recs.iter().any(|r| r["line"] == first), "{events}");
+    let at = |c: usize| format!("{first}:{c}");
+    let want = [
+        format!("InsertEnter {above}:"),
+        format!("CursorMovedI {}", at(0)),
+        format!("TextChangedI {}", at(0)),
+        format!("CursorMovedI {}", at(1)),
+        format!("TextChangedI {}", at(1)),
+        format!("CursorMovedI {}", at(2)),
+        format!("TextChangedI {}", at(2)),
+        "InsertLeave".to_string(),
+    ];
+    let got: Vec<&str> = events.lines().take(want.len()).collect();
+    for (g, w) in got.iter().zip(&want) {
+        assert!(g.starts_with(w.as_str()), "events {got:?}, want {want:?}");
+    }
 }
 
 /// Completion lists through Neovim's popup: the real pyright on a sampled token plan

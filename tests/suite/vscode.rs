@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::{DATASET, ok, typist};
+use crate::common::{CoresBusy, DATASET, assert_line_above, ok, typist};
 
 pub(crate) fn require_vscode() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(".servers");
@@ -91,15 +91,20 @@ fn both_ways(tmp: &Path, assistant: &str) -> (Vec<Value>, Vec<Value>) {
 }
 
 /// Same plan, two editors: typist-ngram through typist's own client and through VS Code
-/// (the fixture extension, keys 20 ms apart). At least 99% of the cases give the same
-/// outcome and the same predicted line; the records through VS Code name the editor and
-/// its version; the manifest records the user settings typist wrote.
+/// (the fixture extension, keys 20 ms apart), with every core held busy by the test's own
+/// threads (issue 39: an answer drawn late on a loaded machine is never a timeout). At
+/// least 99% of the cases give the same outcome and the same predicted line; the records
+/// through VS Code name the editor and its version; the manifest records the user
+/// settings typist wrote and how a case's line is reached.
 #[test]
 fn the_same_plan_through_vscode_gives_the_same_suggestions() {
     require_vscode();
     let tmp = tempfile::tempdir().unwrap();
     let vs = tmp.path().join("vscode");
-    let (a, b) = both_ways(tmp.path(), "typist-ngram");
+    let (a, b) = {
+        let _load = CoresBusy::hold();
+        both_ways(tmp.path(), "typist-ngram")
+    };
     assert_eq!(a.len(), b.len());
     assert!(a.len() >= 5, "{} records", a.len());
     assert!(
@@ -148,6 +153,7 @@ fn the_same_plan_through_vscode_gives_the_same_suggestions() {
         "never"
     );
     assert_eq!(m["conditions"]["app"]["settings"]["files.autoSave"], "off");
+    assert_eq!(m["conditions"]["app"]["arrival"], "enter-above");
 }
 
 /// lsp-ai, whose answers are completion items, inside VS Code: the fixture shows the
@@ -200,8 +206,9 @@ fn lsp_ai_with_the_real_model_answers_in_vscode_as_in_typists_client() {
 /// workspace folder at activation and at every inline request, and every version of
 /// every document VS Code gives it, and never finds the asked line, even with the whole
 /// file but that line in the editor and on disk (`--context full`). It says so in the
-/// ghost text it shows, so every suggestion read is its "nothing found" line. The
-/// manifest names the extension, its version, and that it activated.
+/// ghost text it shows, so every suggestion read is its "nothing found" line, or the line
+/// below the case's (which the user has). The manifest names the extension, its version,
+/// and that it activated.
 #[test]
 fn a_cheating_extension_finds_no_target_line_in_vscode() {
     require_vscode();
@@ -233,6 +240,15 @@ fn a_cheating_extension_finds_no_target_line_in_vscode() {
         let expected = r["expected"].as_str().unwrap();
         if r["outcome"] == "suggestion" {
             let p = r["predicted"].as_str().unwrap();
+            // Before the Enter that opens the case's line, the editor and the disk hold,
+            // at that line's number, the first line below it (context the user has): the
+            // cheat may find that one (VS Code shows it against what was typed since),
+            // never the case's line.
+            if p.trim() == line_below(r).trim() {
+                shown += 1;
+                continue;
+            }
+            assert_ne!(p.trim(), expected.trim(), "{r}");
             assert!(
                 p.contains("typist-cheat: read ") && p.ends_with(" files, nothing found"),
                 "the cheat found something: {r}"
@@ -303,11 +319,63 @@ fn the_cheating_extension_finds_a_line_left_on_disk() {
     assert_eq!(v, serde_json::json!([1, " = x + 2", null, null]));
 }
 
+/// The line below a record's line in the dataset's file.
+fn line_below(r: &Value) -> String {
+    let text =
+        std::fs::read_to_string(Path::new(&semver()).join(r["file"].as_str().unwrap())).unwrap();
+    let n = r["line"].as_u64().unwrap() as usize;
+    text.lines().nth(n).unwrap_or("").to_string()
+}
+
 /// A fixture profile of `fixtures/vscode/editors/`.
 fn fixture_profile(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fixtures/vscode/editors")
         .join(name)
+}
+
+/// An extension measured alone that answers only VS Code's automatic requests and, on
+/// its first start, opens its how-to page over the document and asks in a modal dialog
+/// whether to install its server (`fixtures/vscode/typist-auto`, in the manner of
+/// llama.vscode; issue 39): typist closes both, names them in the manifest, and every
+/// case, with nothing typed and with two characters typed, is exactly what the
+/// extension drew (each case is reached by Enter at the end of the line above, an edit
+/// after which VS Code asks on its own).
+#[test]
+fn an_extension_answering_automatic_requests_only_is_read_exactly_in_vscode() {
+    require_vscode();
+    let tmp = tempfile::tempdir().unwrap();
+    for k in [0, 2] {
+        let out = tmp.path().join(format!("auto-{k}"));
+        let mut args = run_args_for(&out, "typist-auto");
+        let set = |args: &mut Vec<String>, flag: &str, value: &str| {
+            let at = args.iter().position(|a| a == flag).unwrap();
+            args[at + 1] = value.to_string();
+        };
+        set(&mut args, "--typed-prefix", &k.to_string());
+        set(&mut args, "--rate", "0.01");
+        let editors = fixture_profile("");
+        args.extend(
+            ["--editors", editors.to_str().unwrap(), "--editor", "vscode"].map(String::from),
+        );
+        ok(&typist().args(&args).output().unwrap());
+        let recs = parsed(&out);
+        assert!(recs.len() >= 5, "{} records", recs.len());
+        let shown = assert_line_above(&recs, k);
+        assert!(shown * 2 >= recs.len(), "{shown} of {} shown", recs.len());
+        let m: Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap())
+                .unwrap();
+        assert_eq!(m["editor"]["arrival"], "enter-above");
+        assert_eq!(
+            m["editor"]["closed"],
+            serde_json::json!([
+                "dialog: typist-auto: its server is not installed. Install it now?",
+                "editor tab: How to use typist-auto"
+            ]),
+            "{m:#}"
+        );
+    }
 }
 
 /// `typist doctor --editor vscode --json` on a fixture profile of

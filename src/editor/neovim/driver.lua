@@ -55,6 +55,37 @@ vim.fn.tempname()
 vim.env.TMPDIR = opts.tmpdir ~= vim.NIL and opts.tmpdir or nil
 vim.env.XDG_RUNTIME_DIR = opts.xdg_runtime_dir ~= vim.NIL and opts.xdg_runtime_dir or nil
 
+-- Errors a person would see: the message history's error entries (an error message, an
+-- exception escaping a plugin's callback, `:echoerr`, `vim.notify` at ERROR), read through
+-- a UI of typist's own that takes the messages (`ext_messages`: `:messages` then lists
+-- them with their kinds). An error a plugin silenced (`silent! iunmap`: only `v:errmsg`
+-- is set, nothing is shown or kept) is none.
+local history = nil
+vim.ui_attach(api.nvim_create_namespace('typist.messages'), { ext_messages = true }, function(event, entries)
+  if event == 'msg_history_show' then
+    history = entries
+  end
+end)
+local ERROR_KINDS = { emsg = true, echoerr = true, lua_error = true, rpc_error = true }
+
+-- The error messages shown since the case was placed, one string each.
+function M.errors()
+  history = nil
+  vim.cmd('messages')
+  local out = {}
+  for _, e in ipairs(history or {}) do
+    if ERROR_KINDS[e[1]] then
+      local parts = {}
+      for _, chunk in ipairs(e[2] or {}) do
+        parts[#parts + 1] = chunk[2]
+      end
+      out[#out + 1] = table.concat(parts)
+    end
+  end
+  history = nil
+  return out
+end
+
 local namespaces = {}
 for _, name in ipairs(opts.namespaces) do
   namespaces[#namespaces + 1] = api.nvim_create_namespace(name)
@@ -64,7 +95,89 @@ local function notify(event, data)
   vim.rpcnotify(M.chan, event, data)
 end
 
--- The ghost text at the cursor's row in the namespaces read (never diagnostics').
+-- A plugin's info beside its suggestion (llama.vim's statistics) is drawn in a highlight
+-- of its own: with `highlights` set, only chunks in those groups are read.
+local highlights = nil
+if opts.highlights and #opts.highlights > 0 then
+  highlights = {}
+  for _, g in ipairs(opts.highlights) do
+    highlights[g] = true
+  end
+end
+
+-- A chunk's highlight groups by name (a chunk names none, one, or a list).
+local function groups_of(hl)
+  local out = {}
+  for _, h in ipairs(type(hl) == 'table' and hl or { hl }) do
+    if type(h) == 'number' then
+      h = vim.fn.synIDattr(h, 'name')
+    end
+    if type(h) == 'string' and h ~= '' then
+      out[#out + 1] = h
+    end
+  end
+  return out
+end
+
+-- The text of `chunks` that is read (every chunk, or those in `highlights`), and the
+-- groups of the chunks read, added to `seen`.
+local function chunks_text(chunks, seen)
+  local parts = {}
+  for _, chunk in ipairs(chunks or {}) do
+    local gs = groups_of(chunk[2])
+    local keep = highlights == nil
+    for _, g in ipairs(gs) do
+      keep = keep or highlights[g] == true
+    end
+    if keep then
+      parts[#parts + 1] = chunk[1]
+      for _, g in ipairs(gs) do
+        seen[g] = true
+      end
+      if #gs == 0 then
+        seen[''] = true
+      end
+    end
+  end
+  return table.concat(parts)
+end
+
+-- The byte column of screen column `vcol` (0-based, from the line's first text column) in
+-- `line`, and the blank cells drawn between the line's end and it.
+local function byte_col(line, vcol)
+  local width = 0
+  local i = 0
+  for _, ch in ipairs(vim.fn.split(line, '\\zs')) do
+    if width >= vcol then
+      return i, 0
+    end
+    width = width + vim.fn.strdisplaywidth(ch, width)
+    i = i + #ch
+  end
+  return #line, math.max(0, vcol - width)
+end
+
+-- How many bytes of `line` from byte `col` a text `width` cells wide drawn over them hides.
+local function covered(line, col, width)
+  local start = vim.fn.strdisplaywidth(line:sub(1, col))
+  local n = 0
+  for _, ch in ipairs(vim.fn.split(line:sub(col + 1), '\\zs')) do
+    local w = vim.fn.strdisplaywidth(ch, start)
+    if width < w then
+      break
+    end
+    width = width - w
+    start = start + w
+    n = n + #ch
+  end
+  return n
+end
+
+-- The ghost text at the cursor's row in the namespaces read (never diagnostics'), as
+-- Neovim draws it: each extmark's virtual text with where it goes (`inline` and
+-- `overlay` at its byte column, a fixed window column turned into one, `eol`,
+-- `right_align`) and its virtual lines (a mark on the next row with `virt_lines_above`
+-- draws them below the cursor's row too). Typist composes the line as shown from these.
 function M.shown(buf)
   local win = vim.fn.bufwinid(buf)
   if win == -1 then
@@ -73,31 +186,44 @@ function M.shown(buf)
   local row, col = unpack(api.nvim_win_get_cursor(win))
   local line = api.nvim_buf_get_lines(buf, row - 1, row, false)[1] or ''
   local marks = {}
+  local seen = {}
+  local last = row < api.nvim_buf_line_count(buf) and row or row - 1
   for _, ns in ipairs(namespaces) do
-    for _, m in ipairs(api.nvim_buf_get_extmarks(buf, ns, { row - 1, 0 }, { row - 1, -1 }, { details = true })) do
+    for _, m in ipairs(api.nvim_buf_get_extmarks(buf, ns, { row - 1, 0 }, { last, -1 }, { details = true })) do
       local d = m[4]
-      local text = {}
-      for _, chunk in ipairs(d.virt_text or {}) do
-        text[#text + 1] = chunk[1]
-      end
+      local on_row = m[2] == row - 1
       local lines = {}
-      for _, l in ipairs(d.virt_lines or {}) do
-        local parts = {}
-        for _, chunk in ipairs(l) do
-          parts[#parts + 1] = chunk[1]
+      if (d.virt_lines_above == true) ~= on_row then
+        for _, l in ipairs(d.virt_lines or {}) do
+          lines[#lines + 1] = chunks_text(l, seen)
         end
-        lines[#lines + 1] = table.concat(parts)
       end
-      marks[#marks + 1] = {
-        id = m[1],
-        col = m[3],
-        text = table.concat(text),
-        lines = lines,
-        pos = d.virt_text_pos or 'eol',
-      }
+      local text = on_row and chunks_text(d.virt_text, seen) or ''
+      if on_row or #lines > 0 then
+        local pos = d.virt_text_pos or 'eol'
+        local at, pad = m[3], 0
+        if d.virt_text_win_col ~= nil then
+          pos = 'overlay'
+          at, pad = byte_col(line, d.virt_text_win_col)
+        elseif pos == 'eol_right_align' then
+          pos = 'right_align'
+        end
+        marks[#marks + 1] = {
+          id = m[1],
+          row = m[2],
+          col = at,
+          pad = pad,
+          text = text,
+          covers = pos == 'overlay' and covered(line, at, vim.fn.strdisplaywidth(text)) or 0,
+          lines = lines,
+          pos = pos,
+        }
+      end
     end
   end
-  return { line = line, col = col, marks = marks }
+  local groups = vim.tbl_keys(seen)
+  table.sort(groups)
+  return { line = line, col = col, marks = marks, groups = groups }
 end
 
 -- The requests typist follows: Neovim's inline completion and its completion popup.
@@ -292,7 +418,6 @@ api.nvim_create_autocmd('LspProgress', {
 -- Asks Neovim's completion for a popup at the cursor, as `<C-x><C-o>` or a trigger
 -- character does (`ctx`: the request's CompletionContext).
 function M.complete(ctx)
-  vim.v.errmsg = ''
   vim.lsp.completion.get({ ctx = ctx })
 end
 
@@ -302,12 +427,13 @@ function M.cursor(row, col)
 end
 
 -- A new case: the buffer's lines from `start` (0-based) replaced by `lines`, the cursor
--- at the start of row `row` (0-based) in normal mode. Returns the buffer's version.
-function M.place(buf, start, lines, row)
+-- at byte `col` of row `row` (0-based) in normal mode, the message history emptied.
+-- Returns the placement's epoch.
+function M.place(buf, start, lines, row, col)
   M.epoch = M.epoch + 1
-  vim.v.errmsg = ''
+  vim.cmd('messages clear')
   api.nvim_buf_set_lines(buf, start, -1, false, lines)
-  api.nvim_win_set_cursor(0, { row + 1, 0 })
+  api.nvim_win_set_cursor(0, { row + 1, col })
   return M.epoch
 end
 
@@ -321,14 +447,10 @@ function M.state(buf)
     row = row - 1,
     col = col,
     line = api.nvim_buf_get_lines(buf, row - 1, row, false)[1] or '',
-    errmsg = vim.v.errmsg,
+    lines = api.nvim_buf_line_count(buf),
+    errors = M.errors(),
     pum = vim.fn.pumvisible() == 1,
   }
-end
-
--- The ghost text at the cursor (a plugin's, read by polling).
-function M.shown_now(buf)
-  return M.shown(buf)
 end
 
 -- Cancels the request typist stopped waiting for.
@@ -341,7 +463,12 @@ function M.cancel(seq)
   end
 end
 
+-- The plugin's configuration: a Vimscript file is sourced, a Lua file run.
 if opts.config then
-  dofile(opts.config)
+  if opts.config:match('%.vim$') then
+    vim.cmd.source(vim.fn.fnameescape(opts.config))
+  else
+    dofile(opts.config)
+  end
 end
 return true

@@ -43,15 +43,14 @@ impl NeovimSession {
         let col = (at - line_start) as i64;
         let row = cursor.line as i64;
         let new_lines: Vec<String> = text.split('\n').map(str::to_string).collect();
-        let epoch = self.place_lines(rel, buf, &new_lines, row).await?;
+        let epoch = self.place_lines(rel, buf, &new_lines, (row, 0)).await?;
         self.lines.insert(rel.to_string(), new_lines);
         self.input("i").await?;
-        self.wait_state(buf, STATE_WAIT, |s| s["mode"] == "i")
-            .await?;
+        self.wait_state(buf, STATE_WAIT, |s| s.mode == "i").await?;
         self.lua("typist.cursor(...)", vec![Mp::from(row), Mp::from(col)])
             .await?;
         self.wait_state(buf, STATE_WAIT, |s| {
-            s["mode"] == "i" && s["row"] == row && s["col"] == col
+            s.mode == "i" && s.row == row && s.col == col
         })
         .await?;
         self.list = Some(ListState {
@@ -70,16 +69,11 @@ impl NeovimSession {
     /// ghost text.
     pub(super) async fn leave_insert_mode(&mut self, buf: i64) -> Result<(), SessionError> {
         let state = self.state(buf).await?;
-        if state["mode"].as_str().is_some_and(|m| m.starts_with('i')) {
+        if state.mode.starts_with('i') {
             // A shown popup is closed first (`<C-e>`, only then: it types otherwise).
-            let keys = if state["pum"] == Value::Bool(true) {
-                "<C-e><Esc>"
-            } else {
-                "<Esc>"
-            };
+            let keys = if state.pum { "<C-e><Esc>" } else { "<Esc>" };
             self.input(keys).await?;
-            self.wait_state(buf, STATE_WAIT, |s| s["mode"] == "n")
-                .await?;
+            self.wait_state(buf, STATE_WAIT, |s| s.mode == "n").await?;
         }
         Ok(())
     }
@@ -127,10 +121,9 @@ impl NeovimSession {
     async fn close_popup(&mut self) -> Result<(), SessionError> {
         let buf = self.list_state()?.buf;
         let state = self.state(buf).await?;
-        if state["pum"] == Value::Bool(true) {
+        if state.pum {
             self.input("<C-e>").await?;
-            self.wait_state(buf, STATE_WAIT, |s| s["pum"] == Value::Bool(false))
-                .await?;
+            self.wait_state(buf, STATE_WAIT, |s| !s.pum).await?;
         }
         Ok(())
     }
@@ -148,7 +141,7 @@ impl NeovimSession {
             (l.buf, l.row, l.epoch)
         };
         let state = self.state(buf).await?;
-        let version = state["version"].as_i64().unwrap_or(-1);
+        let version = state.version;
         let after = self.last_seq();
         let t0 = Instant::now();
         self.lua("typist.complete(...)", vec![json_to_mp(&trigger.context())])
@@ -220,9 +213,9 @@ impl NeovimSession {
         self.drain();
         let after = self.last_seq();
         let before = self.state(buf).await?;
-        let col0 = before["col"].as_i64().unwrap_or(0);
+        let col0 = before.col;
         // Neovim asks again only while an incomplete list is shown.
-        let asks_again = asked && incomplete && before["pum"] == Value::Bool(true);
+        let asks_again = asked && incomplete && before.pum;
         let interval = Duration::from_millis(self.app.key_interval_ms);
         for c in text.chars() {
             tokio::time::sleep(interval).await;
@@ -236,22 +229,22 @@ impl NeovimSession {
         let col = col0 + text.len() as i64;
         let state = self
             .wait_state(buf, STATE_WAIT, |s| {
-                s["col"] == col
-                    && s["row"] == row
-                    && s["mode"].as_str().is_some_and(|m| m.starts_with('i'))
+                s.col == col && s.row == row && s.mode.starts_with('i')
             })
             .await?;
-        self.check_errmsg(&state)?;
-        if let (Some(lines), Some(line)) = (self.lines.get_mut(&rel), state["line"].as_str())
-            && let Some(l) = lines.get_mut(row as usize)
+        self.check_errors(&state)?;
+        if let Some(l) = self
+            .lines
+            .get_mut(&rel)
+            .and_then(|lines| lines.get_mut(row as usize))
         {
-            *l = line.to_string();
+            *l = state.line.clone();
         }
         if !asked {
             return Ok(None);
         }
         if asks_again {
-            let version = state["version"].as_i64().unwrap_or(-1);
+            let version = state.version;
             let t0 = Instant::now();
             let got = self
                 .answered_list(buf, row, epoch, version, t0, after)

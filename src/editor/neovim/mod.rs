@@ -2,9 +2,11 @@
 //! session's workspace, driven over msgpack-RPC ([`rpc`], on `rmpv`). Neovim's own LSP
 //! client starts the profile's server (`vim.lsp.start` with its command, settings and
 //! initialization options) and shows inline completions as ghost text; typist places
-//! the context with `nvim_buf_set_lines`, types the cursor line's characters with
-//! `nvim_input` at the run's key interval, and reads back what Neovim drew (extmarks at
-//! the cursor in the namespaces read, never diagnostics' virtual text).
+//! the context without the case's line with `nvim_buf_set_lines`, reaches the line as a
+//! person does (`A<CR>` at the end of the line above: see [`arrival`]), types the line's
+//! characters with `nvim_input` at the run's key interval, and reads back what Neovim
+//! drew (every extmark at the cursor's row in the namespaces read, composed by
+//! [`shown`]; never diagnostics' virtual text).
 //!
 //! Which answer is the case's: `driver.lua` reports every inline-completion request
 //! Neovim sends (with the buffer's version and the cursor's row) and, for each, the
@@ -13,7 +15,8 @@
 //! a ghost text redrawn from an older request (Neovim redraws the previous suggestion
 //! at the new cursor at once, and leaves it on an error) is never read. An error answer
 //! is an `error`, no answer within the profile's deadline a `timeout`, the server's
-//! exit (`LspDetach`) or Neovim's an exit; a Lua error (`v:errmsg`, a failing handler)
+//! exit (`LspDetach`) or Neovim's an exit; an error message Neovim shows (the message
+//! history's error entries, never a `v:errmsg` set under `silent!`) or a failing handler
 //! is the case's error and the editor is replaced before the next case.
 //!
 //! Buffers have `'endofline'` off: Neovim would otherwise send a line break after the
@@ -26,6 +29,7 @@
 
 mod lists;
 mod rpc;
+mod shown;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -63,6 +67,7 @@ const EXIT_STATUS_WAIT: Duration = Duration::from_secs(1);
 /// How long a killed Neovim has to be reaped at shutdown.
 const KILL_WAIT: Duration = Duration::from_secs(2);
 use rpc::{CallError, Notification, Rpc};
+use shown::Shown;
 
 /// The Lua side: options, the client, the request watch, the ghost-text reader.
 const DRIVER: &str = include_str!("driver.lua");
@@ -106,8 +111,28 @@ struct Answer {
     null: bool,
     items: u64,
     incomplete: bool,
+    /// Inline: the ghost text drawn ([`Shown`]); completion: the popup as shown.
     shown: Value,
     handler_error: Option<String>,
+}
+
+/// Where typing stands (`typist.state`).
+#[derive(Debug, serde::Deserialize)]
+struct State {
+    mode: String,
+    /// The buffer's version (`-1`: none yet).
+    version: i64,
+    /// 0-based row and byte column of the cursor.
+    row: i64,
+    col: i64,
+    /// The cursor's line.
+    line: String,
+    /// The buffer's number of lines.
+    lines: i64,
+    /// Error messages shown since the case was placed.
+    errors: Vec<String>,
+    /// The completion popup is shown.
+    pum: bool,
 }
 
 /// The completion session under way in the buffer (token cases, `lists.rs`).
@@ -180,6 +205,9 @@ impl NeovimSession {
             }
             if app.namespaces.is_empty() {
                 app.namespaces = nv.namespaces.clone();
+                if app.highlights.is_empty() {
+                    app.highlights = nv.highlights.clone();
+                }
             }
         }
         let app = &app;
@@ -309,6 +337,7 @@ impl NeovimSession {
             } else {
                 app.namespaces.clone()
             },
+            "highlights": app.highlights,
             "inline": app.namespaces.is_empty()
                 && matches!(profile.dialect, DialectKind::Inline | DialectKind::Copilot),
             // Completion lists: Neovim's popup, asked again as keys are typed while the
@@ -500,13 +529,13 @@ impl NeovimSession {
 
     /// Leaves insert mode and puts `new_lines` in `buf` (`typist.place`), sending only
     /// the lines from the first that differs from what `rel`'s buffer holds, with the
-    /// cursor's `row`; returns the placement's epoch.
+    /// cursor at byte `col` of `row` in normal mode; returns the placement's epoch.
     async fn place_lines(
         &mut self,
         rel: &str,
         buf: i64,
         new_lines: &[String],
-        row: i64,
+        (row, col): (i64, i64),
     ) -> Result<u64, SessionError> {
         let start = self.lines.get(rel).map_or(0, |old| {
             old.iter()
@@ -528,6 +557,7 @@ impl NeovimSession {
                     Mp::from(start as i64),
                     Mp::Array(tail),
                     Mp::from(row),
+                    Mp::from(col),
                 ],
             )
             .await?
@@ -535,8 +565,9 @@ impl NeovimSession {
             .unwrap_or(0))
     }
 
-    /// Places the case in the buffer, types the cursor line's characters, and reads the
-    /// ghost text Neovim shows for the request sent after the last key.
+    /// Places the case in the buffer, arrives at its line as a person does (see
+    /// [`arrival`]), types the line's characters, and reads the ghost text Neovim shows
+    /// for the request sent after the last key.
     pub async fn suggest(
         &mut self,
         rel: &str,
@@ -545,27 +576,23 @@ impl NeovimSession {
         let (text, buf, at, line_start) = self.begin_case(rel, cursor)?;
         let typed = &text[line_start..at];
         let row = cursor.line as usize;
-        let placed = format!("{}{}", &text[..line_start], &text[at..]);
-        let new_lines: Vec<String> = placed.split('\n').map(str::to_string).collect();
+        let lines: Vec<String> = text.split('\n').map(str::to_string).collect();
+        let rest = text[at..].split('\n').next().unwrap_or("");
+        let (placed, at_place, keys) = arrival(&lines, row, rest);
         // Normal mode first: leaving insert mode clears the old ghost text and cancels
         // Neovim's pending requests.
-        let epoch = self.place_lines(rel, buf, &new_lines, row as i64).await?;
-        let mut after_typing = new_lines;
-        let rest = after_typing.get(row).cloned().unwrap_or_default();
-        if let Some(l) = after_typing.get_mut(row) {
-            *l = format!("{typed}{rest}");
-        }
-        self.lines.insert(rel.to_string(), after_typing);
+        let epoch = self.place_lines(rel, buf, &placed, at_place).await?;
+        self.lines.insert(rel.to_string(), lines);
 
         // A plugin's ghost text is told from an old one by its extmarks: what is shown
         // before typing is not the answer.
         let before = if self.app.namespaces.is_empty() {
-            Value::Null
+            Shown::default()
         } else {
-            self.shown_marks(buf).await?
+            self.shown_now(buf).await?
         };
-        // Typing as a person: insert mode, then one key per interval.
-        self.input("i").await?;
+        // Typing as a person: the keys that open the line, then one key per interval.
+        self.input(keys).await?;
         let interval = Duration::from_millis(self.app.key_interval_ms);
         for c in typed.chars() {
             tokio::time::sleep(interval).await;
@@ -581,15 +608,16 @@ impl NeovimSession {
         let typed_wait = STATE_WAIT + interval * typed.chars().count() as u32;
         let state = self
             .wait_state(buf, typed_wait, |s| {
-                s["mode"].as_str().is_some_and(|m| m.starts_with('i'))
-                    && s["row"].as_u64() == Some(row as u64)
-                    && s["col"].as_u64() == Some(col)
-                    && s["line"].as_str() == Some(want_line.as_str())
+                s.mode.starts_with('i')
+                    && s.row == row as i64
+                    && s.col == col as i64
+                    && s.line == want_line
+                    && s.lines == placed.len() as i64 + i64::from(keys != "i")
             })
             .await?;
         let t0 = Instant::now();
-        self.check_errmsg(&state)?;
-        let version = state["version"].as_i64().unwrap_or(-1);
+        self.check_errors(&state)?;
+        let version = state.version;
         if !self.app.namespaces.is_empty() {
             return self.wait_shown(buf, t0, &before).await;
         }
@@ -613,7 +641,7 @@ impl NeovimSession {
         let answer = self.wait_answer(METHOD, seq).await?;
         let latency_ms = t0.elapsed().as_secs_f64() * 1000.0;
         let state = self.state(buf).await?;
-        self.check_errmsg(&state)?;
+        self.check_errors(&state)?;
         if let Some(e) = answer.handler_error {
             let why = format!("neovim: inline completion handler failed: {e}");
             self.broken = Some(why.clone());
@@ -629,7 +657,11 @@ impl NeovimSession {
         let value = if answer.null || answer.items == 0 {
             Suggestions::Inline(Vec::new())
         } else {
-            Suggestions::Inline(read_shown(&answer.shown).into_iter().collect())
+            let shown: Shown = serde_json::from_value(answer.shown)
+                .map_err(|e| EditorError::Failed(format!("neovim: typist_answer's shown: {e}")))?;
+            // Neovim's own namespace: one highlight, nothing else drawn in it.
+            let drawn = shown.compose(true).map_err(EditorError::Failed)?;
+            Suggestions::Inline(drawn.into_iter().collect())
         };
         Ok(Timed { value, latency_ms })
     }
@@ -693,7 +725,7 @@ impl NeovimSession {
         let answer = self.wait_answer(COMPLETION, seq).await?;
         let latency_ms = t0.elapsed().as_secs_f64() * 1000.0;
         let state = self.state(buf).await?;
-        self.check_errmsg(&state)?;
+        self.check_errors(&state)?;
         if let Some(e) = answer.handler_error {
             let why = format!("neovim: completion handler failed: {e}");
             self.broken = Some(why.clone());
@@ -719,46 +751,51 @@ impl NeovimSession {
             .unwrap_or_default()
     }
 
-    async fn shown_marks(&mut self, buf: i64) -> Result<Value, SessionError> {
-        Ok(mp_to_json(
+    /// What Neovim shows at the cursor now, in the namespaces read.
+    async fn shown_now(&mut self, buf: i64) -> Result<Shown, SessionError> {
+        let v = mp_to_json(
             &self
-                .lua("return typist.shown_now(...)", vec![Mp::from(buf)])
+                .lua("return typist.shown(...)", vec![Mp::from(buf)])
                 .await?,
-        ))
+        );
+        serde_json::from_value(v)
+            .map_err(|e| EditorError::Failed(format!("neovim: typist.shown: {e}")).into())
     }
 
-    /// A plugin's ghost text: the first ghost text at the cursor that differs from
-    /// what was shown before typing, polled until the display deadline.
+    /// A plugin's ghost text: the first suggestion drawn at the cursor by marks other than
+    /// those shown before typing, polled until the display deadline.
     async fn wait_shown(
         &mut self,
         buf: i64,
         t0: Instant,
-        before: &Value,
+        before: &Shown,
     ) -> Result<Timed<Suggestions>, SessionError> {
         let deadline = t0 + Duration::from_millis(self.app.display_deadline_ms);
-        let poll = SHOWN_POLL;
+        let filtered = !self.app.highlights.is_empty();
         loop {
-            let now = self.shown_marks(buf).await?;
-            let marks = &now["marks"];
-            let fresh =
-                marks.as_array().is_some_and(|m| !m.is_empty()) && *marks != before["marks"];
-            if fresh {
+            let now = self.shown_now(buf).await?;
+            if now.draws() && now.marks != before.marks {
+                let drawn = now.compose(filtered);
                 let latency_ms = t0.elapsed().as_secs_f64() * 1000.0;
                 let state = self.state(buf).await?;
-                self.check_errmsg(&state)?;
-                let value = Suggestions::Inline(read_shown(&now).into_iter().collect());
-                return Ok(Timed { value, latency_ms });
+                self.check_errors(&state)?;
+                if let Some(s) = drawn.map_err(EditorError::Failed)? {
+                    return Ok(Timed {
+                        value: Suggestions::Inline(vec![s]),
+                        latency_ms,
+                    });
+                }
             }
             if Instant::now() >= deadline {
                 let state = self.state(buf).await?;
-                self.check_errmsg(&state)?;
+                self.check_errors(&state)?;
                 return Err(EditorError::NothingShown(format!(
                     "nothing shown within the display deadline ({} ms)",
                     self.app.display_deadline_ms
                 ))
                 .into());
             }
-            tokio::time::sleep(poll).await;
+            tokio::time::sleep(SHOWN_POLL).await;
         }
     }
 
@@ -891,31 +928,33 @@ impl NeovimSession {
         }
     }
 
-    fn check_errmsg(&mut self, state: &Value) -> Result<(), SessionError> {
-        match state["errmsg"].as_str() {
-            Some(m) if !m.is_empty() => {
-                let why = format!("neovim: {m}");
-                self.broken = Some(why.clone());
-                Err(EditorError::Failed(why).into())
-            }
-            _ => Ok(()),
+    /// An error message shown since the case was placed is the case's error, and this
+    /// editor serves no other case.
+    fn check_errors(&mut self, state: &State) -> Result<(), SessionError> {
+        if state.errors.is_empty() {
+            return Ok(());
         }
+        let why = format!("neovim: {}", state.errors.join("\n"));
+        self.broken = Some(why.clone());
+        Err(EditorError::Failed(why).into())
     }
 
-    async fn state(&mut self, buf: i64) -> Result<Value, SessionError> {
-        Ok(mp_to_json(
+    async fn state(&mut self, buf: i64) -> Result<State, SessionError> {
+        let v = mp_to_json(
             &self
                 .lua("return typist.state(...)", vec![Mp::from(buf)])
                 .await?,
-        ))
+        );
+        serde_json::from_value(v)
+            .map_err(|e| EditorError::Failed(format!("neovim: typist.state: {e}")).into())
     }
 
     async fn wait_state(
         &mut self,
         buf: i64,
         within: Duration,
-        done: impl Fn(&Value) -> bool,
-    ) -> Result<Value, SessionError> {
+        done: impl Fn(&State) -> bool,
+    ) -> Result<State, SessionError> {
         let deadline = Instant::now() + within;
         loop {
             let s = self.state(buf).await?;
@@ -923,7 +962,7 @@ impl NeovimSession {
                 return Ok(s);
             }
             if Instant::now() >= deadline {
-                let why = format!("neovim: typing did not give the expected state: {s}");
+                let why = format!("neovim: typing did not give the expected state: {s:?}");
                 self.broken = Some(why.clone());
                 return Err(EditorError::Failed(why).into());
             }
@@ -992,33 +1031,29 @@ impl NeovimSession {
     }
 }
 
-/// The line as shown (the buffer's line with the ghost text at the mark) and the lines
-/// below it, as an [`InlineSuggestion`]; `None` when nothing is shown at the cursor.
-fn read_shown(shown: &Value) -> Option<InlineSuggestion> {
-    let line = shown["line"].as_str()?;
-    let mark = shown["marks"].as_array()?.first()?;
-    let col = (mark["col"].as_u64()? as usize).min(line.len());
-    let ghost = mark["text"].as_str().unwrap_or("");
-    let before = line.get(..col)?;
-    let after = match mark["pos"].as_str() {
-        // Overlay covers as many characters as the ghost text has.
-        Some("overlay") => {
-            let covered: usize = line[col..]
-                .chars()
-                .take(ghost.chars().count())
-                .map(char::len_utf8)
-                .sum();
-            &line[col + covered..]
-        }
-        _ => &line[col..],
-    };
-    let first = format!("{before}{ghost}{after}");
-    let mut text = first.clone();
-    for l in mark["lines"].as_array().into_iter().flatten() {
-        text.push('\n');
-        text.push_str(l.as_str().unwrap_or(""));
+/// How typing reaches line `row` of `lines` (what the buffer holds after typing; `rest`:
+/// the line's text after the cursor), as a person typing the file from the top does
+/// ([`super::kind::Arrival::EnterAbove`]): the lines placed, the cursor's place in normal
+/// mode, and the keys that open the line in insert mode. The line is left out and opened
+/// by Enter at the end of the line above (`A<CR>`: `InsertEnter`, then `CursorMovedI` and
+/// `TextChangedI`), or above the first line (`O`); the only line of a file, or a line with
+/// text after the cursor, is placed without the typed characters and typed into from its
+/// start (`i`).
+fn arrival(lines: &[String], row: usize, rest: &str) -> (Vec<String>, (i64, i64), &'static str) {
+    let row = row.min(lines.len().saturating_sub(1));
+    if rest.is_empty() && row > 0 {
+        let mut placed = lines.to_vec();
+        placed.remove(row);
+        return (placed, (row as i64 - 1, 0), "A<CR>");
     }
-    Some(InlineSuggestion { line: first, text })
+    if rest.is_empty() && lines.len() > 1 {
+        return (lines[1..].to_vec(), (0, 0), "O");
+    }
+    let mut placed = lines.to_vec();
+    if let Some(l) = placed.get_mut(row) {
+        *l = rest.to_string();
+    }
+    (placed, (row as i64, 0), "i")
 }
 
 /// `insert` put at byte `col` of `line`: the line as it would stand after accepting,
@@ -1089,19 +1124,21 @@ fn mp_to_json(v: &Mp) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
-    fn the_shown_line_is_the_buffer_line_with_the_ghost_text_at_its_mark() {
-        let inline = json!({"line": "    x = ", "col": 8, "marks": [
-            {"col": 8, "text": "f(1)", "lines": ["    return x"], "pos": "inline"}]});
-        let s = read_shown(&inline).unwrap();
-        assert_eq!(s.line, "    x = f(1)");
-        assert_eq!(s.text, "    x = f(1)\n    return x");
-        let overlay = json!({"line": "ab)", "col": 2, "marks": [
-            {"col": 2, "text": "c)", "lines": [], "pos": "overlay"}]});
-        assert_eq!(read_shown(&overlay).unwrap().line, "abc)");
-        let none = json!({"line": "ab", "col": 2, "marks": []});
-        assert_eq!(read_shown(&none), None);
+    fn a_case_is_reached_by_enter_at_the_end_of_the_line_above() {
+        let l = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        // The typed prefix on its own line, below two lines and above one.
+        let (placed, at, keys) = arrival(&l(&["a", "b", "pr", "c"]), 2, "");
+        assert_eq!((placed, at, keys), (l(&["a", "b", "c"]), (1, 0), "A<CR>"));
+        // The first line, with lines after it: opened above them.
+        let (placed, at, keys) = arrival(&l(&["pr", "c"]), 0, "");
+        assert_eq!((placed, at, keys), (l(&["c"]), (0, 0), "O"));
+        // The only line: typed into from its start.
+        let (placed, at, keys) = arrival(&l(&["pr"]), 0, "");
+        assert_eq!((placed, at, keys), (l(&[""]), (0, 0), "i"));
+        // Text after the cursor stays; the typed characters go before it.
+        let (placed, at, keys) = arrival(&l(&["a", "pr)"]), 1, ")");
+        assert_eq!((placed, at, keys), (l(&["a", ")"]), (1, 0), "i"));
     }
 }

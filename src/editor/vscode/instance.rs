@@ -122,6 +122,27 @@ type Running = Vec<(Setup, Arc<Instance>)>;
 static SHARED: tokio::sync::Mutex<Running> = tokio::sync::Mutex::const_new(Vec::new());
 /// The extensions of every VS Code the run has stopped, by id.
 static SEEN: std::sync::Mutex<Vec<ExtensionState>> = std::sync::Mutex::new(Vec::new());
+/// What typist closed that extensions had opened over the document.
+static CLOSED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// Notes that typist closed `what` (a dialog, a tab, a panel an extension opened), once.
+pub fn note_closed(what: String) {
+    if let Ok(mut c) = CLOSED.lock()
+        && !c.contains(&what)
+    {
+        tracing::info!("vscode: closed what an extension opened: {what}");
+        c.push(what);
+    }
+}
+
+/// What the run's VS Codes leave for the manifest.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Stopped {
+    /// Each extension installed, and whether it activated.
+    pub extensions: Vec<ExtensionState>,
+    /// What typist closed that extensions had opened over the document, sorted.
+    pub closed: Vec<String>,
+}
 
 /// The run's VS Code for `setup`, started now if there is none or the last one has
 /// exited.
@@ -140,14 +161,25 @@ pub async fn shared(setup: &Setup) -> Result<Arc<Instance>, SessionError> {
 }
 
 /// Stops the run's VS Codes (code-server, its extension hosts, Chromium), if any, and
-/// returns what each extension did in them (for the manifest).
-pub async fn stop_shared() -> Vec<ExtensionState> {
+/// returns what each extension did in them and what typist closed (for the manifest).
+pub async fn stop_shared() -> Stopped {
     for (_, i) in SHARED.lock().await.drain(..) {
         i.kill();
     }
-    SEEN.lock()
-        .map(|mut v| std::mem::take(&mut *v))
-        .unwrap_or_default()
+    Stopped {
+        extensions: SEEN
+            .lock()
+            .map(|mut v| std::mem::take(&mut *v))
+            .unwrap_or_default(),
+        closed: CLOSED
+            .lock()
+            .map(|mut v| {
+                // Sorted: which of two things opened together is seen first is a race.
+                v.sort();
+                std::mem::take(&mut *v)
+            })
+            .unwrap_or_default(),
+    }
 }
 
 /// The user settings typist writes for VS Code: what typing produces is what the plan
@@ -358,7 +390,7 @@ impl Instance {
 
         args.push(format!("--reconnection-grace-time={GRACE_S}"));
         let (server, _stdin, stdout, server_exit) =
-            ServerProcess::spawn("code-server", &code_server, &args, &server_env, &dir)
+            ServerProcess::spawn_guarded("code-server", &code_server, &args, &server_env, &dir)
                 .map_err(SessionError::Lsp)?;
         let port = listening_port(stdout, &server_exit).await?;
 

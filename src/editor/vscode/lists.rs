@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::instance::PAGE_POLL;
-use super::{ListState, UI_WITHIN, VscodeSession, failed, parse_status, request_failed};
+use super::{Fate, ListState, UI_WITHIN, VscodeSession, failed, parse_status, request_failed};
 use crate::editor::conditions::Trigger;
 use crate::editor::document::Position;
 use crate::editor::error::{EditorError, SessionError};
@@ -207,7 +207,7 @@ impl VscodeSession {
         t0: Instant,
     ) -> Result<(Vec<Value>, bool), SessionError> {
         let st = self.list_state()?.clone();
-        let deadline = t0 + self.profile.request_timeout();
+        let deadline = t0 + self.profile.request_timeout() + super::EDITOR_DELAY;
         loop {
             let r = self.read().await?;
             if let Some(s) = parse_status(r["status"].as_str().unwrap_or(""))
@@ -216,8 +216,11 @@ impl VscodeSession {
                 && s.character == st.col16 as u64
             {
                 match s.fate {
-                    Some(Err(m)) => return Err(request_failed(&self.profile.name, &m)),
-                    Some(Ok(_)) => {
+                    Fate::Error(m) => return Err(request_failed(&self.profile.name, &m)),
+                    Fate::Timeout => {
+                        return Err(super::request_timed_out(&self.profile, "completion"));
+                    }
+                    Fate::Items(_) => {
                         // The status and the list in one reading: a newer request may
                         // change both between two.
                         let both = self.vs.eval(&self.tab, LIST).await?;
@@ -252,18 +255,14 @@ impl VscodeSession {
                         return Ok((items, incomplete));
                     }
                     // Cancelled (VS Code asks again) or still asking: wait.
-                    None => {}
+                    Fate::Cancelled | Fate::Asking => {}
                 }
             }
             if let Some(why) = self.vs.ended() {
                 return Err(EditorError::Exited(format!("vscode: {why}")).into());
             }
             if Instant::now() >= deadline {
-                return Err(EditorError::Timeout(format!(
-                    "{}: the completion request not answered within {} ms (through vscode; the page shows {})",
-                    self.profile.name, self.profile.request_timeout_ms, r["status"]
-                ))
-                .into());
+                return Err(super::editor_silent(&self.profile, "completion", &r));
             }
             tokio::time::sleep(PAGE_POLL / 4).await;
         }
@@ -281,9 +280,53 @@ impl VscodeSession {
         let display = Duration::from_millis(self.app.display_deadline_ms);
         let within = fresh.unwrap_or(display);
         let deadline = Instant::now() + within;
-        let fresh = fresh.is_some();
+        loop {
+            let settled = self
+                .settled_widget(&items, fresh.is_some(), within, deadline)
+                .await?;
+            // Asked by hand, VS Code keeps the earlier rows (dimmed, "frozen") once nothing
+            // matches what was typed: the user is shown no entry for it, as Neovim's popup
+            // and typist's own client show none.
+            let labels = if settled["frozen"] == Value::Bool(true) {
+                Vec::new()
+            } else {
+                self.widget_labels(settled).await?
+            };
+            match name_rows(&labels, items.clone()) {
+                Ok(shown) => {
+                    return Ok(ShownList {
+                        items: shown,
+                        listed: items.len(),
+                        incomplete,
+                    });
+                }
+                // On a loaded machine the widget may still show the rows it had before
+                // the last keys filtered them: read again until the display deadline.
+                Err(_) if Instant::now() < deadline => {
+                    self.vs.eval(&self.tab, super::AFTER_RENDER).await?;
+                }
+                Err(label) => {
+                    return Err(failed(format!(
+                        "vscode: the suggest widget shows {label:?}, which {} did not list (another provider's entry)",
+                        self.profile.name
+                    )));
+                }
+            }
+        }
+    }
+
+    /// The widget once it has settled: two looks in a row the same, each after the page
+    /// rendered what it had pending. `fresh`: the widget was just opened for this answer,
+    /// so it must show by `deadline` unless the answer had no items.
+    async fn settled_widget(
+        &mut self,
+        items: &[Value],
+        fresh: bool,
+        within: Duration,
+        deadline: Instant,
+    ) -> Result<Value, SessionError> {
         let mut last: Option<Value> = None;
-        let settled = loop {
+        loop {
             let w = self.vs.eval(&self.tab, WIDGET).await?;
             let visible = w["visible"] == Value::Bool(true);
             let rows = w["rows"].as_array().map_or(0, Vec::len);
@@ -294,7 +337,7 @@ impl VscodeSession {
                 visible && rows == 0 && (message.is_empty() || message.starts_with("Loading"));
             let waiting = loading || (fresh && !visible && !items.is_empty());
             if !waiting && last.as_ref() == Some(&w) {
-                break w;
+                return Ok(w);
             }
             if Instant::now() >= deadline {
                 if waiting && !items.is_empty() {
@@ -305,31 +348,12 @@ impl VscodeSession {
                     ))
                     .into());
                 }
-                break w;
+                return Ok(w);
             }
             last = Some(w);
             tokio::time::sleep(PAGE_POLL * 2).await;
-        };
-        // Asked by hand, VS Code keeps the earlier rows (dimmed, "frozen") once nothing
-        // matches what was typed: the user is shown no entry for it, as Neovim's popup
-        // and typist's own client show none.
-        let labels = if settled["frozen"] == Value::Bool(true) {
-            Vec::new()
-        } else {
-            self.widget_labels(settled).await?
-        };
-        let listed = items.len();
-        let shown = name_rows(&labels, items).map_err(|label| {
-            failed(format!(
-                "vscode: the suggest widget shows {label:?}, which {} did not list (another provider's entry)",
-                self.profile.name
-            ))
-        })?;
-        Ok(ShownList {
-            items: shown,
-            listed,
-            incomplete,
-        })
+            self.vs.eval(&self.tab, super::AFTER_RENDER).await?;
+        }
     }
 
     /// Whether the suggest widget is shown now.

@@ -7,27 +7,35 @@
 //! through `vscode-languageclient`); so every window has its own extension host and
 //! server.
 //!
-//! A case, as a user: Escape hides what is shown; the context without the line's typed
-//! characters is written to the disk copy and File: Revert File loads it (Ctrl+End until
-//! the status bar shows its last line: the reverted text has arrived; before that, Go to
-//! Line put the cursor where the view did not follow), Go to Line puts the cursor at the
-//! start of the line, checked as the page draws it, and the typed characters are typed
-//! as key events at the run's key interval (none typed: the command Trigger Inline
+//! A case, as a user: what an extension opened over the document is closed and the
+//! focus brought back (each named for the manifest); Escape hides what is shown; the
+//! context without the case's line is written to the disk copy and File: Revert File
+//! loads it (Ctrl+End until the status bar shows its last line: the reverted text has
+//! arrived; before that, Go to Line put the cursor where the view did not follow); the
+//! cursor goes to the end of the line above (Go to Line and End when lines follow) and
+//! Enter opens the case's line, an edit after which VS Code asks its inline providers on
+//! its own; the typed characters are typed as key events at the run's key interval. On
+//! the first line, or with text after the cursor, the line is placed without its typed
+//! characters and typed into from its start (none typed: the command Trigger Inline
 //! Suggestion from the palette; its keybinding Alt+\ does not reach VS Code as DevTools
 //! key events). A freshly opened file is asked once through that command before its first
 //! case: VS Code does not ask inline providers for the first second or so of an editor
 //! (up to 4 s here), and typed keys then ask nothing. Then the page is read:
 //! the fixture shows in the status bar the fate of each inline request (its sequence
-//! number, line:character, and the number of items or the error), so the case's answer
-//! is the first request at the cursor typing ended at, sent after the case began. An
-//! error is the case's error, no status in the profile's request deadline a timeout, no
-//! items an `empty`; items but no ghost text shown within the display deadline after
-//! the answer an `empty` with its reason. The ghost text read is what the page shows:
-//! the cursor's line with the ghost text in it (its spans joined, U+00A0 as spaces) and
-//! the further lines of its view zone; with the fixture it counts only when it draws the
-//! answer's first item (the fixture's label gives the lines accepting it would leave),
-//! and that text is recorded, tabs as tabs. A ghost text that never draws the answer (an
-//! older suggestion still on screen) is the case's error, never an answer or an empty.
+//! number, line:character, and the number of items, the error or `timeout`), so the
+//! case's answer is the first request at the cursor typing ended at, sent after the case
+//! began. An error is the case's error; a `timeout` is the fixture's verdict (it keeps
+//! the profile's request deadline from the request's sending, so VS Code's own delays
+//! never make one), and no verdict within that deadline and [`EDITOR_DELAY`] more is the
+//! editor's error; no items is an `empty`; items but no ghost text shown within the
+//! display deadline after the answer an `empty` with its reason. The ghost text read is
+//! what the page shows: the cursor's line with the ghost text in it (its spans joined,
+//! U+00A0 as spaces) and the further lines of its view zone; with the fixture it counts
+//! only when it draws the answer's first item (the fixture's label gives the lines
+//! accepting it would leave), and that text is recorded, tabs as tabs. A ghost text that
+//! never draws the answer (an older suggestion still on screen) is the case's error,
+//! never an answer or an empty. With extensions alone it is read once the page has
+//! rendered what it had pending, and only on a line that holds what was typed.
 //!
 //! code-server or Chromium gone is the case's error (an exit: the next session starts
 //! them again); a tab that does not answer marks the session broken.
@@ -91,6 +99,61 @@ const WORKBENCH_WITHIN: Duration = Duration::from_secs(10);
 const OPEN_TRIES: u32 = 3;
 /// The pause before navigating again after Chromium aborted a navigation.
 const NAVIGATE_AGAIN_AFTER: Duration = Duration::from_millis(300);
+
+/// Resolves after two animation frames: what VS Code had to render by then is drawn.
+const AFTER_RENDER: &str =
+    "new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))";
+/// Where the cursor is, for an error: the status bar's position, the focused element,
+/// the editor's line count (its last line number) and what is over the document.
+const WHERE: &str = "(() => { const e = document.getElementById('status.editor.selection'); const a = document.activeElement; const ed = document.querySelector('.editor-instance .monaco-editor'); const nums = ed ? [...ed.querySelectorAll('.margin-view-overlays .line-numbers')].map(n => Number(n.textContent)).filter(n => n > 0) : []; return { status: e ? e.textContent : null, focus: a ? a.tagName + '.' + (a.className || '') : null, last_line_drawn: nums.length ? Math.max(...nums) : null, dialog: !!document.querySelector('.monaco-dialog-box'), quick_input: !!document.querySelector('.quick-input-widget input:focus'), tab: (document.querySelector('.tab.active') || {}).ariaLabel || null }; })()";
+
+/// How long Enter may take to open the case's line before typist looks whether it was
+/// lost.
+const ENTER_SHOWS_WITHIN: Duration = Duration::from_secs(2);
+
+/// The status bar shows the cursor at `line`, `column` (1-based, a visible column) in a
+/// focused editor.
+fn cursor_at(line: usize, column: usize) -> String {
+    format!(
+        "(() => {{ const e = document.getElementById('status.editor.selection'); const m = e && /Ln (\\d+), Col (\\d+)/.exec(e.textContent || ''); return !!m && Number(m[1]) === {line} && Number(m[2]) === {column} && !!document.querySelector('.editor-instance .monaco-editor.focused'); }})()"
+    )
+}
+
+/// How many times a file is opened with Quick Open before the session fails.
+const OPEN_FILE_TRIES: usize = 3;
+/// How many times a command is looked for in the palette.
+const PALETTE_TRIES: usize = 3;
+
+/// The palette lists a command whose title starts with `title`.
+fn palette_lists(title: &str) -> String {
+    let want = serde_json::to_string(title).unwrap_or_default();
+    format!(
+        "[...document.querySelectorAll('.quick-input-list .monaco-list-row')].some(r => (r.getAttribute('aria-label')||'').startsWith({want}))"
+    )
+}
+
+/// How many times typist closes what is over the document before giving up.
+const FOCUS_TRIES: usize = 6;
+/// What is over the document, read in one script: a modal dialog's message, the editor
+/// tabs (their labels, which is active), whether an editor has the focus, and the title
+/// of a panel that is shown and holds the focus.
+const FOCUS: &str = "(() => { const d = document.querySelector('.monaco-dialog-box'); const msg = d && [...d.querySelectorAll('.dialog-message-text, .dialog-message-detail')].map(e => (e.textContent || '').trim()).filter(Boolean).join(' '); const tabs = [...document.querySelectorAll('.tabs-container .tab')].map(t => ({ label: t.getAttribute('aria-label') || '', active: t.classList.contains('active') })); const p = document.querySelector('.part.panel'); const inPanel = !!p && p.contains(document.activeElement) && p.offsetParent !== null; const title = inPanel ? (((p.querySelector('.composite-bar .action-item.checked') || p.querySelector('.title-label') || p).textContent || '').trim() || 'panel') : null; const a = document.querySelector('.tab.active'); return { dialog: d ? (msg || 'a dialog') : null, tabs, active: a ? (a.getAttribute('aria-label') || '') : '', focused: !!document.querySelector('.editor-instance .monaco-editor.focused'), panel: title }; })()";
+
+/// What [`FOCUS`] reads.
+#[derive(Debug, serde::Deserialize, serde::Serialize)]
+struct Focus {
+    dialog: Option<String>,
+    tabs: Vec<Tab>,
+    active: String,
+    focused: bool,
+    panel: Option<String>,
+}
+
+#[derive(Debug, serde::Deserialize, serde::Serialize)]
+struct Tab {
+    label: String,
+    active: bool,
+}
 
 /// The quick-input box (Quick Open, Go to Line, the command palette) is open and
 /// focused.
@@ -171,10 +234,23 @@ struct Status {
     seq: u64,
     line: u64,
     character: u64,
-    /// `Ok(items)`, `Err(message)`; `None`: cancelled or not answered yet.
-    fate: Option<Result<u64, String>>,
+    fate: Fate,
+}
+
+/// What became of a request, as the fixture (where it is sent and answered) tells.
+#[derive(Debug, Clone, PartialEq)]
+enum Fate {
     /// Sent, not answered yet.
-    asking: bool,
+    Asking,
+    /// Answered with this many items.
+    Items(u64),
+    /// The server's error, or its exit while asked.
+    Error(String),
+    /// Not answered within the profile's request deadline, counted by the fixture from
+    /// the request's sending (the editor's delays before and after are not in it).
+    Timeout,
+    /// VS Code cancelled it (it asks again).
+    Cancelled,
 }
 
 fn parse_status(s: &str) -> Option<Status> {
@@ -183,18 +259,21 @@ fn parse_status(s: &str) -> Option<Status> {
     let seq = w.next()?.parse().ok()?;
     let (line, character) = w.next()?.split_once(':')?;
     let fate = w.next()?;
-    let fate = if fate == "cancelled" || fate == "asking" {
-        None
+    let fate = if fate == "cancelled" {
+        Fate::Cancelled
+    } else if fate == "asking" {
+        Fate::Asking
+    } else if fate.starts_with("timeout") {
+        Fate::Timeout
     } else if let Some(m) = fate.strip_prefix("error") {
-        Some(Err(m.trim().to_string()))
+        Fate::Error(m.trim().to_string())
     } else {
-        Some(Ok(fate.parse().ok()?))
+        Fate::Items(fate.parse().ok()?)
     };
     Some(Status {
         seq,
         line: line.parse().ok()?,
         character: character.parse().ok()?,
-        asking: fate.is_none() && rest.ends_with(" asking"),
         fate,
     })
 }
@@ -302,6 +381,7 @@ impl VscodeSession {
                 "typistInline.settings": profile.settings,
                 "typistInline.dialect": dialect,
                 "typistInline.requestParams": profile.request_params,
+                "typistInline.requestTimeoutMs": profile.request_timeout_ms,
             })
             .as_object()
             .cloned()
@@ -545,6 +625,47 @@ impl VscodeSession {
     pub async fn open(&mut self, rel: &str, text: &str) -> Result<(), SessionError> {
         let path = self.root.join(rel);
         workspace::write_creating(&path, text).map_err(SessionError::file(&path))?;
+        // What an extension opens on its first start (llama.vscode: a page in the editor
+        // area, a terminal, a modal question) may come while the file is being opened:
+        // Quick Open then does not show, or lists the extension's page, and is tried again
+        // once that is closed. (The file counts as the session's from now: its tab is
+        // never taken for the extension's.)
+        self.texts.insert(rel.to_string(), text.to_string());
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            match self.quick_open(rel).await {
+                Ok(()) => break,
+                Err(e) if tries >= OPEN_FILE_TRIES => return Err(e),
+                Err(e) => {
+                    tracing::warn!(
+                        file = rel,
+                        "vscode: {e}; closing what is over the page and opening it again"
+                    );
+                    self.broken = None;
+                    if !self.dismiss_dialog().await? {
+                        self.key("Escape", "Escape", 27, 0).await?;
+                    }
+                    self.bring_back_focus().await?;
+                }
+            }
+        }
+        self.texts.insert(rel.to_string(), text.to_string());
+        self.current = Some(rel.to_string());
+        self.list = None;
+        if self.profile.dialect == DialectKind::Completion {
+            // Completion lists are asked with Trigger Suggest, which VS Code serves at
+            // once in a fresh editor.
+            return Ok(());
+        }
+        self.wait_asked(rel).await?;
+        Ok(())
+    }
+
+    /// Quick Open (Ctrl+P), `rel`'s absolute path, Enter, until its editor is the active,
+    /// focused one.
+    async fn quick_open(&mut self, rel: &str) -> Result<(), SessionError> {
+        let path = self.root.join(rel);
         self.key("p", "KeyP", 80, CTRL).await?;
         self.wait_page("quick open", QUICK_INPUT_FOCUSED).await?;
         tokio::time::sleep(QUICK_INPUT_SETTLE).await;
@@ -579,17 +700,7 @@ impl VscodeSession {
             "the file's editor",
             &format!("(() => {{ const t = document.querySelector('.tab.active'); return !!t && (t.getAttribute('aria-label')||'').includes({want}) && !!document.querySelector('.editor-instance .monaco-editor.focused'); }})()"),
         )
-        .await?;
-        self.texts.insert(rel.to_string(), text.to_string());
-        self.current = Some(rel.to_string());
-        self.list = None;
-        if self.profile.dialect == DialectKind::Completion {
-            // Completion lists are asked with Trigger Suggest, which VS Code serves at
-            // once in a fresh editor.
-            return Ok(());
-        }
-        self.wait_asked(rel).await?;
-        Ok(())
+        .await
     }
 
     /// Waits until VS Code asks the extension for the opened file: a freshly opened
@@ -605,13 +716,14 @@ impl VscodeSession {
         let deadline = Instant::now() + within;
         self.key("End", "End", 35, CTRL).await?;
         loop {
+            self.bring_back_focus().await?;
             self.palette(TRIGGER).await?;
             let mut next = Instant::now() + LINE_SHOWS_WITHIN;
             while Instant::now() < next {
                 let r = self.read().await?;
                 match parse_status(r["status"].as_str().unwrap_or("")) {
                     // Asked, and its answer in: it does not overlap the next case.
-                    Some(s) if s.seq > seq0 && !s.asking => return Ok(()),
+                    Some(s) if s.seq > seq0 && s.fate != Fate::Asking => return Ok(()),
                     // Asked, the answer still coming: wait for it. Asking again would
                     // cancel it and queue one more request behind it at a server that
                     // answers one at a time (lsp-ai before llama-server, each answer
@@ -645,6 +757,7 @@ impl VscodeSession {
         self.key("End", "End", 35, CTRL).await?;
         let deadline = Instant::now() + WARM_UP;
         while Instant::now() < deadline {
+            self.bring_back_focus().await?;
             self.palette(TRIGGER).await?;
             let next = Instant::now() + LINE_SHOWS_WITHIN;
             while Instant::now() < next {
@@ -753,6 +866,9 @@ impl VscodeSession {
         Ok((text, at, line_start))
     }
 
+    /// A line case, as a person types it: the context placed, the line reached by Enter
+    /// at the end of the line above ([`crate::editor::Arrival::EnterAbove`]), the typed
+    /// characters as keys, then what VS Code shows read (see the module's doc).
     pub async fn suggest(
         &mut self,
         rel: &str,
@@ -763,217 +879,233 @@ impl VscodeSession {
         let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i);
         let rest = text[at..line_end].to_string();
         let row = cursor.line as usize;
-        let k16 = typed.encode_utf16().count();
-
-        // The editor holds the case's context without the line's typed characters (the
-        // disk copy, File: Revert File reloads it exactly), the cursor goes to the start
-        // of the line, and the line is checked as the page shows it.
-        let placed = format!("{}{}", &text[..line_start], &text[at..]);
-        let path = self.root.join(rel);
-        workspace::write_creating(&path, &placed).map_err(SessionError::file(&path))?;
-        self.key("Escape", "Escape", 27, 0).await?;
-        self.revert().await?;
-        self.wait_line_count(placed.split('\n').count()).await?;
-        // Go to Line again when the line does not show (it did every time once the
-        // reverted text had arrived; kept as a guard).
-        let mut tries = 0;
-        loop {
-            tries += 1;
-            self.go_to(row + 1, 1).await?;
-            if tries == PLACE_TRIES {
-                self.wait_line(row, &rest).await?;
-                break;
-            }
-            if self.line_shows(row, &rest, LINE_SHOWS_WITHIN).await? {
-                break;
-            }
-        }
-        let seq0 = self.status_seq().await?;
+        self.bring_back_focus().await?;
+        let (seq0, by_enter) = self
+            .place_case(rel, &text, row, (line_start, at), &rest)
+            .await?;
         // The user types the line's characters as key events.
         let interval = Duration::from_millis(self.app.key_interval_ms);
         for c in typed.chars() {
             tokio::time::sleep(interval).await;
             self.type_char(c).await?;
         }
-        if typed.is_empty() {
-            // Nothing typed: ask as a user does, with the inline-suggest command (its
-            // keybinding, Alt+\\, does not reach it from DevTools key events).
+        if typed.is_empty() && !by_enter {
+            // Nothing typed and no Enter (the first line, or text after the cursor): ask
+            // as a user does, with the inline-suggest command (its keybinding, Alt+\,
+            // does not reach it from DevTools key events).
             self.palette(TRIGGER).await?;
         }
         let t0 = Instant::now();
-        let col16 = k16 as u64;
-
-        // The fixture's status for a request at the cursor typing ended at.
-        let deadline = t0 + self.profile.request_timeout();
-        // The request's status and its answer (the lines accepting its first item leaves).
-        let status = if !self.fixture {
-            // Extensions alone: their requests are not seen, only what the page shows.
-            None
-        } else {
-            Some(loop {
-                let r = self.read().await?;
-                if let Some(s) = parse_status(r["status"].as_str().unwrap_or(""))
-                    && s.seq > seq0
-                    && s.line == row as u64
-                    && s.character == col16
-                    && s.fate.is_some()
-                {
-                    let lines = answer_lines(&r, s.seq);
-                    break (s, lines);
-                }
-                if let Some(why) = self.vs.ended() {
-                    return Err(EditorError::Exited(format!("vscode: {why}")).into());
-                }
-                if Instant::now() >= deadline {
-                    let asked = parse_status(r["status"].as_str().unwrap_or(""))
-                        .is_some_and(|s| s.seq > seq0);
-                    return Err(EditorError::Timeout(format!(
-                        "{}: the inline request {} within {} ms (through vscode; the page shows {r})",
-                        self.profile.name,
-                        if asked {
-                            "not answered"
-                        } else {
-                            "not asked by vscode"
-                        },
-                        self.profile.request_timeout_ms,
-                    ))
-                    .into());
-                }
-                tokio::time::sleep(PAGE_POLL / 4).await;
-            })
-        };
-        // Every answer with items at this cursor since the case began, as the lines
-        // accepting its first item leaves: only a ghost text that draws one of them is
-        // read (VS Code may draw a later request's, or keep an earlier one's).
-        let (status, first) = status.unzip();
-        let mut answers: Vec<String> = first.flatten().into_iter().collect();
-        let mut current = status.as_ref().map_or(0, |s| s.seq);
-        if let Some(done) = settled(&self.profile.name, status.and_then(|s| s.fate), t0) {
-            return done;
-        }
-        // The display deadline counts from the answer with the fixture (a model's answer
-        // may take longer than the deadline to come), from the last key without it.
-        let display = Duration::from_millis(self.app.display_deadline_ms);
-        let answered = if self.fixture { Instant::now() } else { t0 };
-        let mut shown_by = answered + display;
+        let at_cursor = (row as u64, typed.encode_utf16().count() as u64);
         let typed_line = expand_tabs(&format!("{typed}{rest}"));
-        // A ghost text seen that is not this request's answer (an older suggestion the
-        // typed keys still match, or one not drawn yet).
-        let mut other: Option<String> = None;
-        // A later request at the cursor still asked (typist waits for it), and a later
-        // answer with no items while none had any.
-        let mut later_asking = false;
-        let mut no_items = false;
-        loop {
-            let r = self.read().await?;
-            // A later request's error: the case's, unless this reading draws an answer.
-            let mut later_error = None;
-            // VS Code may ask again at the same cursor (the same document) before it
-            // draws, and then draws that later answer: it is the case's answer too, and
-            // the display deadline counts from it; while it is asked, typist waits for it
-            // (within the request deadline).
-            if let Some(st) = parse_status(r["status"].as_str().unwrap_or(""))
-                && st.seq > current
-                && st.line == row as u64
-                && st.character == col16
-            {
-                match st.fate {
-                    // An error is never an empty: unless the page draws an earlier answer
-                    // (below, this same reading), it is the case's.
-                    Some(Err(m)) => later_error = Some(m),
-                    Some(Ok(n)) => {
-                        current = st.seq;
-                        later_asking = false;
-                        if n > 0 {
-                            answers.extend(answer_lines(&r, st.seq));
-                        }
-                        // No items: what is drawn now, if anything, is an earlier answer
-                        // VS Code keeps; nothing drawn by the deadline is an empty.
-                        shown_by = Instant::now() + display;
-                        if n == 0 && answers.is_empty() {
-                            no_items = true;
-                        }
-                    }
-                    None if st.asking => {
-                        later_asking = true;
-                        shown_by = shown_by.max(deadline);
-                    }
-                    // Cancelled: the display deadline from now, for what is left.
-                    None => {
-                        current = st.seq;
-                        later_asking = false;
-                        shown_by = Instant::now() + display;
-                    }
+        if !self.fixture {
+            // Extensions alone: their requests are not seen, only what the page shows.
+            let display = Duration::from_millis(self.app.display_deadline_ms);
+            return self
+                .wait_drawn(Drawn::alone(t0, display), row, &typed_line)
+                .await;
+        }
+        let (status, first) = self.wait_status(seq0, at_cursor, t0).await?;
+        let display = Duration::from_millis(self.app.display_deadline_ms);
+        let mut drawn = Drawn::answered(status.seq, first, t0, display);
+        match status.fate {
+            Fate::Error(m) => return Err(request_failed(&self.profile.name, &m)),
+            Fate::Timeout => return Err(request_timed_out(&self.profile, "inline")),
+            Fate::Items(0) => {
+                return Ok(Timed {
+                    value: Suggestions::Inline(Vec::new()),
+                    latency_ms: t0.elapsed().as_secs_f64() * 1000.0,
+                });
+            }
+            _ => {}
+        }
+        drawn.cursor = Some(at_cursor);
+        self.wait_drawn(drawn, row, &typed_line).await
+    }
+
+    /// Puts the case's context in the editor and the cursor where typing begins: with
+    /// nothing after the cursor on a line below the first, the context without the line
+    /// (the disk copy, reloaded by File: Revert File), the cursor at the end of the line
+    /// above (where Ctrl+End leaves it when no line follows, else Go to Line and End),
+    /// and Enter (an edit: VS Code asks its inline providers on its own, as after a
+    /// person's Enter); else the line without its typed characters and the cursor at its
+    /// start. Returns the fixture's last request before the case's keys, and whether the
+    /// line was opened by Enter.
+    async fn place_case(
+        &mut self,
+        rel: &str,
+        text: &str,
+        row: usize,
+        (line_start, at): (usize, usize),
+        rest: &str,
+    ) -> Result<(u64, bool), SessionError> {
+        let by_enter = rest.is_empty() && row > 0;
+        let placed = if by_enter {
+            format!("{}{}", &text[..line_start - 1], &text[at..])
+        } else {
+            format!("{}{}", &text[..line_start], &text[at..])
+        };
+        let path = self.root.join(rel);
+        workspace::write_creating(&path, &placed).map_err(SessionError::file(&path))?;
+        self.key("Escape", "Escape", 27, 0).await?;
+        self.revert().await?;
+        let lines = placed.split('\n').count();
+        self.wait_line_count(lines).await?;
+        if !by_enter {
+            // Go to Line again when the line does not show (it did every time once the
+            // reverted text had arrived; kept as a guard).
+            let mut tries = 0;
+            loop {
+                tries += 1;
+                self.go_to(row + 1, 1).await?;
+                if tries == PLACE_TRIES {
+                    self.wait_line(row, rest).await?;
+                    break;
+                }
+                if self.line_shows(row, rest, LINE_SHOWS_WITHIN).await? {
+                    break;
                 }
             }
+            return Ok((self.status_seq().await?, false));
+        }
+        let above = text[..line_start - 1]
+            .rsplit('\n')
+            .next()
+            .unwrap_or("")
+            .to_string();
+        let above_end = expand_tabs(&above).chars().count() + 1;
+        // Nothing after the case's line (the default prefix context): Ctrl+End, which
+        // waited for the reverted text, left the cursor at the end of the line above.
+        if at < text.len() {
+            self.go_to(row, 1).await?;
+            self.key("End", "End", 35, 0).await?;
+        }
+        self.wait_cursor(row, above_end).await?;
+        let seq0 = self.status_seq().await?;
+        self.key_text("\r", "Enter", 13, "\r").await?;
+        // Now and then on a loaded machine an Enter right after Go to Line (the line above
+        // empty: End moves nothing, so nothing is waited for) does nothing at all; the
+        // cursor still at the end of the line above says so, and Enter is pressed again.
+        if !self
+            .page_shows(&cursor_at(row + 1, 1), ENTER_SHOWS_WITHIN)
+            .await?
+            && self
+                .page_shows(&cursor_at(row, above_end), Duration::ZERO)
+                .await?
+        {
+            tracing::warn!(
+                line = row,
+                "vscode: Enter at the end of the line above did nothing; pressing it again"
+            );
+            self.key_text("\r", "Enter", 13, "\r").await?;
+        }
+        self.wait_cursor(row + 1, 1).await?;
+        Ok((seq0, true))
+    }
+
+    /// The fixture's status of the first request at `at` (row, UTF-16 column) sent after
+    /// request `seq0` that has a fate (not asking, not cancelled), and its answer's lines.
+    /// The fixture keeps the request deadline itself: typist waits past it for VS Code's
+    /// own delays, and nothing said by then is the editor's failure, never a timeout.
+    async fn wait_status(
+        &mut self,
+        seq0: u64,
+        (row, col16): (u64, u64),
+        t0: Instant,
+    ) -> Result<(Status, Option<String>), SessionError> {
+        let deadline = t0 + self.profile.request_timeout() + EDITOR_DELAY;
+        loop {
+            let r = self.read().await?;
+            if let Some(s) = parse_status(r["status"].as_str().unwrap_or(""))
+                && s.seq > seq0
+                && (s.line, s.character) == (row, col16)
+                && !matches!(s.fate, Fate::Asking | Fate::Cancelled)
+            {
+                let lines = answer_lines(&r, s.seq);
+                return Ok((s, lines));
+            }
+            if let Some(why) = self.vs.ended() {
+                return Err(EditorError::Exited(format!("vscode: {why}")).into());
+            }
+            if Instant::now() >= deadline {
+                return Err(editor_silent(&self.profile, "inline", &r));
+            }
+            tokio::time::sleep(PAGE_POLL / 4).await;
+        }
+    }
+
+    /// Reads the page until it draws the case's answer at the cursor's line (`row`,
+    /// holding `typed_line` as typed): with the fixture, a ghost text drawing one of the
+    /// answers at the cursor since the case began (a later request at the cursor is the
+    /// case's answer too, and typist waits for it); with extensions alone, any ghost
+    /// text there. Nothing drawn by the display deadline is an `empty` with its reason
+    /// (an answer with no items, or a ghost text VS Code does not draw); a ghost text
+    /// that is not an answer is the case's error (a stale suggestion).
+    async fn wait_drawn(
+        &mut self,
+        mut d: Drawn,
+        row: usize,
+        typed_line: &str,
+    ) -> Result<Timed<Suggestions>, SessionError> {
+        let display = Duration::from_millis(self.app.display_deadline_ms);
+        let deadline = d.t0 + self.profile.request_timeout() + EDITOR_DELAY;
+        loop {
+            let r = self.read().await?;
+            let later = d.later(&r, display, deadline);
             if r["row"].as_u64() == Some(row as u64 + 1)
                 && let Some(s) = read_shown(&r)
             {
-                if r["cur"].as_str() != Some(&typed_line) {
-                    return Err(failed(format!(
+                if r["cur"].as_str() != Some(typed_line) {
+                    let e = failed(format!(
                         "vscode: line {} shows {} as typed, not {typed_line:?} (the page shows {r})",
                         row + 1,
                         r["cur"]
-                    )));
+                    ));
+                    // Extensions alone: a ghost text drawn after an earlier key, before
+                    // the page drew the last ones, is not read; the fixture's answer is
+                    // at the cursor typing ended at, so its line must hold what was typed.
+                    if d.cursor.is_some() || Instant::now() >= d.shown_by {
+                        return Err(e);
+                    }
+                    tokio::time::sleep(PAGE_POLL / 4).await;
+                    continue;
                 }
-                let s = if !self.fixture {
-                    // Extensions alone: what the page shows is all typist knows.
-                    Some(s)
-                } else if let Some(lines) = answers.iter().find(|l| draws(&s.text, l)) {
-                    Some(InlineSuggestion {
-                        line: lines.split('\n').next().unwrap_or("").to_string(),
-                        text: lines.clone(),
-                    })
-                } else {
-                    other = Some(s.text);
-                    None
-                };
-                if let Some(s) = s {
-                    let latency_ms = t0.elapsed().as_secs_f64() * 1000.0;
+                // Extensions alone: what is drawn is read once the page has rendered
+                // what it had pending (VS Code draws a multi-line ghost text's view zone
+                // and its first line in separate frames), the same in two readings.
+                if d.cursor.is_none() && !self.settled(&s).await? {
+                    continue;
+                }
+                if let Some(s) = d.answer_drawn(s) {
+                    let latency_ms = d.t0.elapsed().as_secs_f64() * 1000.0;
                     return Ok(Timed {
                         value: Suggestions::Inline(vec![s]),
                         latency_ms,
                     });
                 }
             }
-            if let Some(m) = later_error {
-                return Err(request_failed(&self.profile.name, &m));
+            match later {
+                Some(Fate::Error(m)) => return Err(request_failed(&self.profile.name, &m)),
+                Some(Fate::Timeout) if d.answers.is_empty() => {
+                    return Err(request_timed_out(&self.profile, "inline"));
+                }
+                _ => {}
             }
-            if Instant::now() >= shown_by {
-                if later_asking {
-                    return Err(EditorError::Timeout(format!(
-                        "{}: vscode asked again at the cursor and the inline request was not answered within {} ms (through vscode)",
-                        self.profile.name, self.profile.request_timeout_ms
-                    ))
-                    .into());
+            if Instant::now() >= d.shown_by {
+                if d.later_asking {
+                    return Err(editor_silent(&self.profile, "inline", &r));
                 }
-                if let Some(seen) = other {
-                    // Never an answer, never an empty: the user saw a suggestion that
-                    // is not the one asked for.
-                    return Err(failed(format!(
-                        "vscode: {} answered {:?} and the page still shows {seen:?} at the display deadline ({} ms): a stale suggestion",
-                        self.profile.name,
-                        answers
-                            .last()
-                            .map_or("(no answer text from the fixture)", String::as_str),
-                        self.app.display_deadline_ms
-                    )));
-                }
-                if no_items {
-                    return Ok(Timed {
-                        value: Suggestions::Inline(Vec::new()),
-                        latency_ms: t0.elapsed().as_secs_f64() * 1000.0,
-                    });
-                }
-                tracing::debug!(page = %r, answers = ?answers, "vscode: nothing shown within the display deadline");
-                return Err(EditorError::NothingShown(format!(
-                    "nothing shown within the display deadline ({} ms)",
-                    self.app.display_deadline_ms
-                ))
-                .into());
+                return d.nothing_drawn(&self.profile.name, &self.app, &r);
             }
             tokio::time::sleep(PAGE_POLL / 4).await;
         }
+    }
+
+    /// Whether the page still shows the ghost text `s` after two animation frames (the
+    /// page's pending rendering done).
+    async fn settled(&mut self, s: &InlineSuggestion) -> Result<bool, SessionError> {
+        self.vs.eval(&self.tab, AFTER_RENDER).await?;
+        Ok(read_shown(&self.read().await?).as_ref() == Some(s))
     }
 
     /// Whether the page shows the cursor on `row` holding `want` within `within`.
@@ -1077,21 +1209,82 @@ impl VscodeSession {
         .await
     }
 
-    /// Runs a command by its title from the command palette (Ctrl+Shift+P).
+    /// Runs a command by its title from the command palette (Ctrl+Shift+P). A palette
+    /// that does not open, or does not list the command (a dialog or a page an extension
+    /// opened meanwhile holds the keys or took the editor's place), is closed and opened
+    /// again once what is over the document is closed.
     async fn palette(&mut self, title: &str) -> Result<(), SessionError> {
+        for _ in 1..PALETTE_TRIES {
+            if self.try_palette(title).await? {
+                return Ok(());
+            }
+            // A dialog is dismissed (and named) here; else the palette is closed first.
+            if !self.dismiss_dialog().await? {
+                self.key("Escape", "Escape", 27, 0).await?;
+            }
+            self.bring_back_focus().await?;
+        }
+        self.run_in_palette(title).await
+    }
+
+    /// [`Self::palette`] once: false when the palette or the command did not show.
+    async fn try_palette(&mut self, title: &str) -> Result<bool, SessionError> {
         self.key("P", "KeyP", 80, CTRL | SHIFT).await?;
-        self.wait_page("the command palette", QUICK_INPUT_FOCUSED)
-            .await?;
+        if !self.page_shows(QUICK_INPUT_FOCUSED, UI_WITHIN).await? {
+            return Ok(false);
+        }
         tokio::time::sleep(QUICK_INPUT_SETTLE).await;
         self.call("Input.insertText", json!({"text": title}))
             .await?;
-        let want = serde_json::to_string(title).unwrap_or_default();
-        self.wait_page(
-            &format!("{title} in the command palette"),
-            &format!("[...document.querySelectorAll('.quick-input-list .monaco-list-row')].some(r => (r.getAttribute('aria-label')||'').startsWith({want}))"),
-        )
-        .await?;
+        if !self.page_shows(&palette_lists(title), UI_WITHIN).await? {
+            return Ok(false);
+        }
+        self.key("Enter", "Enter", 13, 0).await?;
+        Ok(true)
+    }
+
+    /// Ctrl+Shift+P and `title` run from the palette, which must show and list it (the
+    /// error says what is over the document).
+    async fn run_in_palette(&mut self, title: &str) -> Result<(), SessionError> {
+        self.key("P", "KeyP", 80, CTRL | SHIFT).await?;
+        let shown = match self
+            .wait_page("the command palette", QUICK_INPUT_FOCUSED)
+            .await
+        {
+            Ok(()) => {
+                tokio::time::sleep(QUICK_INPUT_SETTLE).await;
+                self.call("Input.insertText", json!({"text": title}))
+                    .await?;
+                self.wait_page(
+                    &format!("{title} in the command palette"),
+                    &palette_lists(title),
+                )
+                .await
+            }
+            Err(e) => Err(e),
+        };
+        if let Err(e) = shown {
+            let f = self.vs.eval(&self.tab, FOCUS).await.unwrap_or_default();
+            return Err(failed(format!("{e} (over the document: {f})")));
+        }
         self.key("Enter", "Enter", 13, 0).await
+    }
+
+    /// Whether the page's `expr` becomes true within `within`.
+    async fn page_shows(&mut self, expr: &str, within: Duration) -> Result<bool, SessionError> {
+        let deadline = Instant::now() + within;
+        loop {
+            if self.vs.eval(&self.tab, expr).await? == Value::Bool(true) {
+                return Ok(true);
+            }
+            if let Some(why) = self.vs.ended() {
+                return Err(EditorError::Exited(format!("vscode: {why}")).into());
+            }
+            if Instant::now() >= deadline {
+                return Ok(false);
+            }
+            tokio::time::sleep(PAGE_POLL).await;
+        }
     }
 
     /// Go to Line (Ctrl+G), `line:column` (1-based; the column a visible one, as VS Code
@@ -1109,13 +1302,108 @@ impl VscodeSession {
         self.key("Enter", "Enter", 13, 0).await?;
         // The status bar's line and column, once they have followed (the case before
         // may have left the cursor on the same line).
+        self.wait_cursor(line, column).await
+    }
+
+    /// Waits until the status bar shows the cursor at `line`, `column` (1-based, the
+    /// column a visible one) in a focused editor.
+    async fn wait_cursor(&mut self, line: usize, column: usize) -> Result<(), SessionError> {
+        let at = cursor_at(line, column);
+        if let Err(e) = self
+            .wait_page(&format!("the cursor at line {line}, column {column}"), &at)
+            .await
+        {
+            let page = self.vs.eval(&self.tab, WHERE).await.unwrap_or_default();
+            return Err(failed(format!("{e} (the page shows {page})")));
+        }
+        Ok(())
+    }
+
+    /// Dismisses a modal dialog (Escape: its cancel), naming it for the manifest; false
+    /// when none is shown.
+    async fn dismiss_dialog(&mut self) -> Result<bool, SessionError> {
+        let f: Focus = serde_json::from_value(self.vs.eval(&self.tab, FOCUS).await?)
+            .map_err(|e| failed(format!("vscode: reading the focus: {e}")))?;
+        let Some(d) = f.dialog else {
+            return Ok(false);
+        };
+        instance::note_closed(format!("dialog: {d}"));
+        self.key("Escape", "Escape", 27, 0).await?;
         self.wait_page(
-            &format!("the cursor at line {line}, column {column}"),
-            &format!(
-                "(() => {{ const e = document.getElementById('status.editor.selection'); const m = e && /Ln (\\d+), Col (\\d+)/.exec(e.textContent || ''); return !!m && Number(m[1]) === {line} && Number(m[2]) === {column} && !!document.querySelector('.editor-instance .monaco-editor.focused'); }})()"
-            ),
+            "the dialog closed",
+            "!document.querySelector('.monaco-dialog-box')",
         )
-        .await
+        .await?;
+        Ok(true)
+    }
+
+    /// Closes what an extension opened over the document and brings the focus back to
+    /// the document's editor, as a person closes an extension's first-start page or
+    /// question and goes on typing (llama.vscode opens its how-to page in the editor area
+    /// and asks in a modal dialog whether to install its server on its first start; every
+    /// run starts a fresh profile, so every run is a first start): a modal dialog is
+    /// dismissed (Escape: its cancel), an editor tab that is not the document closed,
+    /// a panel that holds the focus closed, and the editor group focused. Each thing
+    /// closed is named for the manifest ([`instance::note_closed`]).
+    async fn bring_back_focus(&mut self) -> Result<(), SessionError> {
+        let name = |rel: &str| {
+            Path::new(rel)
+                .file_name()
+                .map(|n| n.to_string_lossy().to_string())
+                .unwrap_or_default()
+        };
+        // The files this session opened: every other tab was opened by an extension.
+        let ours: Vec<String> = self.texts.keys().map(|r| name(r)).collect();
+        let current = self.current.as_deref().map(name);
+        let mut last = Value::Null;
+        for _ in 0..FOCUS_TRIES {
+            let f: Focus = serde_json::from_value(self.vs.eval(&self.tab, FOCUS).await?)
+                .map_err(|e| failed(format!("vscode: reading the focus: {e}")))?;
+            if f.dialog.is_some() {
+                self.dismiss_dialog().await?;
+                continue;
+            }
+            let others: Vec<&Tab> = f
+                .tabs
+                .iter()
+                .filter(|t| !ours.iter().any(|n| t.label.contains(n.as_str())))
+                .collect();
+            if !others.is_empty() {
+                for t in &others {
+                    instance::note_closed(format!("editor tab: {}", t.label));
+                }
+                let labels =
+                    serde_json::to_string(&others.iter().map(|t| &t.label).collect::<Vec<_>>())
+                        .unwrap_or_default();
+                self.vs
+                    .eval(
+                        &self.tab,
+                        &format!("(() => {{ const want = {labels}; for (const t of document.querySelectorAll('.tabs-container .tab')) {{ if (want.includes(t.getAttribute('aria-label') || '')) {{ const c = t.querySelector('.tab-actions .action-label'); if (c) c.click(); }} }} return true; }})()"),
+                    )
+                    .await?;
+                tokio::time::sleep(PAGE_POLL * 5).await;
+                continue;
+            }
+            match &current {
+                // No document open yet (a file is being opened): nothing to focus.
+                None => return Ok(()),
+                Some(c) if f.focused && f.active.contains(c.as_str()) => return Ok(()),
+                Some(_) => {}
+            }
+            if let Some(p) = &f.panel {
+                instance::note_closed(format!("panel: {p}"));
+                self.run_in_palette("View: Close Panel").await?;
+            }
+            self.run_in_palette("View: Focus Active Editor Group")
+                .await?;
+            last = serde_json::to_value(&f).unwrap_or_default();
+        }
+        let why = format!(
+            "vscode: the editor of {} could not be brought back into focus (the page shows {last})",
+            self.current.as_deref().unwrap_or("the file")
+        );
+        self.broken = Some(why.clone());
+        Err(failed(why))
     }
 
     /// The sequence number of the fixture's last request (0 before any).
@@ -1228,21 +1516,176 @@ fn read_shown(r: &Value) -> Option<InlineSuggestion> {
     Some(InlineSuggestion { line: first, text })
 }
 
-/// A fixture's answer that settles the case at once: the request's error, or no items
-/// (an `empty`); `None` for items (to be read from the page) or no answer yet.
-fn settled(
-    name: &str,
-    fate: Option<Result<u64, String>>,
+/// How long past the profile's request deadline typist waits for the fixture to say what
+/// became of a request (or for a later request at the cursor): VS Code's own delays,
+/// asking after its debounce, the extension host and the page busy on a loaded machine.
+/// The fixture keeps the request deadline itself, so a request the server did not answer
+/// in time says `timeout` well within this; nothing said by then is the editor's
+/// failure, never the assistant's timeout.
+const EDITOR_DELAY: Duration = Duration::from_secs(30);
+
+/// What a line case waits to see drawn, and what it has seen so far.
+struct Drawn {
+    /// The last key (the case's latency counts from it).
     t0: Instant,
-) -> Option<Result<Timed<Suggestions>, SessionError>> {
-    match fate? {
-        Err(m) => Some(Err(request_failed(name, &m))),
-        Ok(0) => Some(Ok(Timed {
-            value: Suggestions::Inline(Vec::new()),
-            latency_ms: t0.elapsed().as_secs_f64() * 1000.0,
-        })),
-        Ok(_) => None,
+    /// With the fixture: the cursor (row, UTF-16 column) its requests are matched by, and
+    /// the last request at it that typist took into account. `None`: extensions alone,
+    /// whose requests are not seen.
+    cursor: Option<(u64, u64)>,
+    current: u64,
+    /// Every answer with items at the cursor since the case began, as the lines accepting
+    /// its first item leaves: only a ghost text drawing one of them is read.
+    answers: Vec<String>,
+    /// Nothing drawn by then: the case is settled as nothing shown.
+    shown_by: Instant,
+    /// A later request at the cursor is still asked (typist waits for it).
+    later_asking: bool,
+    /// A later answer had no items while none had any.
+    no_items: bool,
+    /// A ghost text seen that is no answer (an older suggestion still on screen).
+    other: Option<String>,
+}
+
+impl Drawn {
+    /// Extensions alone: the display deadline counts from the last key.
+    fn alone(t0: Instant, display: Duration) -> Drawn {
+        Drawn {
+            t0,
+            cursor: None,
+            current: 0,
+            answers: Vec::new(),
+            shown_by: t0 + display,
+            later_asking: false,
+            no_items: false,
+            other: None,
+        }
     }
+
+    /// The fixture answered request `seq` with items (`first`: the lines its first item
+    /// leaves): the display deadline counts from now (a model's answer may take longer
+    /// than the deadline to come).
+    fn answered(seq: u64, first: Option<String>, t0: Instant, display: Duration) -> Drawn {
+        Drawn {
+            current: seq,
+            answers: first.into_iter().collect(),
+            shown_by: Instant::now() + display,
+            ..Drawn::alone(t0, display)
+        }
+    }
+
+    /// Takes in a later request at the cursor from reading `r`, if the fixture shows one:
+    /// VS Code may ask again at the same cursor (the same document) before it draws, and
+    /// then draws that later answer, which is the case's answer too (the display deadline
+    /// then counts from it; while it is asked, typist waits up to `deadline`). Returns a
+    /// later request's failure: an error is the case's unless this reading draws an
+    /// earlier answer, a timeout is the case's when no answer had items.
+    fn later(&mut self, r: &Value, display: Duration, deadline: Instant) -> Option<Fate> {
+        let (row, col16) = self.cursor?;
+        let st = parse_status(r["status"].as_str().unwrap_or(""))?;
+        if st.seq <= self.current || (st.line, st.character) != (row, col16) {
+            return None;
+        }
+        match &st.fate {
+            Fate::Error(_) => return Some(st.fate),
+            Fate::Asking => {
+                self.later_asking = true;
+                self.shown_by = self.shown_by.max(deadline);
+                return None;
+            }
+            Fate::Items(n) => {
+                if *n > 0 {
+                    self.answers.extend(answer_lines(r, st.seq));
+                }
+                // No items: what is drawn now, if anything, is an earlier answer VS Code
+                // keeps; nothing drawn by the deadline is an empty.
+                if *n == 0 && self.answers.is_empty() {
+                    self.no_items = true;
+                }
+            }
+            Fate::Timeout | Fate::Cancelled => {}
+        }
+        self.current = st.seq;
+        self.later_asking = false;
+        self.shown_by = Instant::now() + display;
+        (st.fate == Fate::Timeout).then_some(Fate::Timeout)
+    }
+
+    /// The suggestion a ghost text `s` read at the cursor's line stands for: with the
+    /// fixture, the answer it draws (its lines, tabs as tabs), else none (it is kept as
+    /// the stale suggestion seen); with extensions alone, what the page shows.
+    fn answer_drawn(&mut self, s: InlineSuggestion) -> Option<InlineSuggestion> {
+        if self.cursor.is_none() {
+            return Some(s);
+        }
+        match self.answers.iter().find(|l| draws(&s.text, l)) {
+            Some(lines) => Some(InlineSuggestion {
+                line: lines.split('\n').next().unwrap_or("").to_string(),
+                text: lines.clone(),
+            }),
+            None => {
+                self.other = Some(s.text);
+                None
+            }
+        }
+    }
+
+    /// The display deadline passed with no answer drawn: a stale suggestion seen is the
+    /// case's error; an answer with no items an `empty`; else nothing shown (an `empty`
+    /// with its reason).
+    fn nothing_drawn(
+        &self,
+        name: &str,
+        app: &EditorApp,
+        r: &Value,
+    ) -> Result<Timed<Suggestions>, SessionError> {
+        if let Some(seen) = &self.other {
+            // Never an answer, never an empty: the user saw a suggestion that is not the
+            // one asked for.
+            return Err(failed(format!(
+                "vscode: {name} answered {:?} and the page still shows {seen:?} at the display deadline ({} ms): a stale suggestion",
+                self.answers
+                    .last()
+                    .map_or("(no answer text from the fixture)", String::as_str),
+                app.display_deadline_ms
+            )));
+        }
+        if self.no_items {
+            return Ok(Timed {
+                value: Suggestions::Inline(Vec::new()),
+                latency_ms: self.t0.elapsed().as_secs_f64() * 1000.0,
+            });
+        }
+        tracing::debug!(page = %r, answers = ?self.answers, "vscode: nothing shown within the display deadline");
+        Err(EditorError::NothingShown(format!(
+            "nothing shown within the display deadline ({} ms)",
+            app.display_deadline_ms
+        ))
+        .into())
+    }
+}
+
+/// The profile's request deadline passed with no answer, as the fixture counted it from
+/// the request's sending: the assistant's timeout.
+fn request_timed_out(profile: &Profile, what: &str) -> SessionError {
+    EditorError::Timeout(format!(
+        "{}: the {what} request not answered within {} ms (through vscode)",
+        profile.name, profile.request_timeout_ms
+    ))
+    .into()
+}
+
+/// The fixture said nothing of a request at the cursor within the request deadline and
+/// [`EDITOR_DELAY`]: VS Code did not ask, or its extension host or page did not get on.
+/// The editor's failure, never the assistant's timeout.
+fn editor_silent(profile: &Profile, what: &str, r: &Value) -> SessionError {
+    failed(format!(
+        "vscode: no fate of the {what} request at the cursor within {} ms of the last key ({} ms request deadline and {} s for the editor; the fixture's status: {}); vscode did not get on, the assistant {} is not to blame",
+        profile.request_timeout_ms + EDITOR_DELAY.as_millis() as u64,
+        profile.request_timeout_ms,
+        EDITOR_DELAY.as_secs(),
+        r["status"],
+        profile.name,
+    ))
 }
 
 /// The fixture's answer for request `seq` from a reading of the page: the lines that
@@ -1314,20 +1757,13 @@ mod tests {
     fn the_fixture_status_says_seq_position_and_fate() {
         let s = parse_status("typist-inline 7 3:12 2").unwrap();
         assert_eq!((s.seq, s.line, s.character), (7, 3, 12));
-        assert_eq!(s.fate, Some(Ok(2)));
+        assert_eq!(s.fate, Fate::Items(2));
         let e = parse_status("typist-inline 8 0:0 error boom now").unwrap();
-        assert_eq!(e.fate, Some(Err("boom now".into())));
-        assert_eq!(
-            parse_status("typist-inline 9 1:1 cancelled").unwrap().fate,
-            None
-        );
-        let a = parse_status("typist-inline 10 1:1 asking").unwrap();
-        assert!(a.asking && a.fate.is_none());
-        assert!(
-            !parse_status("typist-inline 9 1:1 cancelled")
-                .unwrap()
-                .asking
-        );
+        assert_eq!(e.fate, Fate::Error("boom now".into()));
+        let f = |t: &str| parse_status(t).unwrap().fate;
+        assert_eq!(f("typist-inline 9 1:1 cancelled"), Fate::Cancelled);
+        assert_eq!(f("typist-inline 10 1:1 asking"), Fate::Asking);
+        assert_eq!(f("typist-inline 11 1:1 timeout 300"), Fate::Timeout);
         assert_eq!(parse_status("typist-inline 0 ready"), None);
     }
 
