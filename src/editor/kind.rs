@@ -87,7 +87,10 @@ pub enum Arrival {
     /// insert mode, Enter opens the line and each typed key follows. Neovim: `A<CR>`
     /// (`InsertEnter`, then `CursorMovedI` and `TextChangedI` for the Enter and for each
     /// key; on the first line `O`, on an empty file `i`); VS Code: End, Enter, the keys
-    /// (each an edit: VS Code asks its inline providers automatically).
+    /// (each an edit: VS Code asks its inline providers automatically). The exception,
+    /// in VS Code: a case on the first line, or with text after the cursor, is reached by
+    /// Go to Line; with nothing typed there it is asked by Trigger Inline Suggestion (the
+    /// record's reason says so when nothing is shown).
     EnterAbove,
 }
 

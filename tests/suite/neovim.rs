@@ -712,6 +712,7 @@ fn a_case_is_reached_with_the_events_of_a_persons_keys() {
         "InsertLeave".to_string(),
     ];
     let got: Vec<&str> = events.lines().take(want.len()).collect();
+    assert_eq!(got.len(), want.len(), "events {got:?}, want {want:?}");
     for (g, w) in got.iter().zip(&want) {
         assert!(g.starts_with(w.as_str()), "events {got:?}, want {want:?}");
     }

@@ -125,7 +125,10 @@ local function chunks_text(chunks, seen)
   local parts = {}
   for _, chunk in ipairs(chunks or {}) do
     local gs = groups_of(chunk[2])
-    local keep = highlights == nil
+    -- Blank cells with no highlight (a plugin's padding) are drawn as they are: kept,
+    -- and not a group of their own.
+    local padding = #gs == 0 and not (chunk[1] or ''):find('%S')
+    local keep = highlights == nil or padding
     for _, g in ipairs(gs) do
       keep = keep or highlights[g] == true
     end
@@ -134,7 +137,7 @@ local function chunks_text(chunks, seen)
       for _, g in ipairs(gs) do
         seen[g] = true
       end
-      if #gs == 0 then
+      if #gs == 0 and not padding then
         seen[''] = true
       end
     end
@@ -223,7 +226,7 @@ function M.shown(buf)
   end
   local groups = vim.tbl_keys(seen)
   table.sort(groups)
-  return { line = line, col = col, marks = marks, groups = groups }
+  return { line = line, row = row - 1, col = col, marks = marks, groups = groups }
 end
 
 -- The requests typist follows: Neovim's inline completion and its completion popup.

@@ -24,6 +24,10 @@ pub(super) struct Shown {
     /// The cursor's line in the buffer (absent when the buffer has no window).
     #[serde(default)]
     pub line: Option<String>,
+    /// The cursor's 0-based row (absent when the buffer has no window): only marks on
+    /// it draw the first line.
+    #[serde(default)]
+    pub row: Option<i64>,
     /// The marks at the cursor's row (and on the next row, when they draw lines above it).
     #[serde(default)]
     pub marks: Vec<Mark>,
@@ -91,7 +95,9 @@ impl Shown {
         }
         let mut marks: Vec<&Mark> = self.marks.iter().collect();
         marks.sort_by_key(|m| (m.row, m.col, m.id));
-        let row = marks.iter().map(|m| m.row).min().unwrap_or(0);
+        let row = self
+            .row
+            .unwrap_or_else(|| marks.iter().map(|m| m.row).min().unwrap_or(0));
         let mut first = String::new();
         let mut at = 0;
         for m in marks

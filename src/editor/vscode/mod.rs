@@ -889,7 +889,8 @@ impl VscodeSession {
             tokio::time::sleep(interval).await;
             self.type_char(c).await?;
         }
-        if typed.is_empty() && !by_enter {
+        let by_palette = typed.is_empty() && !by_enter;
+        if by_palette {
             // Nothing typed and no Enter (the first line, or text after the cursor): ask
             // as a user does, with the inline-suggest command (its keybinding, Alt+\,
             // does not reach it from DevTools key events).
@@ -901,13 +902,16 @@ impl VscodeSession {
         if !self.fixture {
             // Extensions alone: their requests are not seen, only what the page shows.
             let display = Duration::from_millis(self.app.display_deadline_ms);
-            return self
-                .wait_drawn(Drawn::alone(t0, display), row, &typed_line)
-                .await;
+            let drawn = Drawn {
+                by_palette,
+                ..Drawn::alone(t0, display)
+            };
+            return self.wait_drawn(drawn, row, &typed_line).await;
         }
         let (status, first) = self.wait_status(seq0, at_cursor, t0).await?;
         let display = Duration::from_millis(self.app.display_deadline_ms);
         let mut drawn = Drawn::answered(status.seq, first, t0, display);
+        drawn.by_palette = by_palette;
         match status.fate {
             Fate::Error(m) => return Err(request_failed(&self.profile.name, &m)),
             Fate::Timeout => return Err(request_timed_out(&self.profile, "inline")),
@@ -985,10 +989,12 @@ impl VscodeSession {
         self.key_text("\r", "Enter", 13, "\r").await?;
         // Now and then on a loaded machine an Enter right after Go to Line (the line above
         // empty: End moves nothing, so nothing is waited for) does nothing at all; the
-        // cursor still at the end of the line above says so, and Enter is pressed again.
+        // cursor still at the end of the line above, once the page has rendered what it
+        // had pending, says so, and Enter is pressed again.
         if !self
             .page_shows(&cursor_at(row + 1, 1), ENTER_SHOWS_WITHIN)
             .await?
+            && self.vs.eval(&self.tab, AFTER_RENDER).await.map(|_| true)?
             && self
                 .page_shows(&cursor_at(row, above_end), Duration::ZERO)
                 .await?
@@ -1073,10 +1079,9 @@ impl VscodeSession {
                 // Extensions alone: what is drawn is read once the page has rendered
                 // what it had pending (VS Code draws a multi-line ghost text's view zone
                 // and its first line in separate frames), the same in two readings.
-                if d.cursor.is_none() && !self.settled(&s).await? {
-                    continue;
-                }
-                if let Some(s) = d.answer_drawn(s) {
+                // A ghost text still changing at the display deadline is not read.
+                let unsettled = d.cursor.is_none() && !self.settled(&s).await?;
+                if !unsettled && let Some(s) = d.answer_drawn(s) {
                     let latency_ms = d.t0.elapsed().as_secs_f64() * 1000.0;
                     return Ok(Timed {
                         value: Suggestions::Inline(vec![s]),
@@ -1355,23 +1360,30 @@ impl VscodeSession {
         // The files this session opened: every other tab was opened by an extension.
         let ours: Vec<String> = self.texts.keys().map(|r| name(r)).collect();
         let current = self.current.as_deref().map(name);
+        // A tab's label is its file's name, then `, preview` and the like.
+        let is_ours = |label: &str| {
+            ours.iter()
+                .any(|n| label == n || label.split(", ").next() == Some(n.as_str()))
+        };
         let mut last = Value::Null;
+        // Tabs asked to close: named once they are gone.
+        let mut closing: Vec<String> = Vec::new();
         for _ in 0..FOCUS_TRIES {
             let f: Focus = serde_json::from_value(self.vs.eval(&self.tab, FOCUS).await?)
                 .map_err(|e| failed(format!("vscode: reading the focus: {e}")))?;
+            tracing::debug!(focus = ?f, "vscode: what is over the document");
+            for gone in closing.drain(..) {
+                if !f.tabs.iter().any(|t| t.label == gone) {
+                    instance::note_closed(format!("editor tab: {gone}"));
+                }
+            }
             if f.dialog.is_some() {
                 self.dismiss_dialog().await?;
                 continue;
             }
-            let others: Vec<&Tab> = f
-                .tabs
-                .iter()
-                .filter(|t| !ours.iter().any(|n| t.label.contains(n.as_str())))
-                .collect();
+            let others: Vec<&Tab> = f.tabs.iter().filter(|t| !is_ours(&t.label)).collect();
             if !others.is_empty() {
-                for t in &others {
-                    instance::note_closed(format!("editor tab: {}", t.label));
-                }
+                closing = others.iter().map(|t| t.label.clone()).collect();
                 let labels =
                     serde_json::to_string(&others.iter().map(|t| &t.label).collect::<Vec<_>>())
                         .unwrap_or_default();
@@ -1387,7 +1399,9 @@ impl VscodeSession {
             match &current {
                 // No document open yet (a file is being opened): nothing to focus.
                 None => return Ok(()),
-                Some(c) if f.focused && f.active.contains(c.as_str()) => return Ok(()),
+                Some(c) if f.focused && f.active.split(", ").next() == Some(c.as_str()) => {
+                    return Ok(());
+                }
                 Some(_) => {}
             }
             if let Some(p) = &f.panel {
@@ -1544,6 +1558,9 @@ struct Drawn {
     no_items: bool,
     /// A ghost text seen that is no answer (an older suggestion still on screen).
     other: Option<String>,
+    /// The case was asked by Trigger Inline Suggestion (nothing typed, no Enter reached
+    /// it): said in the reason when nothing is shown.
+    by_palette: bool,
 }
 
 impl Drawn {
@@ -1558,6 +1575,7 @@ impl Drawn {
             later_asking: false,
             no_items: false,
             other: None,
+            by_palette: false,
         }
     }
 
@@ -1656,8 +1674,14 @@ impl Drawn {
             });
         }
         tracing::debug!(page = %r, answers = ?self.answers, "vscode: nothing shown within the display deadline");
+        let asked = if self.by_palette {
+            "; asked by Trigger Inline Suggestion (nothing typed and no Enter reaches this \
+             line): an extension that answers automatic triggers only shows nothing here"
+        } else {
+            ""
+        };
         Err(EditorError::NothingShown(format!(
-            "nothing shown within the display deadline ({} ms)",
+            "nothing shown within the display deadline ({} ms){asked}",
             app.display_deadline_ms
         ))
         .into())
