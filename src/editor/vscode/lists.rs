@@ -81,7 +81,7 @@ impl VscodeSession {
             items: Vec::new(),
             incomplete: false,
         });
-        Ok(())
+        self.wait_client_ready().await
     }
 
     /// Asks for the suggest widget at the cursor and reads it once the server answered.

@@ -970,6 +970,7 @@ impl VscodeSession {
                     break;
                 }
             }
+            self.wait_client_ready().await?;
             return Ok((self.status_seq().await?, false));
         }
         let above = text[..line_start - 1]
@@ -985,6 +986,7 @@ impl VscodeSession {
             self.key("End", "End", 35, 0).await?;
         }
         self.wait_cursor(row, above_end).await?;
+        self.wait_client_ready().await?;
         let seq0 = self.status_seq().await?;
         self.key_text("\r", "Enter", 13, "\r").await?;
         // Now and then on a loaded machine an Enter right after Go to Line (the line above
@@ -1418,6 +1420,38 @@ impl VscodeSession {
         );
         self.broken = Some(why.clone());
         Err(failed(why))
+    }
+
+    /// With the fixture: waits until its language client can be asked (its client item
+    /// says `ready`). A server that exited (a crash, after its answer or in the middle
+    /// of one) is started again by the client, which drops its providers meanwhile and
+    /// registers them once the new server is initialized; VS Code asks no one in between
+    /// and does not ask again once they are back, so a case's keys typed then would be
+    /// asked of no one. typist's own client likewise starts a server again before the
+    /// next case. A fixture that shows no client item is taken as ready.
+    pub(super) async fn wait_client_ready(&mut self) -> Result<(), SessionError> {
+        if !self.fixture {
+            return Ok(());
+        }
+        let within = Duration::from_millis(self.profile.init_timeout_ms) + EDITOR_DELAY;
+        let deadline = Instant::now() + within;
+        loop {
+            let r = self.read().await?;
+            let state = r["client"].as_str().unwrap_or("ready");
+            if state.ends_with(" ready") || state == "ready" {
+                return Ok(());
+            }
+            if let Some(why) = self.vs.ended() {
+                return Err(EditorError::Exited(format!("vscode: {why}")).into());
+            }
+            if Instant::now() >= deadline {
+                return Err(failed(format!(
+                    "vscode: the fixture's language client was not ready to be asked within {} ms of the case (it shows {state:?}: the server it starts again did not come up)",
+                    within.as_millis()
+                )));
+            }
+            tokio::time::sleep(PAGE_POLL).await;
+        }
     }
 
     /// The sequence number of the fixture's last request (0 before any).

@@ -1,19 +1,19 @@
 // What a VS Code page shows, for typist (evaluated in the page, by value): the fixture's
-// status bar text and its last answer (the item's aria-label: JSON `{seq, lines}`), the cursor's line and column from the status bar ("Ln N, Col M"),
+// status bar text, its client's state (`N STATE`) and its last answer (the item's aria-label: JSON `{seq, lines}`), the cursor's line and column from the status bar ("Ln N, Col M"),
 // and the ghost text at the cursor: `line` is the text of the view line that holds the
 // ghost text (the line as shown), `further` the lines of its view zone below.
 (() => {
-  const out = { status: '', answer: null, row: null, col: null, ghost: false, line: '', further: [] };
+  const out = { status: '', client: null, answer: null, row: null, col: null, ghost: false, line: '', further: [] };
   for (const e of document.querySelectorAll('.statusbar-item')) {
     const t = (e.textContent || '').trim();
-    if (t.startsWith('typist-inline ')) {
+    if (t.startsWith('typist-client ')) out.client = t.slice(14);
+    if (t.startsWith('typist-inline ') && !out.status) {
       out.status = t;
       // The fixture's last answer, as accepting it would leave the lines (its label).
       for (const x of [e, ...e.querySelectorAll('[aria-label]')]) {
         const a = x.getAttribute('aria-label') || '';
         if (a.startsWith('typist-answer ')) { out.answer = a.slice(14); break; }
       }
-      break;
     }
   }
   const sel = document.getElementById('status.editor.selection');
