@@ -358,6 +358,9 @@ fn an_extension_answering_automatic_requests_only_is_read_exactly_in_vscode() {
         };
         set(&mut args, "--typed-prefix", &k.to_string());
         set(&mut args, "--rate", "0.01");
+        // With extensions alone the display deadline is all typist has; beside the
+        // VS Code drill's busy cores a ghost text once took over the default 1 s.
+        args.extend(["--display-deadline-ms", "5000"].map(String::from));
         let editors = fixture_profile("");
         args.extend(
             ["--editors", editors.to_str().unwrap(), "--editor", "vscode"].map(String::from),

@@ -111,6 +111,15 @@ const WHERE: &str = "(() => { const e = document.getElementById('status.editor.s
 /// lost.
 const ENTER_SHOWS_WITHIN: Duration = Duration::from_secs(2);
 
+/// The page shows the cursor on line `row` (0-based), holding `want` (tabs expanded).
+fn line_is(row: usize, want: &str) -> String {
+    let want_js = serde_json::to_string(&expand_tabs(want)).unwrap_or_default();
+    format!(
+        "(() => {{ const r = {READ}; return r.row === {} && r.cur === {want_js}; }})()",
+        row + 1
+    )
+}
+
 /// The status bar shows the cursor at `line`, `column` (1-based, a visible column) in a
 /// focused editor.
 fn cursor_at(line: usize, column: usize) -> String {
@@ -1122,21 +1131,7 @@ impl VscodeSession {
         want: &str,
         within: Duration,
     ) -> Result<bool, SessionError> {
-        let want_js = serde_json::to_string(&expand_tabs(want)).unwrap_or_default();
-        let expr = format!(
-            "(() => {{ const r = {READ}; return r.row === {} && r.cur === {want_js}; }})()",
-            row + 1
-        );
-        let deadline = Instant::now() + within;
-        loop {
-            if self.vs.eval(&self.tab, &expr).await? == Value::Bool(true) {
-                return Ok(true);
-            }
-            if Instant::now() >= deadline {
-                return Ok(false);
-            }
-            tokio::time::sleep(PAGE_POLL).await;
-        }
+        self.page_shows(&line_is(row, want), within).await
     }
 
     /// Waits until the editor holds `lines` lines: Ctrl+End, again until the status
@@ -1171,15 +1166,14 @@ impl VscodeSession {
     /// Waits until the page shows the cursor on `row` (0-based) holding `want` (ghost
     /// text aside, tabs as drawn); the error says what the page shows instead.
     async fn wait_line(&mut self, row: usize, want: &str) -> Result<(), SessionError> {
-        let want_line = expand_tabs(want);
-        let want_js = serde_json::to_string(&want_line).unwrap_or_default();
         if let Err(e) = self
             .wait_page(
-                &format!("line {} as the case has it ({want_line:?})", row + 1),
                 &format!(
-                    "(() => {{ const r = {READ}; return r.row === {} && r.cur === {want_js}; }})()",
-                    row + 1
+                    "line {} as the case has it ({:?})",
+                    row + 1,
+                    expand_tabs(want)
                 ),
+                &line_is(row, want),
             )
             .await
         {
@@ -1461,24 +1455,15 @@ impl VscodeSession {
     }
 
     async fn wait_page(&mut self, what: &str, expr: &str) -> Result<(), SessionError> {
-        let deadline = Instant::now() + UI_WITHIN;
-        loop {
-            if self.vs.eval(&self.tab, expr).await? == Value::Bool(true) {
-                return Ok(());
-            }
-            if let Some(why) = self.vs.ended() {
-                return Err(EditorError::Exited(format!("vscode: {why}")).into());
-            }
-            if Instant::now() >= deadline {
-                let why = format!(
-                    "vscode: {what} did not show within {} ms",
-                    UI_WITHIN.as_millis()
-                );
-                self.broken = Some(why.clone());
-                return Err(failed(why));
-            }
-            tokio::time::sleep(PAGE_POLL).await;
+        if self.page_shows(expr, UI_WITHIN).await? {
+            return Ok(());
         }
+        let why = format!(
+            "vscode: {what} did not show within {} ms",
+            UI_WITHIN.as_millis()
+        );
+        self.broken = Some(why.clone());
+        Err(failed(why))
     }
 
     async fn read(&mut self) -> Result<Value, SessionError> {
