@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use serde_json::json;
 use typist::editor::conditions::Trigger;
-use typist::editor::{Conditions, Session, SessionOptions, profile};
+use typist::editor::typist::TypistSession;
+use typist::editor::{Conditions, SessionOptions, profile};
 
 struct Snippet {
     name: &'static str,
@@ -147,7 +148,8 @@ async fn capture(
     s: &Snippet,
     out: &std::path::Path,
 ) -> anyhow::Result<()> {
-    let mut session = Session::start(p, &Conditions::default(), SessionOptions::default()).await?;
+    let mut session =
+        TypistSession::start(p, &Conditions::default(), SessionOptions::default()).await?;
     let info = session.server_info().clone();
     session.open(s.file, s.text)?;
     let cursor = session.end_of(s.file).expect("open");

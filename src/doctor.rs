@@ -6,9 +6,10 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use crate::editor::typist::TypistSession;
 use crate::editor::{
     Conditions, DialectKind, Document, EditorApp, EditorKind, EditorSession, PositionEncoding,
-    Profile, Session, SessionError, SessionOptions,
+    Profile, SessionError, SessionOptions,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -172,7 +173,7 @@ pub async fn examine(profile: &Profile, transcript_dir: Option<&Path>) -> Report
         transcript: transcript_dir.map(|d| d.join(format!("{}.jsonl", profile.name))),
         ..Default::default()
     };
-    let mut session = match Session::start(profile, &Conditions::default(), opts).await {
+    let mut session = match TypistSession::start(profile, &Conditions::default(), opts).await {
         Ok(s) => s,
         Err(e) => return did_not_start(report, profile, e.to_string()),
     };
@@ -195,7 +196,7 @@ pub async fn examine(profile: &Profile, transcript_dir: Option<&Path>) -> Report
         not_signed_in,
         auth_reason.as_deref(),
     );
-    let _ = tokio::time::timeout(crate::editor::session::SHUTDOWN_WAIT, session.shutdown()).await;
+    let _ = tokio::time::timeout(crate::editor::options::SHUTDOWN_WAIT, session.shutdown()).await;
     report
 }
 
@@ -331,7 +332,7 @@ pub async fn examine_in(
         }
     }
     session
-        .shutdown(crate::editor::session::SHUTDOWN_WAIT)
+        .shutdown(crate::editor::options::SHUTDOWN_WAIT)
         .await;
     report
 }
@@ -376,7 +377,7 @@ fn did_not_start(mut report: Report, profile: &Profile, message: String) -> Repo
 }
 
 /// What the server says about itself at `initialize`.
-fn describe_session(report: &mut Report, session: &Session) {
+fn describe_session(report: &mut Report, session: &TypistSession) {
     let info = session.server_info().clone();
     report.server = ServerDesc {
         name: info.name,
@@ -448,7 +449,7 @@ fn conclude(
     }
 }
 
-async fn probe(session: &mut Session, profile: &Profile) -> Result<ProbeDesc, SessionError> {
+async fn probe(session: &mut TypistSession, profile: &Profile) -> Result<ProbeDesc, SessionError> {
     let Some(p) = &profile.probe else {
         return Ok(ProbeDesc {
             items: 0,

@@ -17,7 +17,8 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 
 use crate::dataset::{Dataset, Repo, SourceFile, tokens::syntax_problems};
-use crate::editor::{Conditions, Profile, Session, SessionOptions};
+use crate::editor::typist::TypistSession;
+use crate::editor::{Conditions, Profile, SessionOptions};
 use crate::replay::records::{Record, read_all};
 use crate::score::block_terms::trim_blank_tail;
 use crate::score::checks_file::{Check, Header, file_hash, write_checks};
@@ -182,7 +183,7 @@ async fn diagnose(
 ) -> Vec<Result<u64, String>> {
     let fail = |e: String| preds.iter().map(|_| Err(e.clone())).collect();
     let contents = repo.workspace_contents(&f.rel, &f.text);
-    let mut session = match Session::start(
+    let mut session = match TypistSession::start(
         profile,
         &Conditions::default(),
         SessionOptions {

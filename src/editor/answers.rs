@@ -3,7 +3,7 @@
 //! and the polite nothing every editor answers to registrations, progress tokens,
 //! message boxes, refreshes, documents to show and edits to apply (typist shows
 //! nothing and applies nothing). Registrations are also seen by the session, which
-//! honours file watching (see `Session::absorb_request`).
+//! honours file watching (see `TypistSession::absorb_request`).
 
 use serde_json::Value;
 use tower_lsp_server::ls_types::request::{

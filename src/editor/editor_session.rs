@@ -1,6 +1,6 @@
 //! The one interface the replay talks to, whatever the editor: open documents, set what
 //! the editor holds, ask for the suggestion at a cursor, the server's name, shut down.
-//! `typist` is typist's own LSP client ([`Session`]); `neovim` a real Neovim
+//! `typist` is typist's own LSP client ([`TypistSession`]); `neovim` a real Neovim
 //! ([`NeovimSession`]); a third kind (VS Code) adds a variant here and nothing in the
 //! replay. Plans, units, workers, records, resume and shards do not know which it is.
 
@@ -12,14 +12,15 @@ use super::error::{EditorError, SessionError};
 use super::handshake::ServerInfo;
 use super::kind::{EditorApp, EditorKind};
 use super::neovim::NeovimSession;
+use super::options::{SessionOptions, Timed};
 use super::profile::Profile;
 use super::ranking::ShownList;
-use super::session::{Session, SessionOptions, Timed};
 use super::suggestions::Suggestions;
+use super::typist::TypistSession;
 use super::vscode::VscodeSession;
 
 pub enum EditorSession {
-    Typist(Session),
+    Typist(TypistSession),
     Neovim(NeovimSession),
     Vscode(VscodeSession),
 }
@@ -34,7 +35,7 @@ impl EditorSession {
     ) -> Result<EditorSession, SessionError> {
         Ok(match app.kind {
             EditorKind::Typist => {
-                EditorSession::Typist(Session::start(profile, conditions, opts).await?)
+                EditorSession::Typist(TypistSession::start(profile, conditions, opts).await?)
             }
             EditorKind::Neovim => {
                 EditorSession::Neovim(NeovimSession::start(profile, app, opts).await?)
@@ -163,7 +164,7 @@ impl EditorSession {
     }
 
     /// typist's own client, for what only it does (golf's direct requests).
-    pub fn lsp(&mut self) -> Result<&mut Session, SessionError> {
+    pub fn lsp(&mut self) -> Result<&mut TypistSession, SessionError> {
         match self {
             EditorSession::Typist(s) => Ok(s),
             EditorSession::Neovim(_) | EditorSession::Vscode(_) => Err(EditorError::Failed(

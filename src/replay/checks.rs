@@ -7,9 +7,7 @@ use anyhow::{Result, bail};
 
 use super::RunConditions;
 use crate::dataset::{Case, Dataset};
-use crate::editor::{
-    Conditions, DialectKind, EditorApp, EditorKind, Profile, Session, SessionOptions,
-};
+use crate::editor::{Conditions, DialectKind, EditorApp, EditorKind, Profile, SessionOptions};
 
 /// Files of the plan whose repository or file is missing from the dataset, or changed.
 pub fn check_plan(ds: &Dataset, plan: &[Case]) -> Result<()> {
@@ -193,9 +191,10 @@ pub async fn check_capabilities(profiles: &[Profile], cond: &Conditions) -> Resu
         if p.is_plugin_only() {
             continue;
         }
-        let session = Session::start(p, cond, SessionOptions::default())
-            .await
-            .map_err(|e| anyhow::anyhow!("{}: {e}", p.name))?;
+        let session =
+            crate::editor::typist::TypistSession::start(p, cond, SessionOptions::default())
+                .await
+                .map_err(|e| anyhow::anyhow!("{}: {e}", p.name))?;
         let declared = session.capabilities().declares(needed);
         let server = session
             .server_info()
@@ -203,7 +202,7 @@ pub async fn check_capabilities(profiles: &[Profile], cond: &Conditions) -> Resu
             .clone()
             .unwrap_or_else(|| p.command.clone());
         let _ =
-            tokio::time::timeout(crate::editor::session::SHUTDOWN_WAIT, session.shutdown()).await;
+            tokio::time::timeout(crate::editor::options::SHUTDOWN_WAIT, session.shutdown()).await;
         if !declared {
             bail!(
                 "profile {} (dialect {:?}) needs the server capability {needed}, which {server} does not declare in its initialize answer",

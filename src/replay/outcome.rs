@@ -8,12 +8,12 @@ use super::typing;
 
 use crate::dataset::Case;
 use crate::dataset::token::TokenCase;
-use crate::editor::session::Timed;
+use crate::editor::options::Timed;
 use crate::editor::{SessionError, Suggestions, ranking};
 
 /// What came of asking a server once.
 pub(super) enum Ask {
-    Got(crate::editor::session::Timed<Suggestions>),
+    Got(crate::editor::options::Timed<Suggestions>),
     Failed(SessionError),
 }
 

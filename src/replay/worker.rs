@@ -245,7 +245,7 @@ impl Worker {
         if let Some(live) = self.live.take() {
             self.closing.spawn(async move {
                 live.session
-                    .shutdown(crate::editor::session::SHUTDOWN_WAIT)
+                    .shutdown(crate::editor::options::SHUTDOWN_WAIT)
                     .await;
             });
         }

@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use crate::common::{TYPIST, serve_model};
 
-use typist::editor::{Conditions, Position, Profile, Session, SessionOptions, Suggestions};
+use typist::editor::typist::TypistSession;
+use typist::editor::{Conditions, Position, Profile, SessionOptions, Suggestions};
 use typist::host::ngram::predict_document;
 
 fn profile(name: &str, dialect: &str, args: &[&str], timeout_ms: u64) -> Profile {
@@ -19,8 +20,8 @@ fn profile(name: &str, dialect: &str, args: &[&str], timeout_ms: u64) -> Profile
     Profile::parse(&toml, Path::new("test.toml")).unwrap()
 }
 
-async fn start(p: &Profile) -> Session {
-    Session::start(p, &Conditions::default(), SessionOptions::default())
+async fn start(p: &Profile) -> TypistSession {
+    TypistSession::start(p, &Conditions::default(), SessionOptions::default())
         .await
         .unwrap()
 }
@@ -290,7 +291,7 @@ fn runs_survive_garbage_frames_and_log_floods() {
 async fn the_cheating_backend_finds_a_line_left_on_disk() {
     let full = "import os\nprint(os.getcwd())\nx = 1\n";
     let p = profile("cheat", "inline", &["host", "--backend", "cheat"], 5000);
-    let mut s = Session::start(
+    let mut s = TypistSession::start(
         &p,
         &Conditions::default(),
         SessionOptions {
@@ -318,7 +319,7 @@ async fn the_cheating_backend_finds_a_line_left_on_disk() {
         .unwrap();
     assert_eq!(inline_lines(&got.value), ["print(os.getcwd())"]);
     // A session that starts with the hidden state on disk gives it nothing.
-    let mut s = Session::start(
+    let mut s = TypistSession::start(
         &p,
         &Conditions::default(),
         SessionOptions {

@@ -538,16 +538,16 @@ fn the_graph_sees_known_edges() {
     let g = build();
     let has = |a: &str, b: &str| g.edges.get(a).is_some_and(|e| e.contains_key(b));
     assert!(
-        has("editor/session.rs", "lsp/client.rs"),
+        has("editor/typist/mod.rs", "lsp/client.rs"),
         "{:?}",
-        g.edges.get("editor/session.rs")
+        g.edges.get("editor/typist/mod.rs")
     );
-    assert!(has("replay/worker.rs", "editor/session.rs"));
+    assert!(has("replay/worker.rs", "editor/options.rs"));
     assert!(has("main.rs", "cli/args.rs"));
     let mut edges = g.edges.clone();
     edges
         .entry("lsp/client.rs".into())
         .or_default()
-        .insert("editor/session.rs".into(), "made up".into());
+        .insert("editor/typist/mod.rs".into(), "made up".into());
     assert!(!circles(&edges).is_empty());
 }

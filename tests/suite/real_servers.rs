@@ -8,16 +8,17 @@ use std::time::Duration;
 
 use crate::common::{ok, typist};
 
-use typist::editor::{Conditions, Position, Session, SessionOptions, Suggestions, profile};
+use typist::editor::typist::TypistSession;
+use typist::editor::{Conditions, Position, SessionOptions, Suggestions, profile};
 
-async fn start(name: &str) -> Session {
+async fn start(name: &str) -> TypistSession {
     let p = profile::find_profile(name, None).unwrap();
     assert!(
         p.resolve_command().is_some(),
         "{name} is not installed: {} (run scripts/install-servers.sh)",
         p.install_hint
     );
-    Session::start(&p, &Conditions::default(), SessionOptions::default())
+    TypistSession::start(&p, &Conditions::default(), SessionOptions::default())
         .await
         .unwrap_or_else(|e| panic!("{name} did not start: {e}"))
 }
@@ -346,7 +347,7 @@ fn help_lists_the_subcommands() {
 async fn pyright_follows_disk_changes_through_watched_file_events() {
     let p = profile::find_profile("pyright", None).unwrap();
     assert!(p.resolve_command().is_some(), "pyright is not installed");
-    let mut s = Session::start(
+    let mut s = TypistSession::start(
         &p,
         &Conditions::default(),
         SessionOptions {
@@ -414,7 +415,7 @@ async fn rust_analyzer_reports_its_status_and_completes_after_it() {
     // what is tested is the status signal, not the speed.
     let mut p = p;
     p.request_timeout_ms = p.request_timeout_ms.max(90_000);
-    let mut s = Session::start(&p, &Conditions::default(), SessionOptions::default())
+    let mut s = TypistSession::start(&p, &Conditions::default(), SessionOptions::default())
         .await
         .unwrap();
     let text = "pub fn f() -> String {\n    String::from(\"a\").to_up";

@@ -20,15 +20,15 @@ use super::{ListState, NeovimSession, READY_POLL, STATE_WAIT, json_to_mp, mp_to_
 use crate::editor::conditions::Trigger;
 use crate::editor::document::Position;
 use crate::editor::error::{EditorError, SessionError};
+use crate::editor::options::Timed;
 use crate::editor::profile::ReadinessRule;
 use crate::editor::ranking::{self, ShownList};
-use crate::editor::session::Timed;
 
 /// The pause before asking again under the `stable` readiness rule (as typist's own
 /// client pauses).
-const RETRY_INTERVAL: Duration = crate::editor::session::RETRY_INTERVAL;
+const RETRY_INTERVAL: Duration = crate::editor::options::RETRY_INTERVAL;
 /// How long a server has to begin its `$/progress` under the `progress` rule.
-const PROGRESS_START_WAIT: Duration = crate::editor::session::PROGRESS_START_WAIT;
+const PROGRESS_START_WAIT: Duration = crate::editor::options::PROGRESS_START_WAIT;
 
 impl NeovimSession {
     /// The server's declared completion trigger characters.

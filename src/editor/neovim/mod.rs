@@ -44,9 +44,9 @@ use super::document::{Document, Position, PositionEncoding};
 use super::error::{EditorError, SessionError};
 use super::handshake::ServerInfo;
 use super::kind::EditorApp;
+use super::options::{SessionOptions, Timed};
 use super::profile::{DialectKind, Profile, resolve_program};
 use super::request_hash::request_hash_of;
-use super::session::{SessionOptions, Timed};
 use super::suggestions::{InlineSuggestion, Suggestions};
 use super::workspace::{self, Workspace};
 use crate::lsp::process::ServerProcess;
@@ -500,7 +500,7 @@ impl NeovimSession {
                 if Instant::now() >= deadline {
                     break;
                 }
-                tokio::time::sleep(super::session::RETRY_INTERVAL).await;
+                tokio::time::sleep(super::options::RETRY_INTERVAL).await;
                 let next = self.suggest(rel, cursor).await?;
                 let same = next.value == last.value;
                 last = next;

@@ -25,9 +25,9 @@ use super::{Fate, ListState, UI_WITHIN, VscodeSession, failed, parse_status, req
 use crate::editor::conditions::Trigger;
 use crate::editor::document::Position;
 use crate::editor::error::{EditorError, SessionError};
+use crate::editor::options::Timed;
 use crate::editor::profile::ReadinessRule;
 use crate::editor::ranking::ShownList;
-use crate::editor::session::Timed;
 use crate::editor::workspace;
 
 /// The suggest widget as drawn (`widget.js`).
@@ -39,7 +39,7 @@ const LIST: &str = "(() => { for (const e of document.querySelectorAll('.statusb
 const TRIGGER_TRIES: u32 = 3;
 /// The pause before asking again under the `stable` readiness rule (as typist's own
 /// client pauses).
-const RETRY_INTERVAL: Duration = crate::editor::session::RETRY_INTERVAL;
+const RETRY_INTERVAL: Duration = crate::editor::options::RETRY_INTERVAL;
 
 impl VscodeSession {
     /// The completion trigger characters VS Code's requests are sent with: none, since

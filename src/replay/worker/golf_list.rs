@@ -22,7 +22,7 @@ use super::Worker;
 use crate::dataset::Case;
 use crate::dataset::token::{Action, TokenCase, TokenContext};
 use crate::editor::conditions::Trigger;
-use crate::editor::session::Timed;
+use crate::editor::options::Timed;
 use crate::editor::{Document, SessionError, ranking};
 use crate::replay::golf::{Golf, GolfTally, pick};
 use crate::replay::outcome::{self, TokenAsk};

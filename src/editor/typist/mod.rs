@@ -12,7 +12,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedReceiver;
 
@@ -41,39 +40,13 @@ use crate::lsp::{Address, Client, ClientOptions, ClientStats, Event, ExitInfo, u
 
 mod completion;
 
+use super::options::{PROGRESS_START_WAIT, RETRY_INTERVAL, SessionOptions, Timed};
+
 use super::error::{COPILOT_NO_TOKEN, SessionError};
 use super::handshake::{ServerCaps, ServerInfo, SyncKind};
 use super::request_hash::{TextHash, request_hash_of};
 
-/// How long a profile whose readiness rule is `progress` may take to begin its work
-/// (its first `$/progress`) before typist stops waiting for one.
-pub(crate) const PROGRESS_START_WAIT: Duration = Duration::from_secs(2);
-/// The pause between two tries of a readiness probe (`max_tries` in the profile).
-pub(crate) const RETRY_INTERVAL: Duration = Duration::from_millis(150);
-/// How long a session's orderly shutdown (`shutdown`, `exit`, the process's end) may
-/// take when it is retired by a worker, doctor or the checks; then it is killed.
-pub const SHUTDOWN_WAIT: Duration = Duration::from_secs(5);
-
-/// A suggestion and how long it took.
-#[derive(Debug, Clone, Serialize)]
-pub struct Timed<T> {
-    pub value: T,
-    pub latency_ms: f64,
-}
-
-#[derive(Debug, Default, Clone)]
-pub struct SessionOptions {
-    /// Folder the files are copied from (the repository).
-    pub source_root: Option<PathBuf>,
-    /// Files (relative to `source_root`) copied into the workspace.
-    pub files: Vec<PathBuf>,
-    /// Files written into the workspace with these contents (path relative to it).
-    pub contents: Vec<(String, String)>,
-    /// JSONL transcript of the session's messages.
-    pub transcript: Option<PathBuf>,
-}
-
-pub struct Session {
+pub struct TypistSession {
     client: Client,
     events: UnboundedReceiver<Event>,
     profile: Profile,
@@ -120,14 +93,14 @@ async fn open_client(
     Ok(Client::spawn(&program, &profile.args, env, root, options)?)
 }
 
-impl Session {
+impl TypistSession {
     /// Copies the files into a fresh workspace, starts the server there (or attaches
     /// to the running one the profile names) and initializes it under `conditions`.
     pub async fn start(
         profile: &Profile,
         conditions: &Conditions,
         opts: SessionOptions,
-    ) -> Result<Session, SessionError> {
+    ) -> Result<TypistSession, SessionError> {
         let Workspace { dir, root, env } = workspace::prepare(
             profile,
             opts.source_root.as_deref(),
@@ -158,7 +131,7 @@ impl Session {
         client.notify_typed::<DidChangeConfiguration>(DidChangeConfigurationParams {
             settings: profile.settings.clone(),
         });
-        Ok(Session {
+        Ok(TypistSession {
             client,
             events,
             profile: profile.clone(),
@@ -493,7 +466,7 @@ impl Session {
     }
 
     pub async fn shutdown(self) -> Option<ExitInfo> {
-        let Session { client, dir, .. } = self;
+        let TypistSession { client, dir, .. } = self;
         let info = client.shutdown().await;
         drop(dir);
         info
@@ -530,7 +503,7 @@ impl Session {
     }
 
     /// How many times the server published diagnostics for open document `rel` so far
-    /// (for [`Session::diagnostics_after`]).
+    /// (for [`TypistSession::diagnostics_after`]).
     pub fn diagnostics_seen(&mut self, rel: &str) -> u64 {
         self.pump();
         let Some(doc) = self.docs.get(rel) else {

@@ -9,16 +9,17 @@ use std::time::Instant;
 use serde_json::{Value, json};
 use tower_lsp_server::ls_types::request::{Completion, Request};
 
-use super::{Session, Timed};
+use super::TypistSession;
 use crate::editor::SessionError;
 use crate::editor::conditions::Trigger;
 use crate::editor::document::Position;
+use crate::editor::options::{RETRY_INTERVAL, Timed};
 use crate::editor::profile::ReadinessRule;
 use crate::editor::ranking;
 use crate::editor::request_hash::request_hash_of;
 use crate::lsp::uri;
 
-impl Session {
+impl TypistSession {
     /// The server's declared completion trigger characters.
     pub fn trigger_characters(&self) -> &[String] {
         &self.caps.trigger_characters
@@ -72,7 +73,7 @@ impl Session {
         })
     }
 
-    /// [`Session::complete`] once the profile's readiness rule holds: after progress
+    /// [`TypistSession::complete`] once the profile's readiness rule holds: after progress
     /// ends, after rust-analyzer is quiescent, or (rule `stable`) asked again until two
     /// answers in a row list the same items.
     pub async fn complete_when_ready(
@@ -89,7 +90,7 @@ impl Session {
                 if Instant::now() >= deadline {
                     break;
                 }
-                tokio::time::sleep(super::RETRY_INTERVAL).await;
+                tokio::time::sleep(RETRY_INTERVAL).await;
                 let next = self.complete(rel, cursor, trigger).await?;
                 let same = ranking::signature(&next.value) == ranking::signature(&last.value);
                 last = next;

@@ -1,0 +1,35 @@
+//! What every editor's session shares, whichever editor types: the options it starts
+//! with, an answer with its latency, and the waits every driver keeps.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Serialize;
+
+/// How long a profile whose readiness rule is `progress` may take to begin its work
+/// (its first `$/progress`) before typist stops waiting for one.
+pub const PROGRESS_START_WAIT: Duration = Duration::from_secs(2);
+/// The pause between two tries of a readiness probe (`max_tries` in the profile).
+pub const RETRY_INTERVAL: Duration = Duration::from_millis(150);
+/// How long a session's orderly shutdown (`shutdown`, `exit`, the process's end) may
+/// take when it is retired by a worker, doctor or the checks; then it is killed.
+pub const SHUTDOWN_WAIT: Duration = Duration::from_secs(5);
+
+/// A suggestion and how long it took.
+#[derive(Debug, Clone, Serialize)]
+pub struct Timed<T> {
+    pub value: T,
+    pub latency_ms: f64,
+}
+
+#[derive(Debug, Default, Clone)]
+pub struct SessionOptions {
+    /// Folder the files are copied from (the repository).
+    pub source_root: Option<PathBuf>,
+    /// Files (relative to `source_root`) copied into the workspace.
+    pub files: Vec<PathBuf>,
+    /// Files written into the workspace with these contents (path relative to it).
+    pub contents: Vec<(String, String)>,
+    /// JSONL transcript of the session's messages.
+    pub transcript: Option<PathBuf>,
+}
