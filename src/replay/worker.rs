@@ -35,7 +35,10 @@ use crate::editor::{Document, EditorSession, Profile, SessionError, SessionOptio
 
 mod golf;
 mod golf_list;
+mod restart;
 mod tokens;
+
+use restart::{Next, Supervisor, Why};
 
 /// What the workers of a run share.
 pub(super) struct Shared {
@@ -128,8 +131,7 @@ pub(super) async fn run_workers(
             shared: shared.clone(),
             tx: tx.clone(),
             live: None,
-            restarts: 0,
-            timeouts_in_row: 0,
+            restarts: Supervisor::new(shared.max_restarts),
             closing: tokio::task::JoinSet::new(),
         };
         workers.spawn(worker.run());
@@ -160,9 +162,8 @@ struct Worker {
     tx: mpsc::Sender<Record>,
     /// The live session, serving one unit (assistant × pass × file) at most.
     live: Option<Live>,
-    restarts: u32,
-    /// Timeouts in a row from the live server.
-    timeouts_in_row: u32,
+    /// The restart policy's runs of failures.
+    restarts: Supervisor,
     /// Sessions being shut down in the background.
     closing: tokio::task::JoinSet<()>,
 }
@@ -256,7 +257,7 @@ impl Worker {
     /// server starts, then opens the tabs and the target document with `text`.
     async fn start_session(&mut self, unit: &Unit, text: &str) -> Result<()> {
         self.retire();
-        self.timeouts_in_row = 0;
+        self.restarts.fresh_server();
         let profile = self.profile(unit.assistant).clone();
         let ds = self.shared.ds.clone();
         let repo = ds
@@ -455,39 +456,63 @@ impl Worker {
         }
     }
 
-    /// Asks once; if the server exited (and can be restarted: an attached one cannot),
-    /// restarts it with the editor's state (on disk and in the document) and asks once
-    /// more. A server that keeps dying stops the run. `case` names the case in the log.
-    pub(super) async fn ask_restarting_on_exit(
+    /// Asks as the restart policy says (`restart.rs`): once, and once more with a fresh
+    /// server holding the editor's state (on disk and in the document) after an exit or
+    /// too many timeouts in a row. `case` names the case in the log.
+    pub(super) async fn ask_supervised(
         &mut self,
         unit: &Unit,
         case: &str,
         text: &str,
         cursor: usize,
     ) -> Result<Ask> {
-        let outcome = self.ask(unit, text, cursor).await;
-        let Ask::Failed(e) = &outcome else {
-            return Ok(outcome);
-        };
-        if !e.is_exit() || !self.profile(unit.assistant).can_restart() {
-            return Ok(outcome);
+        let mut again = false;
+        loop {
+            let outcome = self.ask(unit, text, cursor).await;
+            let failure = match &outcome {
+                Ask::Failed(e) => Some(e),
+                Ask::Got(_) => None,
+            };
+            match self.judge(unit, case, failure, again)? {
+                Next::Keep => return Ok(outcome),
+                Next::Restart(_) => {
+                    self.start_session(unit, text).await?;
+                    again = true;
+                }
+            }
         }
-        let name = self.profile(unit.assistant).name.clone();
-        tracing::warn!(worker = self.id, server = %name, case = %case, "server exited: {e}; restarting");
-        self.restarts += 1;
-        if self.restarts > self.shared.max_restarts {
-            bail!(
-                "{name} keeps failing ({} restarts in a row); last error: {e}",
-                self.restarts - 1
-            );
-        }
-        self.count_restart_after_exit();
-        self.start_session(unit, text).await?;
-        Ok(self.ask(unit, text, cursor).await)
     }
 
-    /// Asks once; if the server died, restarts it with the editor's state (on disk and in
-    /// the document) and asks once more. A server that keeps dying stops the run.
+    /// The restart policy's verdict on one ask's result, logged and counted.
+    pub(super) fn judge(
+        &mut self,
+        unit: &Unit,
+        case: &str,
+        failure: Option<&SessionError>,
+        again: bool,
+    ) -> Result<Next> {
+        let profile = &self.shared.profiles[unit.assistant];
+        let next = self.restarts.judge(profile, failure, again)?;
+        let name = &profile.name;
+        match (next, failure) {
+            (Next::Restart(Why::Exited), Some(e)) => {
+                tracing::warn!(worker = self.id, server = %name, case = %case, "server exited: {e}; restarting");
+                self.shared
+                    .restarts_after_exit
+                    .fetch_add(1, Ordering::SeqCst);
+            }
+            (Next::Restart(Why::TimedOut(n)), _) => {
+                tracing::warn!(worker = self.id, server = %name, case = %case, "{n} timeouts in a row: restarting the server and asking once more");
+                self.shared
+                    .restarts_after_timeouts
+                    .fetch_add(1, Ordering::SeqCst);
+            }
+            _ => {}
+        }
+        Ok(next)
+    }
+
+    /// Asks as the restart policy says, and sends the case's record.
     async fn ask_and_record(
         &mut self,
         unit: &Unit,
@@ -495,30 +520,7 @@ impl Worker {
         text: &str,
         cursor: usize,
     ) -> Result<()> {
-        let mut outcome = self
-            .ask_restarting_on_exit(unit, &case.case, text, cursor)
-            .await?;
-        // An attached server cannot be restarted: its failures are reported as they are.
-        let restartable = self.profile(unit.assistant).can_restart();
-        let timed_out = |o: &Ask| matches!(o, Ask::Failed(e) if e.is_timeout());
-        if timed_out(&outcome) {
-            self.timeouts_in_row += 1;
-            let limit = self.profile(unit.assistant).restart_after_timeouts;
-            if restartable && limit > 0 && self.timeouts_in_row >= limit {
-                let name = self.profile(unit.assistant).name.clone();
-                tracing::warn!(worker = self.id, server = %name, case = %case.case, "{} timeouts in a row: restarting the server and asking once more", self.timeouts_in_row);
-                self.count_restart_after_timeouts();
-                self.start_session(unit, text).await?;
-                outcome = self.ask(unit, text, cursor).await;
-                if timed_out(&outcome) {
-                    self.timeouts_in_row = 1;
-                }
-            }
-        }
-        if let Ask::Got(_) = outcome {
-            self.restarts = 0;
-            self.timeouts_in_row = 0;
-        }
+        let outcome = self.ask_supervised(unit, &case.case, text, cursor).await?;
         let request_hash = self
             .live
             .as_ref()
@@ -572,17 +574,5 @@ impl Worker {
             .send(record)
             .await
             .map_err(|_| anyhow::anyhow!("record writer stopped"))
-    }
-
-    fn count_restart_after_exit(&self) {
-        self.shared
-            .restarts_after_exit
-            .fetch_add(1, Ordering::SeqCst);
-    }
-
-    fn count_restart_after_timeouts(&self) {
-        self.shared
-            .restarts_after_timeouts
-            .fetch_add(1, Ordering::SeqCst);
     }
 }

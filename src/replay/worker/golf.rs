@@ -59,7 +59,7 @@ impl Worker {
                 self.start_session(unit, "").await?;
             }
             self.set_text(unit, &text)?;
-            let ask = self.golf_ask(unit, &text, cursor).await?;
+            let ask = self.ask_supervised(unit, &case.case, &text, cursor).await?;
             tally.requests += 1;
             let current = &text[text[..cursor].rfind('\n').map_or(0, |i| i + 1)..cursor];
             let suggested = match &ask {
@@ -96,32 +96,5 @@ impl Worker {
         };
         record.golf = Some(tally);
         self.send(record).await
-    }
-
-    /// One request with the restart policy of `ask_and_record`: a server that exits is
-    /// restarted with the editor's state and asked once more; a timeout counts toward
-    /// `restart_after_timeouts`.
-    async fn golf_ask(&mut self, unit: &Unit, text: &str, cursor: usize) -> Result<Ask> {
-        let outcome = self
-            .ask_restarting_on_exit(unit, "golf", text, cursor)
-            .await?;
-        let restartable = self.profile(unit.assistant).can_restart();
-        match &outcome {
-            Ask::Failed(e) if e.is_timeout() => {
-                self.timeouts_in_row += 1;
-                let limit = self.profile(unit.assistant).restart_after_timeouts;
-                if restartable && limit > 0 && self.timeouts_in_row >= limit {
-                    self.count_restart_after_timeouts();
-                    self.start_session(unit, text).await?;
-                    self.timeouts_in_row = 0;
-                }
-            }
-            Ask::Got(_) => {
-                self.restarts = 0;
-                self.timeouts_in_row = 0;
-            }
-            Ask::Failed(_) => {}
-        }
-        Ok(outcome)
     }
 }

@@ -18,7 +18,7 @@
 use anyhow::{Result, bail};
 use serde_json::Value;
 
-use super::Worker;
+use super::{Next, Worker};
 use crate::dataset::Case;
 use crate::dataset::token::{Action, TokenCase, TokenContext};
 use crate::editor::conditions::Trigger;
@@ -188,9 +188,8 @@ impl Worker {
 
     /// One completion request at byte `at` of `text` (the document the session holds).
     /// `trigger`: `Some(c)` asks as invoked, at trigger character `c` when the server
-    /// declares it; `None` asks again for an incomplete list. A server that exits is
-    /// restarted with the editor's state and asked once more; `restart_after_timeouts`
-    /// timeouts in a row retire it (the next request starts a fresh one).
+    /// declares it; `None` asks again for an incomplete list. Under the restart policy
+    /// (`restart.rs`).
     async fn golf_complete(
         &mut self,
         unit: &Unit,
@@ -199,40 +198,17 @@ impl Worker {
         at: usize,
         trigger: Option<Option<String>>,
     ) -> Result<Result<Timed<Value>, SessionError>> {
-        let mut outcome = self.complete_once(unit, text, at, &trigger).await;
-        if let Err(e) = &outcome
-            && e.is_exit()
-            && self.profile(unit.assistant).can_restart()
-        {
-            let name = self.profile(unit.assistant).name.clone();
-            tracing::warn!(worker = self.id, server = %name, case = %case.case, "server exited: {e}; restarting");
-            self.restarts += 1;
-            if self.restarts > self.shared.max_restarts {
-                bail!(
-                    "{name} keeps failing ({} restarts in a row); last error: {e}",
-                    self.restarts - 1
-                );
-            }
-            self.count_restart_after_exit();
-            self.start_session(unit, text).await?;
-            outcome = self.complete_once(unit, text, at, &trigger).await;
-        }
-        match &outcome {
-            Err(e) if e.is_timeout() => {
-                self.timeouts_in_row += 1;
-                let limit = self.profile(unit.assistant).restart_after_timeouts;
-                if limit > 0 && self.timeouts_in_row >= limit {
-                    self.count_restart_after_timeouts();
-                    self.retire();
+        let mut again = false;
+        loop {
+            let outcome = self.complete_once(unit, text, at, &trigger).await;
+            match self.judge(unit, &case.case, outcome.as_ref().err(), again)? {
+                Next::Keep => return Ok(outcome),
+                Next::Restart(_) => {
+                    self.start_session(unit, text).await?;
+                    again = true;
                 }
             }
-            Ok(_) => {
-                self.restarts = 0;
-                self.timeouts_in_row = 0;
-            }
-            Err(_) => {}
         }
-        Ok(outcome)
     }
 
     async fn complete_once(

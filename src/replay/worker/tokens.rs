@@ -15,9 +15,9 @@
 //! shown every other token of the file). Under `--golf` each case is played as
 //! `worker/golf_list.rs` says instead.
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 
-use super::Worker;
+use super::{Next, Worker};
 use crate::dataset::Case;
 use crate::dataset::token::{Action, TokenCase, TokenContext};
 use crate::editor::ListEditor;
@@ -79,8 +79,8 @@ impl Worker {
     }
 
     /// One case: the document, a server that has seen nothing beyond what the case shows,
-    /// the actions. A server that exits is restarted and the case replayed once more;
-    /// `restart_after_timeouts` timeouts in a row restart it for the next case.
+    /// the actions, under the restart policy (`restart.rs`: after a restart the case is
+    /// replayed once more).
     async fn token_case(
         &mut self,
         unit: &Unit,
@@ -98,13 +98,13 @@ impl Worker {
                 case.expected
             )));
         };
-        let mut outcome = TokenAsk::Invalid(String::new());
         // What this case shows the server: up to the token's start plus its typed
         // characters. A server that has seen no further may take it.
         let shows = (line - 1, column + token.prefix_len as usize);
-        for attempt in 0..2 {
+        let mut again = false;
+        loop {
             let fresh = self.live.as_ref().is_none_or(|l| l.seen > shows);
-            if fresh || attempt > 0 {
+            if fresh || again {
                 self.start_session(unit, &text).await?;
             } else {
                 self.set_text(unit, &text)?;
@@ -115,37 +115,16 @@ impl Worker {
                     TokenContext::Full => (usize::MAX, usize::MAX),
                 };
             }
-            outcome = self.run_actions(unit, text.clone(), cursor, token).await;
-            match &outcome {
-                TokenAsk::Failed(e) if e.is_exit() => {
-                    let name = self.profile(unit.assistant).name.clone();
-                    tracing::warn!(worker = self.id, server = %name, case = %case.case, "server exited: {e}; restarting");
-                    self.restarts += 1;
-                    if self.restarts > self.shared.max_restarts {
-                        bail!(
-                            "{name} keeps failing ({} restarts in a row); last error: {e}",
-                            self.restarts - 1
-                        );
-                    }
-                    self.count_restart_after_exit();
-                }
-                TokenAsk::Failed(e) if e.is_timeout() => {
-                    self.timeouts_in_row += 1;
-                    let limit = self.profile(unit.assistant).restart_after_timeouts;
-                    if limit > 0 && self.timeouts_in_row >= limit {
-                        self.count_restart_after_timeouts();
-                        self.retire();
-                    }
-                    break;
-                }
-                _ => {
-                    self.restarts = 0;
-                    self.timeouts_in_row = 0;
-                    break;
-                }
+            let outcome = self.run_actions(unit, text.clone(), cursor, token).await;
+            let failure = match &outcome {
+                TokenAsk::Failed(e) => Some(e),
+                _ => None,
+            };
+            match self.judge(unit, &case.case, failure, again)? {
+                Next::Keep => return Ok(outcome),
+                Next::Restart(_) => again = true,
             }
         }
-        Ok(outcome)
     }
 
     /// The case's actions on the live session, from the document `text` with the
