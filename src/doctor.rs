@@ -236,7 +236,7 @@ pub async fn examine_in(
         None => {}
     }
     let shown = if app.kind == EditorKind::Vscode {
-        crate::editor::vscode::fixture_dialect(profile.dialect).is_some()
+        crate::editor::refusals::shows_lines(app.kind, profile.dialect)
     } else {
         matches!(profile.dialect, DialectKind::Inline | DialectKind::Copilot)
     };

@@ -123,6 +123,16 @@ impl Conditions {
     }
 }
 
+/// How the replay asks an editor for a completion list: as the user invokes it (after
+/// typing this character, when the case has one), or again because the list in hand
+/// is incomplete. Each editor turns it into its [`Trigger`] with the trigger characters
+/// its server declared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ListAsk {
+    Invoked(Option<String>),
+    Incomplete,
+}
+
 /// How a completion request is triggered (`CompletionTriggerKind`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Trigger {
@@ -140,6 +150,14 @@ impl Trigger {
         match c {
             Some(c) if declared.iter().any(|d| d == c) => Trigger::Character(c.to_string()),
             _ => Trigger::Invoked,
+        }
+    }
+
+    /// The trigger of `ask` for a server that declares `declared`.
+    pub fn of(ask: &ListAsk, declared: &[String]) -> Trigger {
+        match ask {
+            ListAsk::Invoked(c) => Trigger::for_character(c.as_deref(), declared),
+            ListAsk::Incomplete => Trigger::Incomplete,
         }
     }
 

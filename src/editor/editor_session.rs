@@ -6,15 +6,15 @@
 
 use std::time::Duration;
 
-use super::conditions::{Conditions, Trigger};
+use super::conditions::{Conditions, ListAsk, Trigger};
 use super::document::{Position, PositionEncoding};
-use super::error::{EditorError, SessionError};
+use super::error::SessionError;
 use super::handshake::ServerInfo;
 use super::kind::{EditorApp, EditorKind};
 use super::neovim::NeovimSession;
 use super::options::{SessionOptions, Timed};
 use super::profile::Profile;
-use super::ranking::ShownList;
+use super::ranking::{ListAnswer, ShownList};
 use super::suggestions::Suggestions;
 use super::typist::TypistSession;
 use super::vscode::VscodeSession;
@@ -163,25 +163,68 @@ impl EditorSession {
         }
     }
 
-    /// typist's own client, for what only it does (golf's direct requests).
-    pub fn lsp(&mut self) -> Result<&mut TypistSession, SessionError> {
+    /// Token cases: the document placed with the cursor at the token's start, in a
+    /// fresh completion session (typist's own client: nothing to do, the document is
+    /// what `set_text` gave it).
+    pub async fn list_open(&mut self, rel: &str, cursor: Position) -> Result<(), SessionError> {
         match self {
-            EditorSession::Typist(s) => Ok(s),
-            EditorSession::Neovim(_) | EditorSession::Vscode(_) => Err(EditorError::Failed(
-                "this is asked through typist's own client only (--editor typist)".into(),
-            )
-            .into()),
+            EditorSession::Typist(_) => Ok(()),
+            EditorSession::Neovim(n) => n.list_open(rel, cursor).await,
+            EditorSession::Vscode(v) => v.list_open(rel, cursor).await,
         }
     }
 
-    /// The real editor whose completion widget shows the lists (Neovim's popup, VS
-    /// Code's suggest widget); `None` for typist's own client, which ranks the server's
-    /// answer itself.
-    pub fn list_editor(&mut self) -> Option<ListEditor<'_>> {
+    /// Token cases: the list asked for at `cursor` as `ask` says (after the profile's
+    /// readiness rule when `when_ready`): the server's answer with typist's own client,
+    /// the editor's widget as shown with a real editor (Neovim's popup, VS Code's
+    /// suggest widget).
+    pub async fn list_ask(
+        &mut self,
+        rel: &str,
+        cursor: Position,
+        ask: &ListAsk,
+        when_ready: bool,
+    ) -> Result<Timed<ListAnswer>, SessionError> {
+        let shown = |t: Timed<ShownList>| Timed {
+            value: ListAnswer::Shown(t.value),
+            latency_ms: t.latency_ms,
+        };
         match self {
-            EditorSession::Typist(_) => None,
-            EditorSession::Neovim(n) => Some(ListEditor::Neovim(n)),
-            EditorSession::Vscode(v) => Some(ListEditor::Vscode(v)),
+            EditorSession::Typist(s) => s.list_ask(rel, cursor, ask, when_ready).await,
+            EditorSession::Neovim(n) => {
+                let trigger = Trigger::of(ask, n.trigger_characters());
+                Ok(shown(n.list_ask(&trigger, when_ready).await?))
+            }
+            EditorSession::Vscode(v) => {
+                let trigger = Trigger::of(ask, v.trigger_characters());
+                Ok(shown(v.list_ask(&trigger, when_ready).await?))
+            }
+        }
+    }
+
+    /// Token cases: `typed` typed at the cursor, `text` what the document holds after
+    /// it with the cursor at `cursor`; `incomplete`: the list in hand is. The list
+    /// shown now and its latency when it changed (`None`: the one in hand stands; a
+    /// latency of `None`: shown without a new request).
+    pub async fn list_type(
+        &mut self,
+        rel: &str,
+        text: &str,
+        cursor: Position,
+        typed: &str,
+        incomplete: bool,
+    ) -> Result<Option<(ListAnswer, Option<f64>)>, SessionError> {
+        let shown = |l: Option<(ShownList, Option<f64>)>| l.map(|(l, t)| (ListAnswer::Shown(l), t));
+        match self {
+            EditorSession::Typist(s) => s.list_type(rel, text, cursor, incomplete).await,
+            EditorSession::Neovim(n) => {
+                n.set_text(rel, text)?;
+                Ok(shown(n.list_type(typed).await?))
+            }
+            EditorSession::Vscode(v) => {
+                v.set_text(rel, text)?;
+                Ok(shown(v.list_type(typed).await?))
+            }
         }
     }
 
@@ -196,59 +239,6 @@ impl EditorSession {
             EditorSession::Vscode(v) => {
                 let _ = tokio::time::timeout(within, v.shutdown()).await;
             }
-        }
-    }
-}
-
-/// A real editor's completion widget, for token cases: a session is opened with the
-/// cursor at the token's start, the list asked for, keys typed, and the list read as
-/// shown each time.
-pub enum ListEditor<'a> {
-    Neovim(&'a mut NeovimSession),
-    Vscode(&'a mut VscodeSession),
-}
-
-impl ListEditor<'_> {
-    /// The server's trigger characters as the editor sends them.
-    pub fn trigger_characters(&self) -> Vec<String> {
-        match self {
-            ListEditor::Neovim(n) => n.trigger_characters().to_vec(),
-            ListEditor::Vscode(v) => v.trigger_characters().to_vec(),
-        }
-    }
-
-    pub fn set_text(&mut self, rel: &str, text: &str) -> Result<(), SessionError> {
-        match self {
-            ListEditor::Neovim(n) => n.set_text(rel, text),
-            ListEditor::Vscode(v) => v.set_text(rel, text),
-        }
-    }
-
-    pub async fn list_open(&mut self, rel: &str, cursor: Position) -> Result<(), SessionError> {
-        match self {
-            ListEditor::Neovim(n) => n.list_open(rel, cursor).await,
-            ListEditor::Vscode(v) => v.list_open(rel, cursor).await,
-        }
-    }
-
-    pub async fn list_ask(
-        &mut self,
-        trigger: &Trigger,
-        when_ready: bool,
-    ) -> Result<Timed<ShownList>, SessionError> {
-        match self {
-            ListEditor::Neovim(n) => n.list_ask(trigger, when_ready).await,
-            ListEditor::Vscode(v) => v.list_ask(trigger, when_ready).await,
-        }
-    }
-
-    pub async fn list_type(
-        &mut self,
-        text: &str,
-    ) -> Result<Option<(ShownList, Option<f64>)>, SessionError> {
-        match self {
-            ListEditor::Neovim(n) => n.list_type(text).await,
-            ListEditor::Vscode(v) => v.list_type(text).await,
         }
     }
 }

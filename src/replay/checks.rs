@@ -1,13 +1,14 @@
 //! What a run refuses before asking any case: a plan that does not match its dataset or
 //! mixes line and token cases, assistants that cannot answer the plan's kind of case
-//! (line suggestions, completion lists) or do not declare the capability their dialect
-//! needs, and the cases an assistant is not asked.
+//! (line suggestions, completion lists), conditions a plan's kind cannot be replayed
+//! under, and the cases an assistant is not asked. What the editor refuses (dialects,
+//! flags, capabilities) the editor says itself (`editor::refusals`).
 
 use anyhow::{Result, bail};
 
 use super::RunConditions;
 use crate::dataset::{Case, Dataset};
-use crate::editor::{Conditions, DialectKind, EditorApp, EditorKind, Profile, SessionOptions};
+use crate::editor::{DialectKind, Profile};
 
 /// Files of the plan whose repository or file is missing from the dataset, or changed.
 pub fn check_plan(ds: &Dataset, plan: &[Case]) -> Result<()> {
@@ -18,100 +19,6 @@ pub fn check_plan(ds: &Dataset, plan: &[Case]) -> Result<()> {
             changed.len(),
             changed.join("\n  ")
         );
-    }
-    Ok(())
-}
-
-/// What a real editor cannot be asked yet: dialects other than
-/// `textDocument/inlineCompletion` (Neovim's inline completion) for line cases, and other
-/// than `textDocument/completion` (Neovim's popup) for token cases.
-pub fn check_editor(profiles: &[Profile], plan: &[Case], app: &EditorApp) -> Result<()> {
-    if !app.extensions.is_empty() && app.kind != EditorKind::Vscode {
-        bail!("--extension installs a VS Code extension: it runs only with --editor vscode");
-    }
-    for e in &app.extensions {
-        crate::editor::profile::resolve_extension(e, None)?;
-    }
-    for p in profiles {
-        match p.plugin_editor() {
-            Some(only) if only != app.kind.as_str() => bail!(
-                "{}: {} with no server runs only with --editor {only}",
-                p.name,
-                if only == "neovim" {
-                    "a Neovim plugin"
-                } else {
-                    "a VS Code extension"
-                }
-            ),
-            Some(_)
-                if app.kind == EditorKind::Vscode
-                    && app.extensions.is_empty()
-                    && p.vscode.as_ref().is_none_or(|v| v.extensions.is_empty()) =>
-            {
-                bail!(
-                    "{}: an extension-only assistant with no extension: name one with --extension FILE.vsix|ID",
-                    p.name
-                )
-            }
-            None if app.kind == EditorKind::Vscode
-                && p.vscode.as_ref().is_some_and(|v| !v.extensions.is_empty()) =>
-            {
-                bail!(
-                    "{}: a profile with a server cannot name VS Code extensions too (typist's fixture extension serves its server); give the extensions a profile with no command",
-                    p.name
-                )
-            }
-            None if app.kind == EditorKind::Vscode && !app.extensions.is_empty() => bail!(
-                "{}: --extension measures an extension alone, and {} has a server (typist's fixture extension serves it inside VS Code); use an extension-only assistant (--assistant vscode-extension, or a profile with [vscode] and no command)",
-                p.name,
-                p.name
-            ),
-            _ => {}
-        }
-    }
-    if app.kind == EditorKind::Typist {
-        return Ok(());
-    }
-    let tokens = plan.iter().any(|c| c.token.is_some());
-    for p in profiles {
-        if tokens
-            && app.kind == EditorKind::Vscode
-            && matches!(
-                p.readiness.rule,
-                crate::editor::ReadinessRule::Progress | crate::editor::ReadinessRule::ServerStatus
-            )
-        {
-            bail!(
-                "{}: its readiness rule ({}) follows the server's own notifications, which VS Code's page does not show; run it with --editor neovim or typist",
-                p.name,
-                serde_json::json!(p.readiness.rule).as_str().unwrap_or("")
-            );
-        }
-        let fits = if tokens {
-            p.dialect == DialectKind::Completion
-        } else if app.kind == EditorKind::Vscode {
-            crate::editor::vscode::fixture_dialect(p.dialect).is_some()
-        } else {
-            matches!(
-                p.dialect,
-                DialectKind::Inline | DialectKind::Copilot | DialectKind::LspAi
-            )
-        };
-        if !fits {
-            let how = if app.kind == EditorKind::Vscode {
-                "--editor vscode shows line suggestions from textDocument/inlineCompletion or, \
-                 through typist's fixture extension, lsp-ai's completion item or generation, \
-                 and completion lists (token plans) in its suggest widget"
-            } else {
-                "--editor neovim asks through textDocument/inlineCompletion or, for lsp-ai, \
-                 the completion popup (lines), and the completion popup (token plans)"
-            };
-            bail!(
-                "{}: {how} only; the {} dialect runs with --editor typist",
-                p.name,
-                serde_json::json!(p.dialect).as_str().unwrap_or("")
-            );
-        }
     }
     Ok(())
 }
@@ -180,40 +87,6 @@ pub fn skip_reason(case: &Case, profile: &Profile, cond: &RunConditions) -> Opti
     None
 }
 
-/// Starts each assistant once in an empty workspace before the run and refuses one
-/// whose server does not declare the capability its dialect's request needs (a server
-/// that cannot start is refused here too, before any case is asked).
-pub async fn check_capabilities(profiles: &[Profile], cond: &Conditions) -> Result<()> {
-    for p in profiles {
-        let Some(needed) = p.dialect.required_capability() else {
-            continue;
-        };
-        if p.is_plugin_only() {
-            continue;
-        }
-        let session =
-            crate::editor::typist::TypistSession::start(p, cond, SessionOptions::default())
-                .await
-                .map_err(|e| anyhow::anyhow!("{}: {e}", p.name))?;
-        let declared = session.capabilities().declares(needed);
-        let server = session
-            .server_info()
-            .name
-            .clone()
-            .unwrap_or_else(|| p.command.clone());
-        let _ =
-            tokio::time::timeout(crate::editor::options::SHUTDOWN_WAIT, session.shutdown()).await;
-        if !declared {
-            bail!(
-                "profile {} (dialect {:?}) needs the server capability {needed}, which {server} does not declare in its initialize answer",
-                p.name,
-                p.dialect
-            );
-        }
-    }
-    Ok(())
-}
-
 /// Refuses `--golf` where §10 cannot be played as it says: token cases with characters
 /// typed (golf on a completion list starts each token from nothing typed), file typing
 /// from the top (golf pastes each state of the line), or a typed prefix (golf starts
@@ -241,24 +114,6 @@ pub fn check_golf(plan: &[crate::dataset::Case], cond: &RunConditions) -> anyhow
     }
     if g.max_requests == 0 {
         anyhow::bail!("--golf-max-requests must be at least 1");
-    }
-    if cond.app.kind != EditorKind::Typist {
-        anyhow::bail!(
-            "--golf is played through typist's own client for now: drop --editor {}",
-            cond.app.kind.as_str()
-        );
-    }
-    Ok(())
-}
-
-/// Refuses `--list-rule` with a real editor, which shows lists by its own rule.
-pub fn check_list_rule(cond: &RunConditions) -> anyhow::Result<()> {
-    if !cond.list_rule.is_default() && cond.app.kind != EditorKind::Typist {
-        anyhow::bail!(
-            "--list-rule {} is how typist's own client shows lists; --editor {} shows them by its own rule: drop one of the two",
-            cond.list_rule.as_str(),
-            cond.app.kind.as_str()
-        );
     }
     Ok(())
 }

@@ -34,8 +34,8 @@ use anyhow::{Context, Result, bail};
 use tokio::sync::mpsc;
 
 use crate::dataset::{Case, Dataset};
-use crate::editor::Profile;
-pub use checks::{check_assistants, check_blocks, check_capabilities, check_plan, skip_reason};
+use crate::editor::{Profile, refusals};
+pub use checks::{check_assistants, check_blocks, check_plan, skip_reason};
 pub use manifest::Manifest;
 pub use merge::merge;
 pub use options::{RunConditions, RunOptions, RunReport, RunStatus};
@@ -145,15 +145,20 @@ async fn refuse(
     check_assistants(profiles, plan)?;
     check_blocks(plan, cond)?;
     checks::check_golf(plan, cond)?;
-    checks::check_list_rule(cond)?;
     if cond.typing == TypingMode::Type && cond.context == ContextMode::Full {
         bail!(
             "typing = \"type\" feeds the file from the top, so it cannot have context = \"full\""
         );
     }
     check_plan(ds, plan)?;
-    checks::check_editor(profiles, plan, &cond.app)?;
-    check_capabilities(profiles, &cond.editor).await
+    let asks = refusals::RunAsks {
+        profiles,
+        tokens: plan.iter().any(|c| c.token.is_some()),
+        golf: cond.golf.is_some(),
+        list_rule: cond.list_rule,
+    };
+    refusals::refuse(&cond.app, &asks)?;
+    refusals::check_capabilities(profiles, &cond.editor).await
 }
 
 /// Resume: the cases (assistant, pass, case) already recorded in `records_path`, after

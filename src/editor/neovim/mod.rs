@@ -28,6 +28,7 @@
 //! the group is killed when the session is dropped (`lsp::process`).
 
 mod lists;
+pub(super) mod refuse;
 mod rpc;
 mod shown;
 

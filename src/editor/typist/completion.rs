@@ -11,11 +11,11 @@ use tower_lsp_server::ls_types::request::{Completion, Request};
 
 use super::TypistSession;
 use crate::editor::SessionError;
-use crate::editor::conditions::Trigger;
+use crate::editor::conditions::{ListAsk, Trigger};
 use crate::editor::document::Position;
 use crate::editor::options::{RETRY_INTERVAL, Timed};
 use crate::editor::profile::ReadinessRule;
-use crate::editor::ranking;
+use crate::editor::ranking::{self, ListAnswer};
 use crate::editor::request_hash::request_hash_of;
 use crate::lsp::uri;
 
@@ -101,5 +101,47 @@ impl TypistSession {
             return Ok(last);
         }
         self.complete(rel, cursor, trigger).await
+    }
+
+    /// Token cases: the server's list at `cursor`, asked as `ask` says (after the
+    /// profile's readiness rule when `when_ready`); typist ranks it as an editor would.
+    pub async fn list_ask(
+        &mut self,
+        rel: &str,
+        cursor: Position,
+        ask: &ListAsk,
+        when_ready: bool,
+    ) -> Result<Timed<ListAnswer>, SessionError> {
+        let trigger = Trigger::of(ask, self.trigger_characters());
+        let answer = if when_ready {
+            self.complete_when_ready(rel, cursor, &trigger).await?
+        } else {
+            self.complete(rel, cursor, &trigger).await?
+        };
+        Ok(Timed {
+            value: ListAnswer::Server(answer.value),
+            latency_ms: answer.latency_ms,
+        })
+    }
+
+    /// Token cases: a key typed, `text` what the document holds now with the cursor at
+    /// `cursor`; the list is asked again (`TriggerForIncompleteCompletions`) when the
+    /// one in hand is incomplete, else the one in hand stands (`None`).
+    pub async fn list_type(
+        &mut self,
+        rel: &str,
+        text: &str,
+        cursor: Position,
+        incomplete: bool,
+    ) -> Result<Option<(ListAnswer, Option<f64>)>, SessionError> {
+        self.set_text(rel, text)?;
+        if !incomplete {
+            return Ok(None);
+        }
+        let answer = self.complete(rel, cursor, &Trigger::Incomplete).await?;
+        Ok(Some((
+            ListAnswer::Server(answer.value),
+            Some(answer.latency_ms),
+        )))
     }
 }

@@ -43,6 +43,7 @@
 mod cdp;
 pub mod instance;
 mod lists;
+pub(super) mod refuse;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

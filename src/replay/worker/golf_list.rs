@@ -21,9 +21,9 @@ use serde_json::Value;
 use super::{Next, Worker};
 use crate::dataset::Case;
 use crate::dataset::token::{Action, TokenCase, TokenContext};
-use crate::editor::conditions::Trigger;
 use crate::editor::options::Timed;
-use crate::editor::{Document, SessionError, ranking};
+use crate::editor::ranking::{self, ListAnswer};
+use crate::editor::{Document, EditorError, ListAsk, SessionError};
 use crate::replay::golf::{Golf, GolfTally, pick};
 use crate::replay::outcome::{self, TokenAsk};
 use crate::replay::records::Record;
@@ -131,7 +131,10 @@ impl Worker {
                         .map(str::to_string);
                     let ask = match &asked {
                         Ok(answer) => TokenAsk::Got {
-                            answer: super::tokens::server(answer.clone()),
+                            answer: Timed {
+                                value: ListAnswer::Server(answer.value.clone()),
+                                latency_ms: answer.latency_ms,
+                            },
                             typed: String::new(),
                             asked: String::new(),
                         },
@@ -220,19 +223,24 @@ impl Worker {
     ) -> Result<Timed<Value>, SessionError> {
         let live = self.live.as_mut().ok_or(SessionError::NoSession)?;
         let pos = Document::position_of(text, at, live.session.encoding());
-        let session = live.session.lsp()?;
-        let trigger = match trigger {
-            Some(c) => Trigger::for_character(c.as_deref(), session.trigger_characters()),
-            None => Trigger::Incomplete,
+        let ask = match trigger {
+            Some(c) => ListAsk::Invoked(c.clone()),
+            None => ListAsk::Incomplete,
         };
-        let answer = if live.warmed {
-            session.complete(&unit.file, pos, &trigger).await?
-        } else {
-            session
-                .complete_when_ready(&unit.file, pos, &trigger)
-                .await?
-        };
+        let answer = live
+            .session
+            .list_ask(&unit.file, pos, &ask, !live.warmed)
+            .await?;
         live.warmed = true;
-        Ok(answer)
+        match answer.value {
+            ListAnswer::Server(value) => Ok(Timed {
+                value,
+                latency_ms: answer.latency_ms,
+            }),
+            // Refused before the run (`replay/checks.rs`): golf ranks the server's list.
+            ListAnswer::Shown(_) => Err(SessionError::Editor(EditorError::Failed(
+                "golf on completion lists reads the server's own list (--editor typist)".into(),
+            ))),
+        }
     }
 }

@@ -20,11 +20,9 @@ use anyhow::Result;
 use super::{Next, Worker};
 use crate::dataset::Case;
 use crate::dataset::token::{Action, TokenCase, TokenContext};
-use crate::editor::ListEditor;
-use crate::editor::conditions::Trigger;
 use crate::editor::options::Timed;
 use crate::editor::ranking::ListAnswer;
-use crate::editor::{Document, PositionEncoding, SessionError};
+use crate::editor::{Document, ListAsk, SessionError};
 use crate::replay::outcome::{self, TokenAsk};
 use crate::replay::typing;
 use crate::replay::units::Unit;
@@ -158,6 +156,8 @@ impl Worker {
         }
     }
 
+    /// One action on the live session: the document placed with the cursor at the
+    /// token's start (`Open`), the list asked for (`Complete`), a key typed (`Type`).
     async fn act(
         &mut self,
         unit: &Unit,
@@ -165,101 +165,38 @@ impl Worker {
         action: &Action,
     ) -> Result<(), SessionError> {
         let live = self.live.as_mut().ok_or(SessionError::NoSession)?;
-        let enc = live.session.encoding();
-        let warmed = &mut live.warmed;
-        if let Some(editor) = live.session.list_editor() {
-            return act_in_editor(editor, &unit.file, t, action, warmed).await;
-        }
-        let session = live.session.lsp()?;
+        let session = &mut live.session;
+        let enc = session.encoding();
+        let pos = |t: &Typing| Document::position_of(&t.text, t.cursor, enc);
         match action {
-            Action::Open => Ok(()),
+            Action::Open => session.list_open(&unit.file, pos(t)).await,
             Action::Type { text } => {
                 t.text.insert_str(t.cursor, text);
                 t.cursor += text.len();
                 t.typed.push_str(text);
-                session.set_text(&unit.file, &t.text)?;
                 let incomplete = t.last.as_ref().is_some_and(|a| a.value.is_incomplete());
-                if incomplete {
-                    let pos = Document::position_of(&t.text, t.cursor, enc);
-                    let answer = session
-                        .complete(&unit.file, pos, &Trigger::Incomplete)
-                        .await?;
-                    t.last = Some(server(answer));
+                let typed = session
+                    .list_type(&unit.file, &t.text, pos(t), text, incomplete)
+                    .await?;
+                if let Some((value, latency)) = typed {
+                    let latency_ms = latency
+                        .or(t.last.as_ref().map(|l| l.latency_ms))
+                        .unwrap_or(0.0);
+                    t.last = Some(Timed { value, latency_ms });
                     t.asked = t.typed.clone();
                 }
                 Ok(())
             }
             Action::Complete { trigger_character } => {
-                let pos = Document::position_of(&t.text, t.cursor, enc);
-                let trigger = Trigger::for_character(
-                    trigger_character.as_deref(),
-                    session.trigger_characters(),
-                );
-                let answer = if *warmed {
-                    session.complete(&unit.file, pos, &trigger).await?
-                } else {
-                    session
-                        .complete_when_ready(&unit.file, pos, &trigger)
-                        .await?
-                };
-                *warmed = true;
-                t.last = Some(server(answer));
+                let ask = ListAsk::Invoked(trigger_character.clone());
+                let answer = session
+                    .list_ask(&unit.file, pos(t), &ask, !live.warmed)
+                    .await?;
+                live.warmed = true;
+                t.last = Some(answer);
                 t.asked = t.typed.clone();
                 Ok(())
             }
-        }
-    }
-}
-
-/// A server's own list, for typist's own client (which filters and sorts it as an editor
-/// would; Neovim's lists come `Shown`).
-pub(super) fn server(answer: Timed<serde_json::Value>) -> Timed<ListAnswer> {
-    Timed {
-        value: ListAnswer::Server(answer.value),
-        latency_ms: answer.latency_ms,
-    }
-}
-
-/// One action done in a real editor: the document placed with the cursor at the
-/// token's start (`Open`), the list asked for (`Complete`), a key typed (`Type`); the
-/// list is the editor's widget as shown (Neovim's popup: `editor::neovim`'s `lists`; VS
-/// Code's suggest widget: `editor::vscode`'s).
-async fn act_in_editor(
-    mut editor: ListEditor<'_>,
-    rel: &str,
-    t: &mut Typing,
-    action: &Action,
-    warmed: &mut bool,
-) -> Result<(), SessionError> {
-    let pos = |t: &Typing| Document::position_of(&t.text, t.cursor, PositionEncoding::Utf8);
-    match action {
-        Action::Open => editor.list_open(rel, pos(t)).await,
-        Action::Type { text } => {
-            t.text.insert_str(t.cursor, text);
-            t.cursor += text.len();
-            t.typed.push_str(text);
-            editor.set_text(rel, &t.text)?;
-            if let Some((list, latency)) = editor.list_type(text).await? {
-                let latency_ms = latency
-                    .or(t.last.as_ref().map(|l| l.latency_ms))
-                    .unwrap_or(0.0);
-                t.last = Some(Timed {
-                    value: ListAnswer::Shown(list),
-                    latency_ms,
-                });
-            }
-            Ok(())
-        }
-        Action::Complete { trigger_character } => {
-            let trigger =
-                Trigger::for_character(trigger_character.as_deref(), &editor.trigger_characters());
-            let answer = editor.list_ask(&trigger, !*warmed).await?;
-            *warmed = true;
-            t.last = Some(Timed {
-                value: ListAnswer::Shown(answer.value),
-                latency_ms: answer.latency_ms,
-            });
-            Ok(())
         }
     }
 }

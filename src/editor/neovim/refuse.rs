@@ -1,0 +1,37 @@
+//! What a real Neovim refuses before a run: dialects its LSP client does not show
+//! (line suggestions from `textDocument/inlineCompletion`, or lsp-ai's through the
+//! completion popup; token plans through the popup), golf, and a list rule of typist's.
+
+use anyhow::Result;
+
+use crate::editor::kind::EditorKind;
+use crate::editor::profile::DialectKind;
+use crate::editor::refusals::{RunAsks, refuse_dialect, refuse_golf, refuse_list_rule};
+
+/// Whether Neovim shows line suggestions of `dialect`.
+pub fn shows_lines(dialect: DialectKind) -> bool {
+    matches!(
+        dialect,
+        DialectKind::Inline | DialectKind::Copilot | DialectKind::LspAi
+    )
+}
+
+pub fn refuse(asks: &RunAsks) -> Result<()> {
+    refuse_golf(EditorKind::Neovim, asks)?;
+    refuse_list_rule(EditorKind::Neovim, asks)?;
+    for p in asks.profiles {
+        let fits = if asks.tokens {
+            p.dialect == DialectKind::Completion
+        } else {
+            shows_lines(p.dialect)
+        };
+        if !fits {
+            refuse_dialect(
+                p,
+                "--editor neovim asks through textDocument/inlineCompletion or, for lsp-ai, \
+                 the completion popup (lines), and the completion popup (token plans)",
+            )?;
+        }
+    }
+    Ok(())
+}
