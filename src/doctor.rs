@@ -6,10 +6,11 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::editor::typist::TypistSession;
+use crate::editor::vscode::instance::ExtensionState;
+
 use crate::editor::{
-    Conditions, DialectKind, Document, EditorApp, EditorKind, EditorSession, PositionEncoding,
-    Profile, SessionError, SessionOptions,
+    Conditions, DialectKind, Document, EditorApp, EditorKind, EditorSession, Profile, SessionError,
+    SessionOptions,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -59,7 +60,7 @@ pub struct Report {
     pub editor: Option<String>,
     /// VS Code: each extension installed, its version, and whether it activated.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub extensions: Vec<crate::editor::vscode::instance::ExtensionState>,
+    pub extensions: Vec<ExtensionState>,
     pub message: String,
 }
 
@@ -161,22 +162,111 @@ pub fn table(reports: &[Report]) -> String {
     t.to_string()
 }
 
-/// Examines one profile. Never fails: every problem becomes a status and a message.
+/// Examines one profile in typist's own client. Never fails: every problem becomes a
+/// status and a message.
 pub async fn examine(profile: &Profile, transcript_dir: Option<&Path>) -> Report {
+    examine_in(&EditorApp::default(), profile, transcript_dir).await
+}
+
+/// How long doctor looks at VS Code's page for an extension asking to sign in.
+const SIGN_IN_WITHIN: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// How long VS Code's extensions have to activate before doctor says they did not.
+const EXTENSIONS_WITHIN: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// Examines one profile inside `app`'s editor: typist's own client (what the server
+/// says about itself, Copilot's sign-in, the probe), or a real editor (its version,
+/// whether the profile's server or extension works inside it, the probe answered
+/// through the editor). Never fails: every problem becomes a status and a message.
+pub async fn examine_in(
+    app: &EditorApp,
+    profile: &Profile,
+    transcript_dir: Option<&Path>,
+) -> Report {
     let mut report = Report::blank(profile);
-    if report.command.is_none() {
-        report.status = Status::Missing;
-        report.message = format!("{} not found; {}", profile.command, profile.install_hint);
+    if let Some(why) = not_examined(app, profile, &mut report) {
+        report.message = why;
         return report;
     }
+    let typist = app.kind == EditorKind::Typist;
     let opts = SessionOptions {
-        transcript: transcript_dir.map(|d| d.join(format!("{}.jsonl", profile.name))),
+        transcript: transcript_dir
+            .filter(|_| typist)
+            .map(|d| d.join(format!("{}.jsonl", profile.name))),
         ..Default::default()
     };
-    let mut session = match TypistSession::start(profile, &Conditions::default(), opts).await {
+    let session = match EditorSession::start(app, profile, &Conditions::default(), opts).await {
         Ok(s) => s,
+        Err(e @ SessionError::Missing { .. }) if !typist => {
+            report.status = Status::Missing;
+            report.message = e.to_string();
+            return report;
+        }
         Err(e) => return did_not_start(report, profile, e.to_string()),
     };
+    if typist {
+        examine_server(report, session, profile).await
+    } else {
+        examine_editor(report, session, app, profile).await
+    }
+}
+
+/// Why `profile` is not examined in `app`'s editor, if it is not (a missing program
+/// sets the report's status).
+fn not_examined(app: &EditorApp, profile: &Profile, report: &mut Report) -> Option<String> {
+    let missing = || format!("{} not found; {}", profile.command, profile.install_hint);
+    if app.kind == EditorKind::Typist {
+        if report.command.is_some() {
+            return None;
+        }
+        report.status = Status::Missing;
+        return Some(missing());
+    }
+    match profile.plugin_editor() {
+        Some(only) if only != app.kind.as_str() => {
+            return Some(format!(
+                "runs only with --editor {only} (no server of its own)"
+            ));
+        }
+        Some(_) => {}
+        None if !app.extensions.is_empty() => {
+            return Some("--extension measures an extension alone: this profile has a server (use --profile vscode-extension)".into());
+        }
+        None if report.command.is_none() => {
+            report.status = Status::Missing;
+            return Some(missing());
+        }
+        None => {}
+    }
+    let shown = if app.kind == EditorKind::Vscode {
+        crate::editor::refusals::shows_lines(app.kind, profile.dialect)
+    } else {
+        matches!(profile.dialect, DialectKind::Inline | DialectKind::Copilot)
+    };
+    if shown {
+        return None;
+    }
+    Some(if profile.dialect == DialectKind::Completion {
+        format!(
+            "doctor asks a real editor for line suggestions; the completion dialect's lists run in token plans with --editor {} (check the server itself with --editor typist)",
+            app.kind.as_str()
+        )
+    } else {
+        format!(
+            "the {} dialect runs with --editor typist only ({} asks textDocument/inlineCompletion)",
+            serde_json::json!(profile.dialect).as_str().unwrap_or(""),
+            app.kind.as_str()
+        )
+    })
+}
+
+/// typist's own client: what the server says about itself, Copilot's sign-in, the
+/// probe.
+async fn examine_server(
+    mut report: Report,
+    mut session: EditorSession,
+    profile: &Profile,
+) -> Report {
     describe_session(&mut report, &session);
     report.auth = session.auth_status().await;
     let not_signed_in = report.auth.as_deref().is_some_and(|s| {
@@ -186,9 +276,9 @@ pub async fn examine(profile: &Profile, transcript_dir: Option<&Path>) -> Report
         )
     });
     // Copilot: where its sign-in comes from, or why there is none.
-    let auth_reason = (profile.dialect == crate::editor::DialectKind::Copilot)
+    let auth_reason = (profile.dialect == DialectKind::Copilot)
         .then(|| crate::copilot::auth_reason(report.auth.as_deref()));
-    let outcome = probe(&mut session, profile).await;
+    let outcome = probe(&mut session, profile, false).await;
     conclude(
         &mut report,
         profile,
@@ -196,107 +286,63 @@ pub async fn examine(profile: &Profile, transcript_dir: Option<&Path>) -> Report
         not_signed_in,
         auth_reason.as_deref(),
     );
-    let _ = tokio::time::timeout(crate::editor::options::SHUTDOWN_WAIT, session.shutdown()).await;
+    session
+        .shutdown(crate::editor::options::SHUTDOWN_WAIT)
+        .await;
     report
 }
 
-/// How long doctor looks at VS Code's page for an extension asking to sign in.
-const SIGN_IN_WITHIN: std::time::Duration = std::time::Duration::from_secs(3);
-
-/// How long VS Code's extensions have to activate before doctor says they did not.
-const EXTENSIONS_WITHIN: std::time::Duration = std::time::Duration::from_secs(15);
-
-/// Examines one profile inside `app`'s editor: typist's own client as [`examine`]
-/// does, or a real Neovim (its version, whether the profile's server attaches inside
-/// it, and the probe answered through Neovim's inline completion).
-pub async fn examine_in(
+/// A real editor: its version, the probe through it, each extension's activation and
+/// whether the page asks to sign in.
+async fn examine_editor(
+    mut report: Report,
+    mut session: EditorSession,
     app: &EditorApp,
     profile: &Profile,
-    transcript_dir: Option<&Path>,
 ) -> Report {
-    if app.kind == EditorKind::Typist {
-        return examine(profile, transcript_dir).await;
-    }
-    let mut report = Report::blank(profile);
-    match profile.plugin_editor() {
-        Some(only) if only != app.kind.as_str() => {
-            report.message = format!("runs only with --editor {only} (no server of its own)");
-            return report;
-        }
-        Some(_) => {}
-        None if !app.extensions.is_empty() => {
-            report.message = "--extension measures an extension alone: this profile has a server (use --profile vscode-extension)".into();
-            return report;
-        }
-        None if report.command.is_none() => {
-            report.status = Status::Missing;
-            report.message = format!("{} not found; {}", profile.command, profile.install_hint);
-            return report;
-        }
-        None => {}
-    }
-    let shown = if app.kind == EditorKind::Vscode {
-        crate::editor::refusals::shows_lines(app.kind, profile.dialect)
-    } else {
-        matches!(profile.dialect, DialectKind::Inline | DialectKind::Copilot)
-    };
-    if !shown {
-        report.message = if profile.dialect == DialectKind::Completion {
-            format!(
-                "doctor asks a real editor for line suggestions; the completion dialect's lists run in token plans with --editor {} (check the server itself with --editor typist)",
-                app.kind.as_str()
-            )
-        } else {
-            format!(
-                "the {} dialect runs with --editor typist only ({} asks textDocument/inlineCompletion)",
-                serde_json::json!(profile.dialect).as_str().unwrap_or(""),
-                app.kind.as_str()
-            )
-        };
-        return report;
-    }
-    let mut session = match EditorSession::start(
-        app,
-        profile,
-        &Conditions::default(),
-        SessionOptions::default(),
-    )
-    .await
-    {
-        Ok(s) => s,
-        Err(e @ SessionError::Missing { .. }) => {
-            report.status = Status::Missing;
-            report.message = e.to_string();
-            return report;
-        }
-        Err(e) => return did_not_start(report, profile, e.to_string()),
-    };
     report.editor = session
         .editor_version()
         .map(|v| format!("{} {v}", app.kind.as_str()));
-    let outcome = probe_in(&mut session, profile).await;
+    let outcome = probe(&mut session, profile, true).await;
     let info = session.server_info().clone();
     report.server = ServerDesc {
         name: info.name,
         version: info.version,
     };
-    // The extension hosts write their logs a moment after the fact.
-    let until = std::time::Instant::now() + EXTENSIONS_WITHIN;
-    report.extensions = session.extension_states();
-    while std::time::Instant::now() < until
-        && report
-            .extensions
-            .iter()
-            .any(|x| !x.activated && x.activation_error.is_none())
-    {
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-        report.extensions = session.extension_states();
-    }
+    report.extensions = extensions_settled(&session).await;
     conclude(&mut report, profile, outcome, false, None);
     if let Some(e) = &report.editor {
         report.message = format!("{} (in {e})", report.message);
     }
-    // An extension that did not activate, or failed to, is what is missing.
+    judge_extensions(&mut report);
+    if !report.extensions.is_empty() {
+        sign_in_asked(&mut report, &mut session).await;
+    }
+    session
+        .shutdown(crate::editor::options::SHUTDOWN_WAIT)
+        .await;
+    report
+}
+
+/// The extensions' states once each has activated or failed to, or
+/// `EXTENSIONS_WITHIN` has passed (the extension hosts write their logs a moment
+/// after the fact).
+async fn extensions_settled(session: &EditorSession) -> Vec<ExtensionState> {
+    let until = std::time::Instant::now() + EXTENSIONS_WITHIN;
+    let mut states = session.extension_states();
+    while std::time::Instant::now() < until
+        && states
+            .iter()
+            .any(|x| !x.activated && x.activation_error.is_none())
+    {
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        states = session.extension_states();
+    }
+    states
+}
+
+/// An extension that did not activate, or failed to, is what is missing.
+fn judge_extensions(report: &mut Report) {
     for x in &report.extensions {
         let said = match (&x.activation_error, x.activated) {
             (Some(err), _) => format!("extension {} {} failed to activate: {err}", x.id, x.version),
@@ -311,37 +357,37 @@ pub async fn examine_in(
         }
         report.message = format!("{}; {said}", report.message);
     }
-    // Extensions that activated but ask the user to sign in, as the page shows it.
-    if !report.extensions.is_empty() {
-        let within = if report.status == Status::Ok {
-            SIGN_IN_WITHIN
-        } else {
-            std::time::Duration::ZERO
-        };
-        let asks = session.sign_in_prompts(within).await;
-        if !asks.is_empty() {
-            if report.status == Status::Ok {
-                report.status = Status::NeedsAuth;
-            }
-            report.auth = Some(asks.join("; "));
-            report.message = format!(
-                "{}; asks to sign in ({}): typist starts VS Code with a fresh profile each run, so a sign-in made elsewhere is not there; give the extension's token or key in the profile's [vscode] settings where it takes one",
-                report.message,
-                asks.join("; ")
-            );
-        }
-    }
-    session
-        .shutdown(crate::editor::options::SHUTDOWN_WAIT)
-        .await;
-    report
 }
 
-/// The probe through a real editor: the probe's file opened empty, its text placed,
-/// the cursor at its end.
-async fn probe_in(
+/// Extensions that activated but ask the user to sign in, as the page shows it.
+async fn sign_in_asked(report: &mut Report, session: &mut EditorSession) {
+    let within = if report.status == Status::Ok {
+        SIGN_IN_WITHIN
+    } else {
+        std::time::Duration::ZERO
+    };
+    let asks = session.sign_in_prompts(within).await;
+    if asks.is_empty() {
+        return;
+    }
+    if report.status == Status::Ok {
+        report.status = Status::NeedsAuth;
+    }
+    report.auth = Some(asks.join("; "));
+    report.message = format!(
+        "{}; asks to sign in ({}): typist starts VS Code with a fresh profile each run, so a sign-in made elsewhere is not there; give the extension's token or key in the profile's [vscode] settings where it takes one",
+        report.message,
+        asks.join("; ")
+    );
+}
+
+/// The probe: its file opened and its text placed (a real editor opens it empty
+/// and is given the text, as typing would; typist's own client opens it with the
+/// text), the cursor at its end.
+async fn probe(
     session: &mut EditorSession,
     profile: &Profile,
+    opened_empty: bool,
 ) -> Result<ProbeDesc, SessionError> {
     let Some(p) = &profile.probe else {
         return Ok(ProbeDesc {
@@ -351,9 +397,13 @@ async fn probe_in(
             expected_in_top5: None,
         });
     };
-    session.open(&p.file, "").await?;
-    session.set_text(&p.file, &p.text)?;
-    let cursor = Document::position_of(&p.text, p.text.len(), PositionEncoding::Utf8);
+    if opened_empty {
+        session.open(&p.file, "").await?;
+        session.set_text(&p.file, &p.text)?;
+    } else {
+        session.open(&p.file, &p.text).await?;
+    }
+    let cursor = Document::position_of(&p.text, p.text.len(), session.encoding());
     let got = session.suggest_when_ready(&p.file, cursor).await?;
     let top = got.value.top(5);
     let expected_in_top5 = p.expect.as_ref().map(|want| got.value.has_in_top(want, 5));
@@ -377,14 +427,13 @@ fn did_not_start(mut report: Report, profile: &Profile, message: String) -> Repo
 }
 
 /// What the server says about itself at `initialize`.
-fn describe_session(report: &mut Report, session: &TypistSession) {
+fn describe_session(report: &mut Report, session: &EditorSession) {
     let info = session.server_info().clone();
     report.server = ServerDesc {
         name: info.name,
         version: info.version,
     };
-    let caps = session.capabilities().clone();
-    report.capabilities = Some(CapsDesc {
+    report.capabilities = session.capabilities().map(|caps| CapsDesc {
         inline: caps.inline,
         completion: caps.completion,
         sync: caps.sync,
@@ -447,30 +496,6 @@ fn conclude(
     if let (Some(r), Status::Ok) = (auth_reason, report.status) {
         report.message = format!("{}; {r}", report.message);
     }
-}
-
-async fn probe(session: &mut TypistSession, profile: &Profile) -> Result<ProbeDesc, SessionError> {
-    let Some(p) = &profile.probe else {
-        return Ok(ProbeDesc {
-            items: 0,
-            latency_ms: 0.0,
-            top: vec![],
-            expected_in_top5: None,
-        });
-    };
-    session.open(&p.file, &p.text)?;
-    let cursor = session
-        .end_of(&p.file)
-        .ok_or_else(|| SessionError::NotOpen(p.file.clone()))?;
-    let got = session.suggest_when_ready(&p.file, cursor).await?;
-    let top = got.value.top(5);
-    let expected_in_top5 = p.expect.as_ref().map(|want| got.value.has_in_top(want, 5));
-    Ok(ProbeDesc {
-        items: got.value.len(),
-        latency_ms: (got.latency_ms * 10.0).round() / 10.0,
-        top,
-        expected_in_top5,
-    })
 }
 
 fn first_line(s: &str) -> &str {

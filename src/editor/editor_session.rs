@@ -9,7 +9,7 @@ use std::time::Duration;
 use super::conditions::{Conditions, ListAsk, Trigger};
 use super::document::{Position, PositionEncoding};
 use super::error::SessionError;
-use super::handshake::ServerInfo;
+use super::handshake::{ServerCaps, ServerInfo};
 use super::kind::{EditorApp, EditorKind};
 use super::neovim::NeovimSession;
 use super::options::{SessionOptions, Timed};
@@ -72,6 +72,24 @@ impl EditorSession {
         match self {
             EditorSession::Vscode(v) => v.sign_in_prompts(within).await,
             _ => Vec::new(),
+        }
+    }
+
+    /// What the server declared at `initialize`, as typist's own client read it;
+    /// `None` in a real editor (its client reads them).
+    pub fn capabilities(&self) -> Option<&ServerCaps> {
+        match self {
+            EditorSession::Typist(s) => Some(s.capabilities()),
+            _ => None,
+        }
+    }
+
+    /// Copilot's sign-in state (`checkStatus`, local checks only) asked through
+    /// typist's own client; `None` otherwise.
+    pub async fn auth_status(&mut self) -> Option<String> {
+        match self {
+            EditorSession::Typist(s) => s.auth_status().await,
+            _ => None,
         }
     }
 
