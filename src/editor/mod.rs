@@ -19,6 +19,7 @@ pub mod profile;
 pub mod ranking;
 pub mod refusals;
 pub mod request_hash;
+pub mod run_asks;
 pub mod server_state;
 pub mod suggestions;
 pub mod typist;

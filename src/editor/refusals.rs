@@ -1,8 +1,8 @@
 //! What an editor refuses before a run asks any case: the shared part (`--extension`
 //! with another editor, a plugin or an extension given to the wrong editor) here, and
-//! what each editor supports (plan kinds, dialects, golf, a list rule) answered by the
-//! editor itself (`neovim/refuse.rs`, `vscode/refuse.rs`; typist's own client takes
-//! every dialect and flag). Also the capability check, which starts each assistant's
+//! what each editor supports (plan kinds, dialects, golf, a list rule; `run_asks.rs`)
+//! answered by the editor itself (`neovim/refuse.rs`, `vscode/refuse.rs`; typist's own
+//! client takes every dialect and flag). Also the capability check, which starts each assistant's
 //! server once in typist's own client.
 
 use anyhow::{Result, bail};
@@ -11,19 +11,8 @@ use super::conditions::Conditions;
 use super::kind::{EditorApp, EditorKind};
 use super::options::{SHUTDOWN_WAIT, SessionOptions};
 use super::profile::{DialectKind, Profile};
-use super::ranking::ListRule;
+use super::run_asks::RunAsks;
 use super::typist::TypistSession;
-
-/// What a run asks of its editor.
-pub struct RunAsks<'a> {
-    pub profiles: &'a [Profile],
-    /// The plan's cases are tokens (completion lists), not lines.
-    pub tokens: bool,
-    /// `--golf`.
-    pub golf: bool,
-    /// `--list-rule`.
-    pub list_rule: ListRule,
-}
 
 /// Refuses what `app`'s editor cannot be asked under `asks`.
 pub fn refuse(app: &EditorApp, asks: &RunAsks) -> Result<()> {
@@ -63,38 +52,6 @@ pub fn shows_lines(kind: EditorKind, dialect: DialectKind) -> bool {
         EditorKind::Neovim => super::neovim::refuse::shows_lines(dialect),
         EditorKind::Vscode => super::vscode::refuse::shows_lines(dialect),
     }
-}
-
-/// A real editor's refusal of `--golf`, which typist's own client plays alone.
-pub(super) fn refuse_golf(kind: EditorKind, asks: &RunAsks) -> Result<()> {
-    if asks.golf {
-        bail!(
-            "--golf is played through typist's own client for now: drop --editor {}",
-            kind.as_str()
-        );
-    }
-    Ok(())
-}
-
-/// A real editor's refusal of `--list-rule`: it shows lists by its own rule.
-pub(super) fn refuse_list_rule(kind: EditorKind, asks: &RunAsks) -> Result<()> {
-    if !asks.list_rule.is_default() {
-        bail!(
-            "--list-rule {} is how typist's own client shows lists; --editor {} shows them by its own rule: drop one of the two",
-            asks.list_rule.as_str(),
-            kind.as_str()
-        );
-    }
-    Ok(())
-}
-
-/// A real editor's refusal of a dialect it cannot show: `how` says what it shows.
-pub(super) fn refuse_dialect(p: &Profile, how: &str) -> Result<()> {
-    bail!(
-        "{}: {how} only; the {} dialect runs with --editor typist",
-        p.name,
-        serde_json::json!(p.dialect).as_str().unwrap_or("")
-    )
 }
 
 /// Starts each assistant once in an empty workspace (typist's own client) and refuses

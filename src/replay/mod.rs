@@ -62,11 +62,7 @@ pub async fn run(
     let plan_hash = crate::dataset::plan_hash(plan);
     let done = recorded_cases(&records_path, &manifest_path, &plan_hash, &cond, opts)?;
     let units = units::plan_units(plan, opts.shard, &profiles, opts.passes, &cond, &done);
-    for (name, reasons) in &units.skipped {
-        for (reason, n) in reasons {
-            tracing::warn!(assistant = %name, "{n} case(s) not asked: {reason}");
-        }
-    }
+    units.warn_skipped();
     let mut manifest = Manifest::start(manifest::RunIdentity {
         plan: manifest::PlanInfo {
             hash: plan_hash,
@@ -104,12 +100,10 @@ pub async fn run(
     progress.finish_and_clear();
     let total = records::finalize(&records_path)?;
 
-    let status = if failure.is_some() {
-        RunStatus::Failed
-    } else if cancel.load(Ordering::SeqCst) {
-        RunStatus::Interrupted
-    } else {
-        RunStatus::Complete
+    let status = match (&failure, cancel.load(Ordering::SeqCst)) {
+        (Some(_), _) => RunStatus::Failed,
+        (None, true) => RunStatus::Interrupted,
+        (None, false) => RunStatus::Complete,
     };
     manifest.set_servers(&shared.servers());
     manifest.set_editor(
@@ -151,7 +145,7 @@ async fn refuse(
         );
     }
     check_plan(ds, plan)?;
-    let asks = refusals::RunAsks {
+    let asks = crate::editor::run_asks::RunAsks {
         profiles,
         tokens: plan.iter().any(|c| c.token.is_some()),
         golf: cond.golf.is_some(),

@@ -38,6 +38,17 @@ pub(super) struct Units {
     pub skipped: BTreeMap<String, BTreeMap<String, u64>>,
 }
 
+impl Units {
+    /// Says in the log which cases an assistant is not asked, and why.
+    pub fn warn_skipped(&self) {
+        for (name, reasons) in &self.skipped {
+            for (reason, n) in reasons {
+                tracing::warn!(assistant = %name, "{n} case(s) not asked: {reason}");
+            }
+        }
+    }
+}
+
 /// Units: files × assistants × passes of `plan` in `shard`, minus the `done` cases
 /// (assistant, pass, case), largest repositories and files first.
 pub(super) fn plan_units(

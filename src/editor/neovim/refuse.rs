@@ -6,7 +6,7 @@ use anyhow::Result;
 
 use crate::editor::kind::EditorKind;
 use crate::editor::profile::DialectKind;
-use crate::editor::refusals::{RunAsks, refuse_dialect, refuse_golf, refuse_list_rule};
+use crate::editor::run_asks::{RunAsks, refuse_dialect, refuse_golf, refuse_list_rule};
 
 /// Whether Neovim shows line suggestions of `dialect`.
 pub fn shows_lines(dialect: DialectKind) -> bool {

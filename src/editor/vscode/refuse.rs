@@ -8,7 +8,7 @@ use anyhow::{Result, bail};
 use super::fixture_dialect;
 use crate::editor::kind::{EditorApp, EditorKind};
 use crate::editor::profile::{DialectKind, Profile, ReadinessRule};
-use crate::editor::refusals::{RunAsks, refuse_dialect, refuse_golf, refuse_list_rule};
+use crate::editor::run_asks::{RunAsks, refuse_dialect, refuse_golf, refuse_list_rule};
 
 /// Whether VS Code (through typist's fixture extension) shows line suggestions of
 /// `dialect`.

@@ -22,13 +22,106 @@ use super::{Next, Worker};
 use crate::dataset::Case;
 use crate::dataset::token::{Action, TokenCase, TokenContext};
 use crate::editor::options::Timed;
-use crate::editor::ranking::{self, ListAnswer};
+use crate::editor::ranking::{self, ListAnswer, ListRule};
 use crate::editor::{Document, EditorError, ListAsk, SessionError};
 use crate::replay::golf::{Golf, GolfTally, pick};
 use crate::replay::outcome::{self, TokenAsk};
 use crate::replay::records::Record;
 use crate::replay::typing;
 use crate::replay::units::Unit;
+
+/// A token's golf under way: the document's parts, what the user has in hand, the
+/// tally.
+struct TokenGolf {
+    golf: Golf,
+    chars: Vec<char>,
+    /// The document without the token, and the token's start in it.
+    base: String,
+    cursor: usize,
+    /// The case's trigger character, for the first request.
+    trigger_character: Option<String>,
+    tally: GolfTally,
+    /// What the document holds at `sent` characters typed.
+    sent: Option<usize>,
+    /// The first list's completion record.
+    first: Option<Record>,
+    /// The list in hand, and what was typed of the token when it was asked for.
+    list: Option<Value>,
+    list_asked: String,
+    ask_now: bool,
+}
+
+impl TokenGolf {
+    /// The token's first `p` characters, the document holding them and the cursor
+    /// after them.
+    fn typed(&self, p: usize) -> (String, String, usize) {
+        let typed: String = self.chars[..p].iter().collect();
+        let mut text = self.base.clone();
+        text.insert_str(self.cursor, &typed);
+        let at = self.cursor + typed.len();
+        (typed, text, at)
+    }
+
+    /// Out of requests: the rest is typed. True when capped.
+    fn cap(&mut self, p: usize) -> bool {
+        if self.tally.requests < self.golf.max_requests.max(1) {
+            return false;
+        }
+        let rest = (self.chars.len() - p) as u32;
+        self.tally.keys += rest;
+        self.tally.typed = self.tally.typed.map(|t| t + rest);
+        self.tally.capped = true;
+        true
+    }
+
+    /// How the next request is asked: the case's trigger character first, again for
+    /// an incomplete list in hand (`None`), else as invoked.
+    fn trigger(&self) -> Option<Option<String>> {
+        if self.tally.requests == 0 {
+            Some(self.trigger_character.clone())
+        } else if self.list.as_ref().is_some_and(ranking::is_incomplete) {
+            None
+        } else {
+            Some(None)
+        }
+    }
+
+    /// The user's move at `p` characters typed with the list in hand (shown by
+    /// `rule`): a pick or a character; whether the editor asks before the next move.
+    /// Returns how many characters are written after it.
+    fn step(&mut self, expected: &str, p: usize, typed: &str, rule: ListRule) -> usize {
+        let n = self.chars.len();
+        let shown: Vec<String> = self
+            .list
+            .as_ref()
+            .map(|l| {
+                ranking::shown_by(rule, l, typed, &self.list_asked)
+                    .into_iter()
+                    .take(n - p)
+                    .map(|it| it.insert)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let step = pick(expected, p, &shown);
+        self.tally.keys += step.keys;
+        if step.accepted {
+            self.tally.accepts += 1;
+            self.list = None;
+            self.ask_now = true;
+        } else {
+            self.tally.typed = self.tally.typed.map(|t| t + 1);
+            let now: String = self.chars[..step.to.min(n)].iter().collect();
+            self.ask_now = match &self.list {
+                None => true,
+                Some(l) => {
+                    ranking::is_incomplete(l)
+                        || ranking::shown_by(rule, l, &now, &self.list_asked).is_empty()
+                }
+            };
+        }
+        step.to
+    }
+}
 
 impl Worker {
     /// Plays token case `case` (typed prefix 0) as §10 says and sends its record.
@@ -40,11 +133,6 @@ impl Worker {
         token: &TokenCase,
         golf: Golf,
     ) -> Result<()> {
-        let name = self.profile(unit.assistant).name.clone();
-        let latency = self.shared.cond.latency;
-        let rule = self.shared.cond.list_rule;
-        let record =
-            |ask| outcome::completion_record(case, token, &name, unit.pass, latency, rule, ask);
         let line = case.line as usize;
         let column = token.column as usize;
         let Some((base, cursor)) =
@@ -54,139 +142,153 @@ impl Worker {
                 "line {line} does not hold {:?} at character {column}",
                 case.expected
             );
-            let r = record(TokenAsk::Invalid(why));
+            let r = self.token_record(unit, case, token, TokenAsk::Invalid(why));
             return self.send(r).await;
         };
         let chars: Vec<char> = case.expected.chars().collect();
-        let n = chars.len();
-        let trigger_character = token.actions.iter().find_map(|a| match a {
-            Action::Complete { trigger_character } => Some(trigger_character.clone()),
-            _ => None,
-        });
-        let mut tally = GolfTally {
-            mode: golf.mode,
-            n: n as u32,
-            typed: Some(0),
-            ..GolfTally::default()
+        let mut g = TokenGolf {
+            golf,
+            tally: GolfTally {
+                mode: golf.mode,
+                n: chars.len() as u32,
+                typed: Some(0),
+                ..GolfTally::default()
+            },
+            chars,
+            base,
+            cursor,
+            // The first `Complete` action's character.
+            trigger_character: token
+                .actions
+                .iter()
+                .find_map(|a| match a {
+                    Action::Complete { trigger_character } => Some(trigger_character.clone()),
+                    _ => None,
+                })
+                .flatten(),
+            sent: None,
+            first: None,
+            list: None,
+            list_asked: String::new(),
+            ask_now: true,
         };
-        // What the document holds at `sent` characters typed; a server that has seen
-        // past the token's start is replaced.
-        let mut sent: Option<usize> = None;
+        // A server that has seen past the token's start is replaced.
         if self
             .live
             .as_ref()
             .is_none_or(|l| l.seen > (line - 1, column))
         {
-            self.start_session(unit, &base).await?;
-            sent = Some(0);
+            self.start_session(unit, &g.base).await?;
+            g.sent = Some(0);
         }
-        let mut first: Option<Record> = None;
-        let mut list: Option<Value> = None;
-        // What was typed of the token when `list` was asked for.
-        let mut list_asked = String::new();
-        let mut ask_now = true;
         let mut p = 0usize;
-        while p < n {
-            let typed: String = chars[..p].iter().collect();
-            let mut text = base.clone();
-            text.insert_str(cursor, &typed);
-            let at = cursor + typed.len();
-            if self.live.is_none() {
-                // Retired after timeouts: a fresh server with the editor's state.
-                self.start_session(unit, &text).await?;
-                sent = Some(p);
-            }
-            if sent != Some(p) {
-                self.set_text(unit, &text)?;
-                sent = Some(p);
-            }
-            if let Some(live) = self.live.as_mut() {
-                live.seen = match token.context {
-                    TokenContext::Prefix => live.seen.max((line - 1, column + p)),
-                    TokenContext::Full => (usize::MAX, usize::MAX),
-                };
-            }
-            if ask_now {
-                if tally.requests >= golf.max_requests.max(1) {
-                    let rest = (n - p) as u32;
-                    tally.keys += rest;
-                    tally.typed = tally.typed.map(|t| t + rest);
-                    tally.capped = true;
+        while p < g.chars.len() {
+            let (typed, text, at) = g.typed(p);
+            self.golf_document(unit, token, &mut g, (line - 1, column), p, &text)
+                .await?;
+            if g.ask_now {
+                if g.cap(p) {
                     break;
                 }
-                let trigger = if tally.requests == 0 {
-                    Some(trigger_character.clone().flatten())
-                } else if list.as_ref().is_some_and(ranking::is_incomplete) {
-                    None
-                } else {
-                    Some(None)
-                };
-                let asked = self.golf_complete(unit, case, &text, at, trigger).await?;
-                tally.requests += 1;
-                if first.is_none() {
-                    let hash = self
-                        .live
-                        .as_ref()
-                        .and_then(|l| l.session.last_request_hash())
-                        .map(str::to_string);
-                    let ask = match &asked {
-                        Ok(answer) => TokenAsk::Got {
-                            answer: Timed {
-                                value: ListAnswer::Server(answer.value.clone()),
-                                latency_ms: answer.latency_ms,
-                            },
-                            typed: String::new(),
-                            asked: String::new(),
-                        },
-                        Err(e) => TokenAsk::Failed(e.clone()),
-                    };
-                    let mut r = record(ask);
-                    r.request_hash = hash;
-                    first = Some(r);
-                }
-                list_asked = typed.clone();
-                list = match asked {
-                    Ok(answer) => Some(answer.value),
-                    Err(_) => {
-                        tally.failures += 1;
-                        None
-                    }
-                };
+                self.golf_ask_list(unit, case, token, &mut g, (&text, at, &typed))
+                    .await?;
             }
-            let shown: Vec<String> = list
-                .as_ref()
-                .map(|l| {
-                    ranking::shown_by(rule, l, &typed, &list_asked)
-                        .into_iter()
-                        .take(n - p)
-                        .map(|it| it.insert)
-                        .collect()
-                })
-                .unwrap_or_default();
-            let step = pick(&case.expected, p, &shown);
-            tally.keys += step.keys;
-            p = step.to;
-            if step.accepted {
-                tally.accepts += 1;
-                list = None;
-                ask_now = true;
-            } else {
-                tally.typed = tally.typed.map(|t| t + 1);
-                let now: String = chars[..p.min(n)].iter().collect();
-                ask_now = match &list {
-                    None => true,
-                    Some(l) => {
-                        ranking::is_incomplete(l)
-                            || ranking::shown_by(rule, l, &now, &list_asked).is_empty()
-                    }
-                };
-            }
+            p = g.step(&case.expected, p, &typed, self.shared.cond.list_rule);
         }
-        let Some(mut r) = first else {
+        let Some(mut r) = g.first else {
             bail!("golf: no request made for {}", case.case)
         };
-        r.golf = Some(tally);
+        r.golf = Some(g.tally);
         self.send(r).await
+    }
+
+    /// The case's completion record for `ask`.
+    fn token_record(&self, unit: &Unit, case: &Case, token: &TokenCase, ask: TokenAsk) -> Record {
+        let name = &self.profile(unit.assistant).name;
+        let cond = &self.shared.cond;
+        outcome::completion_record(
+            case,
+            token,
+            name,
+            unit.pass,
+            cond.latency,
+            cond.list_rule,
+            ask,
+        )
+    }
+
+    /// The session holds `text` (`p` characters of the token typed): a fresh server
+    /// after a retirement, the change otherwise; the server's view noted.
+    async fn golf_document(
+        &mut self,
+        unit: &Unit,
+        token: &TokenCase,
+        g: &mut TokenGolf,
+        (row, column): (usize, usize),
+        p: usize,
+        text: &str,
+    ) -> Result<()> {
+        if self.live.is_none() {
+            // Retired: a fresh server with the editor's state.
+            self.start_session(unit, text).await?;
+            g.sent = Some(p);
+        }
+        if g.sent != Some(p) {
+            self.set_text(unit, text)?;
+            g.sent = Some(p);
+        }
+        if let Some(live) = self.live.as_mut() {
+            live.seen = match token.context {
+                TokenContext::Prefix => live.seen.max((row, column + p)),
+                TokenContext::Full => (usize::MAX, usize::MAX),
+            };
+        }
+        Ok(())
+    }
+
+    /// One request of the golf: the list in hand from now on (none after a failure,
+    /// counted apart); the first one's completion record kept.
+    async fn golf_ask_list(
+        &mut self,
+        unit: &Unit,
+        case: &Case,
+        token: &TokenCase,
+        g: &mut TokenGolf,
+        (text, at, typed): (&str, usize, &str),
+    ) -> Result<()> {
+        let asked = self
+            .golf_complete(unit, case, text, at, g.trigger())
+            .await?;
+        g.tally.requests += 1;
+        if g.first.is_none() {
+            let ask = match &asked {
+                Ok(answer) => TokenAsk::Got {
+                    answer: Timed {
+                        value: ListAnswer::Server(answer.value.clone()),
+                        latency_ms: answer.latency_ms,
+                    },
+                    typed: String::new(),
+                    asked: String::new(),
+                },
+                Err(e) => TokenAsk::Failed(e.clone()),
+            };
+            let mut r = self.token_record(unit, case, token, ask);
+            r.request_hash = self
+                .live
+                .as_ref()
+                .and_then(|l| l.session.last_request_hash())
+                .map(str::to_string);
+            g.first = Some(r);
+        }
+        g.list_asked = typed.to_string();
+        g.list = match asked {
+            Ok(answer) => Some(answer.value),
+            Err(_) => {
+                g.tally.failures += 1;
+                None
+            }
+        };
+        Ok(())
     }
 
     /// One completion request at byte `at` of `text` (the document the session holds).
