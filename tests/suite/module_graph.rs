@@ -531,6 +531,30 @@ fn no_arrow_up_the_layers() {
     assert!(report.is_empty(), "{report}");
 }
 
+/// The editors' own folders, which only the editor layer's interface files may import.
+const EDITOR_FOLDERS: &[&str] = &["editor/typist/", "editor/neovim/", "editor/vscode/"];
+
+/// The layers that drive an editor through its interface only (`EditorSession`, the
+/// editors host, the shared vocabulary of `editor/`), never one editor's own files.
+const INTERFACE_ONLY: &[&str] = &["replay/", "cli/", "bench/", "drill/", "doctor.rs", "main.rs"];
+
+#[test]
+fn the_replay_and_the_commands_know_only_the_editor_interface() {
+    let g = build();
+    let mut report = String::new();
+    for f in &g.files {
+        if !INTERFACE_ONLY.iter().any(|p| f.rel.starts_with(p)) {
+            continue;
+        }
+        for (to, why) in g.edges.get(&f.rel).into_iter().flatten() {
+            if EDITOR_FOLDERS.iter().any(|p| to.starts_with(p)) {
+                report.push_str(&format!("{} -> {to}  ({why})\n", f.rel));
+            }
+        }
+    }
+    assert!(report.is_empty(), "{report}");
+}
+
 /// The reader sees what it must: a few edges known to exist, and a circle added on
 /// purpose to a copy of the graph is found.
 #[test]
