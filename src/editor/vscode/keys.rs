@@ -22,6 +22,8 @@ const fn key(key: &'static str, code: &'static str, vk: u32) -> Key {
 
 pub(super) const ESCAPE: Key = key("Escape", "Escape", 27);
 pub(super) const ENTER: Key = key("Enter", "Enter", 13);
+/// Enter as a typed key (its `key` the character it types): a line break in the editor.
+pub(super) const RETURN: Key = key("\r", "Enter", 13);
 pub(super) const END: Key = key("End", "End", 35);
 pub(super) const SPACE: Key = key(" ", "Space", 32);
 pub(super) const PAGE_UP: Key = key("PageUp", "PageUp", 33);

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use super::drawn::{Drawn, editor_silent, empty, request_failed, request_timed_out};
 use super::instance::PAGE_POLL;
-use super::keys::{END, ENTER};
+use super::keys::{END, RETURN};
 use super::page::{Fate, Status, expand_tabs};
 use super::scripts::{AFTER_RENDER, cursor_at};
 use super::ui::{LINE_SHOWS_WITHIN, TRIGGER};
@@ -152,7 +152,7 @@ impl VscodeSession {
         self.wait_cursor(row, above_end).await?;
         self.wait_client_ready().await?;
         let seq0 = self.status_seq().await?;
-        self.type_key(ENTER, "\r").await?;
+        self.type_key(RETURN, "\r").await?;
         // Now and then on a loaded machine an Enter right after Go to Line (the line above
         // empty: End moves nothing, so nothing is waited for) does nothing at all; the
         // cursor still at the end of the line above, once the page has rendered what it
@@ -169,7 +169,7 @@ impl VscodeSession {
                 line = row,
                 "vscode: Enter at the end of the line above did nothing; pressing it again"
             );
-            self.type_key(ENTER, "\r").await?;
+            self.type_key(RETURN, "\r").await?;
         }
         self.wait_cursor(row + 1, 1).await?;
         Ok(seq0)
