@@ -536,7 +536,14 @@ const EDITOR_FOLDERS: &[&str] = &["editor/typist/", "editor/neovim/", "editor/vs
 
 /// The layers that drive an editor through its interface only (`EditorSession`, the
 /// editors host, the shared vocabulary of `editor/`), never one editor's own files.
-const INTERFACE_ONLY: &[&str] = &["replay/", "cli/", "bench/", "drill/", "doctor.rs", "main.rs"];
+const INTERFACE_ONLY: &[&str] = &[
+    "replay/",
+    "cli/",
+    "bench/",
+    "drill/",
+    "doctor.rs",
+    "main.rs",
+];
 
 #[test]
 fn the_replay_and_the_commands_know_only_the_editor_interface() {

@@ -20,8 +20,13 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use super::drawn::{editor_silent, request_failed, request_timed_out};
 use super::instance::PAGE_POLL;
-use super::{Fate, ListState, UI_WITHIN, VscodeSession, failed, parse_status, request_failed};
+use super::keys::{CTRL, PAGE_DOWN, PAGE_UP, SPACE};
+use super::page::{Fate, UI_WITHIN, expand_tabs};
+use super::scripts::{AFTER_RENDER, LIST, WIDGET};
+use super::ui::LINE_SHOWS_WITHIN;
+use super::{EDITOR_DELAY, ListState, VscodeSession, failed};
 use crate::editor::conditions::Trigger;
 use crate::editor::document::Position;
 use crate::editor::error::{EditorError, SessionError};
@@ -30,11 +35,6 @@ use crate::editor::profile::ReadinessRule;
 use crate::editor::ranking::ShownList;
 use crate::editor::workspace;
 
-/// The suggest widget as drawn (`widget.js`).
-const WIDGET: &str = include_str!("widget.js");
-/// The fixture's status and its last list (its status item's label after `typist-list
-/// `: JSON `{seq, incomplete, items}`, the server's items in its order), read together.
-const LIST: &str = "(() => { for (const e of document.querySelectorAll('.statusbar-item')) { const t = (e.textContent || '').trim(); if (!t.startsWith('typist-inline ')) continue; for (const x of [e, ...e.querySelectorAll('[aria-label]')]) { const a = x.getAttribute('aria-label') || ''; if (a.startsWith('typist-list ')) return { status: t, list: a.slice(12) }; } return { status: t, list: null }; } return { status: null, list: null }; })()";
 /// Ctrl+Space is pressed at most this many times for one ask.
 const TRIGGER_TRIES: u32 = 3;
 /// The pause before asking again under the `stable` readiness rule (as typist's own
@@ -64,10 +64,10 @@ impl VscodeSession {
         let col16 = text[line_start..at].encode_utf16().count();
         // Go to Line's column and the status bar's are visible columns (a tab up to the
         // next stop), since VS Code 1.108.
-        let visible = super::expand_tabs(&text[line_start..at]).chars().count();
+        let visible = expand_tabs(&text[line_start..at]).chars().count();
         let path = self.root.join(rel);
         workspace::write_creating(&path, &text).map_err(SessionError::file(&path))?;
-        self.key("Escape", "Escape", 27, 0).await?;
+        self.escape().await?;
         self.revert().await?;
         self.wait_line_count(text.split('\n').count()).await?;
         self.go_to(row + 1, visible + 1).await?;
@@ -104,7 +104,7 @@ impl VscodeSession {
                 break;
             }
             tokio::time::sleep(RETRY_INTERVAL).await;
-            self.key("Escape", "Escape", 27, 0).await?;
+            self.escape().await?;
             let next = self.ask_once(true).await?;
             let same = next.value == last.value;
             last = next;
@@ -182,12 +182,12 @@ impl VscodeSession {
         let first = Instant::now();
         loop {
             tries += 1;
-            self.key(" ", "Space", 32, super::CTRL).await?;
+            self.press(SPACE, CTRL).await?;
             let t0 = Instant::now();
             if tries == TRIGGER_TRIES {
                 return Ok(first);
             }
-            while t0.elapsed() < super::LINE_SHOWS_WITHIN {
+            while t0.elapsed() < LINE_SHOWS_WITHIN {
                 if self.status_seq().await? > seq0 || self.widget_visible().await? {
                     // Timed from the first press: its request may be the one answered.
                     return Ok(first);
@@ -207,10 +207,10 @@ impl VscodeSession {
         t0: Instant,
     ) -> Result<(Vec<Value>, bool), SessionError> {
         let st = self.list_state()?.clone();
-        let deadline = t0 + self.profile.request_timeout() + super::EDITOR_DELAY;
+        let deadline = t0 + self.profile.request_timeout() + EDITOR_DELAY;
         loop {
             let r = self.read().await?;
-            if let Some(s) = parse_status(r["status"].as_str().unwrap_or(""))
+            if let Some(s) = r.status()
                 && s.seq > seq0
                 && s.line == st.row as u64
                 && s.character == st.col16 as u64
@@ -218,13 +218,13 @@ impl VscodeSession {
                 match s.fate {
                     Fate::Error(m) => return Err(request_failed(&self.profile.name, &m)),
                     Fate::Timeout => {
-                        return Err(super::request_timed_out(&self.profile, "completion"));
+                        return Err(request_timed_out(&self.profile, "completion"));
                     }
                     Fate::Items(_) => {
                         // The status and the list in one reading: a newer request may
                         // change both between two.
                         let both = self.vs.eval(&self.tab, LIST).await?;
-                        if both["status"].as_str() != r["status"].as_str() {
+                        if both["status"].as_str() != Some(r.status.as_str()) {
                             continue;
                         }
                         let text = both["list"].as_str().unwrap_or("");
@@ -258,11 +258,9 @@ impl VscodeSession {
                     Fate::Cancelled | Fate::Asking => {}
                 }
             }
-            if let Some(why) = self.vs.ended() {
-                return Err(EditorError::Exited(format!("vscode: {why}")).into());
-            }
+            self.still_running()?;
             if Instant::now() >= deadline {
-                return Err(super::editor_silent(&self.profile, "completion", &r));
+                return Err(editor_silent(&self.profile, "completion", &r));
             }
             tokio::time::sleep(PAGE_POLL / 4).await;
         }
@@ -303,7 +301,7 @@ impl VscodeSession {
                 // On a loaded machine the widget may still show the rows it had before
                 // the last keys filtered them: read again until the display deadline.
                 Err(_) if Instant::now() < deadline => {
-                    self.vs.eval(&self.tab, super::AFTER_RENDER).await?;
+                    self.vs.eval(&self.tab, AFTER_RENDER).await?;
                 }
                 Err(label) => {
                     return Err(failed(format!(
@@ -352,7 +350,7 @@ impl VscodeSession {
             }
             last = Some(w);
             tokio::time::sleep(PAGE_POLL * 2).await;
-            self.vs.eval(&self.tab, super::AFTER_RENDER).await?;
+            self.vs.eval(&self.tab, AFTER_RENDER).await?;
         }
     }
 
@@ -404,9 +402,9 @@ impl VscodeSession {
                     )));
                 }
                 if missing < lowest {
-                    self.key("PageUp", "PageUp", 33, 0).await?;
+                    self.press(PAGE_UP, 0).await?;
                 } else {
-                    self.key("PageDown", "PageDown", 34, 0).await?;
+                    self.press(PAGE_DOWN, 0).await?;
                 }
                 tokio::time::sleep(PAGE_POLL).await;
                 page = self.vs.eval(&self.tab, WIDGET).await?;

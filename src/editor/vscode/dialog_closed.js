@@ -1,0 +1,2 @@
+// No modal dialog is shown.
+!document.querySelector('.monaco-dialog-box')
