@@ -6,11 +6,9 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::editor::vscode::instance::ExtensionState;
-
 use crate::editor::{
-    Conditions, DialectKind, Document, EditorApp, EditorKind, EditorSession, Profile, SessionError,
-    SessionOptions,
+    Conditions, DialectKind, Document, EditorApp, EditorKind, EditorSession, Editors,
+    ExtensionState, Profile, SessionError, SessionOptions,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -165,7 +163,10 @@ pub fn table(reports: &[Report]) -> String {
 /// Examines one profile in typist's own client. Never fails: every problem becomes a
 /// status and a message.
 pub async fn examine(profile: &Profile, transcript_dir: Option<&Path>) -> Report {
-    examine_in(&EditorApp::default(), profile, transcript_dir).await
+    let editors = Editors::new();
+    let report = examine_in(&editors, &EditorApp::default(), profile, transcript_dir).await;
+    editors.close().await;
+    report
 }
 
 /// How long doctor looks at VS Code's page for an extension asking to sign in.
@@ -177,8 +178,10 @@ const EXTENSIONS_WITHIN: std::time::Duration = std::time::Duration::from_secs(15
 /// Examines one profile inside `app`'s editor: typist's own client (what the server
 /// says about itself, Copilot's sign-in, the probe), or a real editor (its version,
 /// whether the profile's server or extension works inside it, the probe answered
-/// through the editor). Never fails: every problem becomes a status and a message.
+/// through the editor), started from the run's `editors`. Never fails: every problem
+/// becomes a status and a message.
 pub async fn examine_in(
+    editors: &Editors,
     app: &EditorApp,
     profile: &Profile,
     transcript_dir: Option<&Path>,
@@ -195,7 +198,8 @@ pub async fn examine_in(
             .map(|d| d.join(format!("{}.jsonl", profile.name))),
         ..Default::default()
     };
-    let session = match EditorSession::start(app, profile, &Conditions::default(), opts).await {
+    let started = EditorSession::start(editors, app, profile, &Conditions::default(), opts).await;
+    let session = match started {
         Ok(s) => s,
         Err(e @ SessionError::Missing { .. }) if !typist => {
             report.status = Status::Missing;

@@ -37,17 +37,23 @@ pub fn doctor(a: DoctorArgs) -> Result<ExitCode> {
     let (_services, filled) =
         typist::service::Services::start_each(&list, 1, typist::service::threads_for(app.kind))?;
     let mut reports = Vec::new();
+    let editors = typist::editor::Editors::new();
     for (p, filled) in list.iter().zip(filled) {
         if !a.json {
             eprintln!("checking {} …", p.name);
         }
         reports.push(match filled {
-            Ok(f) => rt.block_on(doctor::examine_in(&app, &f, a.transcripts.as_deref())),
+            Ok(f) => rt.block_on(doctor::examine_in(
+                &editors,
+                &app,
+                &f,
+                a.transcripts.as_deref(),
+            )),
             Err(e) => doctor::Report::failed(p, &e),
         });
     }
     // The VS Code the profiles were examined in, if any.
-    rt.block_on(typist::editor::vscode::stop_shared());
+    rt.block_on(editors.close());
     if a.json {
         out!(
             "{}",

@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use super::conditions::{Conditions, ListAsk, Trigger};
 use super::document::{Position, PositionEncoding};
+use super::editors::Editors;
 use super::error::SessionError;
+use super::extensions::ExtensionState;
 use super::handshake::{ServerCaps, ServerInfo};
 use super::kind::{EditorApp, EditorKind};
 use super::neovim::NeovimSession;
@@ -26,8 +28,10 @@ pub enum EditorSession {
 }
 
 impl EditorSession {
-    /// Starts `app`'s kind of editor on `profile`'s server in a fresh workspace.
+    /// Starts `app`'s kind of editor on `profile`'s server in a fresh workspace (a VS
+    /// Code from the run's `editors`).
     pub async fn start(
+        editors: &Editors,
         app: &EditorApp,
         profile: &Profile,
         conditions: &Conditions,
@@ -40,9 +44,9 @@ impl EditorSession {
             EditorKind::Neovim => {
                 EditorSession::Neovim(NeovimSession::start(profile, app, opts).await?)
             }
-            EditorKind::Vscode => {
-                EditorSession::Vscode(VscodeSession::start(profile, app, opts).await?)
-            }
+            EditorKind::Vscode => EditorSession::Vscode(
+                VscodeSession::start(editors.vscode(), profile, app, opts).await?,
+            ),
         })
     }
 
@@ -58,7 +62,7 @@ impl EditorSession {
 
     /// VS Code: each extension installed and whether it has activated so far; empty
     /// for the other editors.
-    pub fn extension_states(&self) -> Vec<crate::editor::vscode::instance::ExtensionState> {
+    pub fn extension_states(&self) -> Vec<ExtensionState> {
         match self {
             EditorSession::Vscode(v) => v.extension_states(),
             _ => Vec::new(),

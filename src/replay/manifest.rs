@@ -115,7 +115,7 @@ pub struct EditorEntry {
     pub display_deadline_ms: u64,
     /// VS Code: each extension installed, its version, and whether it activated.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub extensions: Vec<crate::editor::vscode::instance::ExtensionState>,
+    pub extensions: Vec<crate::editor::ExtensionState>,
     /// VS Code: what extensions opened over the document that typist closed to bring
     /// the focus back to it (a first-start page, a modal question, a panel).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -247,7 +247,7 @@ impl Manifest {
         &mut self,
         app: &EditorApp,
         version: Option<String>,
-        vscode: crate::editor::vscode::instance::Stopped,
+        closed: crate::editor::Closed,
     ) {
         if app.kind == EditorKind::Typist {
             return;
@@ -262,8 +262,8 @@ impl Manifest {
             highlights: app.highlights.clone(),
             arrival: app.arrival,
             display_deadline_ms: app.display_deadline_ms,
-            extensions: vscode.extensions,
-            closed: vscode.closed,
+            extensions: closed.extensions,
+            closed: closed.closed,
         });
     }
 

@@ -34,7 +34,7 @@ use anyhow::{Context, Result, bail};
 use tokio::sync::mpsc;
 
 use crate::dataset::{Case, Dataset};
-use crate::editor::{Profile, refusals};
+use crate::editor::{Editors, Profile, refusals};
 pub use checks::{check_assistants, check_blocks, check_plan, skip_reason};
 pub use manifest::Manifest;
 pub use merge::merge;
@@ -80,7 +80,9 @@ pub async fn run(
     });
     manifest.write(&manifest_path)?;
 
+    let editors = Editors::new();
     let shared = Arc::new(worker::Shared::new(
+        &editors,
         ds,
         profiles,
         cond,
@@ -92,8 +94,9 @@ pub async fn run(
     let progress = progress::progress_bar(units.todo, opts.quiet);
     let writer = progress::spawn_writer(records::Sink::open(&records_path)?, rx, progress.clone());
     let failure = worker::run_workers(shared.clone(), opts.jobs, tx).await;
-    // The run's VS Code (started by the first session, if any) ends with the replay.
-    let vscode = crate::editor::vscode::stop_shared().await;
+    // What the run's sessions shared (VS Code, started by the first session if any)
+    // ends with the replay.
+    let closed = editors.close().await;
     let new_records = writer
         .await
         .map_err(|e| anyhow::anyhow!("record writer panicked: {e}"))??;
@@ -109,7 +112,7 @@ pub async fn run(
     manifest.set_editor(
         &manifest.conditions.app.clone(),
         shared.editor_version(),
-        vscode,
+        closed,
     );
     manifest.sessions = Some(shared.sessions());
     manifest.finish(status, total, failure.clone());

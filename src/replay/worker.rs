@@ -31,7 +31,7 @@ use super::records::Record;
 use super::typing::{self, Granularity, TypingMode};
 use super::units::{Unit, neighbours};
 use crate::dataset::{Case, Dataset};
-use crate::editor::{Document, EditorSession, Profile, SessionError, SessionOptions};
+use crate::editor::{Document, EditorSession, Editors, Profile, SessionError, SessionOptions};
 
 mod golf;
 mod golf_list;
@@ -42,6 +42,8 @@ use restart::{Next, Supervisor, Why};
 
 /// What the workers of a run share.
 pub(super) struct Shared {
+    /// The run's editors host.
+    editors: Editors,
     ds: Arc<Dataset>,
     profiles: Vec<Profile>,
     cond: RunConditions,
@@ -67,6 +69,7 @@ pub(super) struct Shared {
 
 impl Shared {
     pub(super) fn new(
+        editors: &Editors,
         ds: Arc<Dataset>,
         profiles: Vec<Profile>,
         cond: RunConditions,
@@ -75,6 +78,7 @@ impl Shared {
         opts: &super::RunOptions,
     ) -> Shared {
         Shared {
+            editors: editors.clone(),
             ds,
             profiles,
             cond,
@@ -276,6 +280,7 @@ impl Worker {
         });
         let t0 = std::time::Instant::now();
         let started = EditorSession::start(
+            &self.shared.editors,
             &self.shared.cond.app,
             &profile,
             &self.shared.cond.editor,

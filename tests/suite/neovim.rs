@@ -223,9 +223,15 @@ fn neovim_writes_no_swap_backup_undo_or_shada_file() {
             contents: vec![("pkg/a.py".into(), String::new())],
             ..Default::default()
         };
-        let mut s = EditorSession::start(&app, &profile, &Default::default(), opts)
-            .await
-            .unwrap();
+        let mut s = EditorSession::start(
+            &Default::default(),
+            &app,
+            &profile,
+            &Default::default(),
+            opts,
+        )
+        .await
+        .unwrap();
         s.open("pkg/a.py", "").await.unwrap();
         let mut text = String::new();
         let mut suggested = Vec::new();

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::instance::{self, PAGE_POLL};
+use super::instance::PAGE_POLL;
 use super::scripts::{DIALOG_CLOSED, FOCUS, SIGN_IN, close_tabs};
 use super::{VscodeSession, failed, file_name};
 use crate::editor::error::SessionError;
@@ -46,7 +46,7 @@ impl VscodeSession {
         let Some(d) = self.read_focus().await?.dialog else {
             return Ok(false);
         };
-        instance::note_closed(format!("dialog: {d}"));
+        self.host.note_closed(format!("dialog: {d}"));
         self.escape().await?;
         self.wait_page("the dialog closed", DIALOG_CLOSED).await?;
         Ok(true)
@@ -59,7 +59,7 @@ impl VscodeSession {
     /// run starts a fresh profile, so every run is a first start): a modal dialog is
     /// dismissed (Escape: its cancel), an editor tab that is not the document closed,
     /// a panel that holds the focus closed, and the editor group focused. Each thing
-    /// closed is named for the manifest ([`instance::note_closed`]).
+    /// closed is named for the manifest ([`VscodeHost::note_closed`](super::VscodeHost::note_closed)).
     pub(super) async fn bring_back_focus(&mut self) -> Result<(), SessionError> {
         // The files this session opened: every other tab was opened by an extension.
         let ours: Vec<String> = self.texts.keys().map(|r| file_name(r)).collect();
@@ -77,7 +77,7 @@ impl VscodeSession {
             tracing::debug!(focus = ?f, "vscode: what is over the document");
             for gone in closing.drain(..) {
                 if !f.tabs.iter().any(|t| t.label == gone) {
-                    instance::note_closed(format!("editor tab: {gone}"));
+                    self.host.note_closed(format!("editor tab: {gone}"));
                 }
             }
             if f.dialog.is_some() {
@@ -119,7 +119,7 @@ impl VscodeSession {
     /// editor group.
     async fn focus_editor(&mut self, panel: Option<&str>) -> Result<(), SessionError> {
         if let Some(p) = panel {
-            instance::note_closed(format!("panel: {p}"));
+            self.host.note_closed(format!("panel: {p}"));
             self.run_in_palette("View: Close Panel").await?;
         }
         self.run_in_palette("View: Focus Active Editor Group").await

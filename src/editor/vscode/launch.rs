@@ -1,5 +1,5 @@
 //! A session started: the run's VS Code for the profile's extensions and settings
-//! ([`instance::shared`]), the session's `.code-workspace` file (the fixture's settings
+//! ([`VscodeHost::instance`]), the session's `.code-workspace` file (the fixture's settings
 //! naming the profile's server), a tab of its own, and the window opened on the
 //! workspace until the fixture says its extension host has the folder (opened again
 //! when it does not get on).
@@ -12,13 +12,14 @@ use serde_json::{Value, json};
 
 use super::instance::{self, PAGE_POLL};
 use super::scripts::{MARKS, PAGE_STATE};
-use super::{VscodeSession, failed, fixture_dialect};
+use super::{VscodeHost, VscodeSession, failed, fixture_dialect};
 use crate::editor::error::{EditorError, SessionError};
 use crate::editor::handshake::ServerInfo;
 use crate::editor::kind::EditorApp;
 use crate::editor::options::SessionOptions;
 use crate::editor::profile::{DialectKind, Profile};
 use crate::editor::workspace::{self, Workspace};
+use std::sync::Arc;
 
 /// The workspace file typist writes beside each session's workspace.
 pub(super) const WORKSPACE_FILE: &str = "typist.code-workspace";
@@ -38,6 +39,7 @@ const NAVIGATE_AGAIN_AFTER: Duration = Duration::from_millis(300);
 
 impl VscodeSession {
     pub async fn start(
+        host: &Arc<VscodeHost>,
         profile: &Profile,
         app: &EditorApp,
         opts: SessionOptions,
@@ -61,11 +63,12 @@ impl VscodeSession {
         } else {
             serde_json::Map::new()
         };
-        let vs = instance::shared(&setup).await?;
+        let vs = host.instance(&setup).await?;
         let file = write_workspace(dir.path(), &root, settings)?;
         let (target, tab) = vs.new_tab().await?;
         let mut s = VscodeSession {
             vs,
+            host: host.clone(),
             target,
             tab,
             _dir: dir,

@@ -68,7 +68,8 @@ use super::kind::EditorApp;
 use super::profile::{DialectKind, Profile};
 use instance::Instance;
 
-pub use instance::{stop_shared, user_settings};
+pub use instance::shared::VscodeHost;
+pub use instance::user_settings;
 
 /// How long past the profile's request deadline typist waits for the fixture to say what
 /// became of a request (or for a later request at the cursor): VS Code's own delays,
@@ -81,6 +82,8 @@ const EDITOR_DELAY: Duration = Duration::from_secs(30);
 /// A session: a tab of the run's VS Code on its own workspace window.
 pub struct VscodeSession {
     vs: Arc<Instance>,
+    /// The run's VS Codes (told what typist closes).
+    host: Arc<VscodeHost>,
     /// The tab's DevTools target and the session attached to it.
     target: String,
     tab: String,
@@ -146,7 +149,7 @@ impl VscodeSession {
     pub fn editor_version(&self) -> &str {
         &self.vs.version
     }
-    pub fn extension_states(&self) -> Vec<instance::ExtensionState> {
+    pub fn extension_states(&self) -> Vec<crate::editor::extensions::ExtensionState> {
         self.vs.extension_states()
     }
     pub fn server_info(&self) -> &ServerInfo {

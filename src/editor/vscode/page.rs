@@ -8,15 +8,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::instance::PAGE_POLL;
-use super::scripts::READ;
+use super::scripts::{READ, expand_tabs};
 use super::{EDITOR_DELAY, VscodeSession, failed};
 use crate::editor::error::SessionError;
 use crate::editor::suggestions::InlineSuggestion;
 
 /// How long a key's effect (a quick-open list, the cursor at its line) may take to show.
 pub(super) const UI_WITHIN: Duration = Duration::from_secs(10);
-/// A line as VS Code draws it: tabs to the next stop of this (`editor.tabSize`).
-const TAB_SIZE: usize = 4;
 
 /// What the page shows (`read.js`), read in one script.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
@@ -145,23 +143,6 @@ pub(super) fn draws(shown: &str, lines: &str) -> bool {
     let drawn: Vec<&str> = shown.split('\n').collect();
     let want: Vec<String> = lines.split('\n').map(expand_tabs).collect();
     drawn.len() == want.len() && drawn.iter().zip(&want).all(|(a, b)| *a == b)
-}
-
-/// A line as VS Code draws it: tabs to the next stop of 4 (`editor.tabSize`).
-pub(super) fn expand_tabs(s: &str) -> String {
-    let mut out = String::new();
-    let mut col = 0;
-    for c in s.chars() {
-        if c == '\t' {
-            let n = TAB_SIZE - col % TAB_SIZE;
-            out.extend(std::iter::repeat_n(' ', n));
-            col += n;
-        } else {
-            out.push(c);
-            col += 1;
-        }
-    }
-    out
 }
 
 fn nbsp(s: &str) -> String {

@@ -5,8 +5,6 @@
 
 use serde_json::{Value, json};
 
-use super::page::expand_tabs;
-
 /// What the page shows, read in one script: the focused editor's cursor line (from the
 /// status bar's "Ln N, Col M"), the ghost text at it, the fixture's status
 /// ([`super::page::Page`]).
@@ -93,3 +91,23 @@ pub(super) fn file_active(name: &str) -> String {
 pub(super) fn close_tabs(labels: &[&String]) -> String {
     call(include_str!("close_tabs.js"), &[json!(labels)])
 }
+
+/// A line as VS Code draws it: tabs to the next stop of 4 (`editor.tabSize`).
+pub(super) fn expand_tabs(s: &str) -> String {
+    let mut out = String::new();
+    let mut col = 0;
+    for c in s.chars() {
+        if c == '\t' {
+            let n = TAB_SIZE - col % TAB_SIZE;
+            out.extend(std::iter::repeat_n(' ', n));
+            col += n;
+        } else {
+            out.push(c);
+            col += 1;
+        }
+    }
+    out
+}
+
+/// A line as VS Code draws it: tabs to the next stop of this (`editor.tabSize`).
+const TAB_SIZE: usize = 4;

@@ -8,7 +8,8 @@ use serde_json::Value;
 
 use super::instance::PAGE_POLL;
 use super::keys::{CTRL, END, ENTER, KEY_G, Key, SHIFT, SHIFTED_P};
-use super::page::{UI_WITHIN, expand_tabs};
+use super::page::UI_WITHIN;
+use super::scripts::expand_tabs;
 use super::scripts::{
     DUMP, FOCUS, QUICK_INPUT_FOCUSED, REVERTED, WHERE, cursor_at, line_is, palette_lists,
     status_shows,

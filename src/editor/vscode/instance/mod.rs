@@ -12,7 +12,7 @@
 
 mod extensions;
 mod launch;
-mod shared;
+pub mod shared;
 mod tabs;
 
 use std::path::{Path, PathBuf};
@@ -27,7 +27,7 @@ use crate::editor::profile::resolve_program;
 use crate::lsp::ExitInfo;
 use crate::lsp::process::ServerProcess;
 
-pub use shared::{Stopped, note_closed, shared, stop_shared};
+pub use crate::editor::extensions::ExtensionState;
 
 /// How long code-server has to say where it listens.
 const LISTEN_WITHIN: Duration = Duration::from_secs(60);
@@ -81,21 +81,6 @@ pub fn fixture_vsix() -> Option<PathBuf> {
 pub struct Installed {
     pub id: String,
     pub version: String,
-}
-
-/// An extension of the run as the manifest records it: what code-server installed, and
-/// whether its extension host activated it (read from the extension hosts' logs).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct ExtensionState {
-    pub id: String,
-    pub version: String,
-    /// What was installed: a `.vsix` file or a marketplace id.
-    pub from: String,
-    /// `activate` was called in at least one window.
-    pub activated: bool,
-    /// Its activation failed: the error the extension host logged.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub activation_error: Option<String>,
 }
 
 pub struct Instance {
@@ -203,9 +188,8 @@ impl Instance {
             .map(|e| say("chromium", e))
     }
 
-    /// Stops this VS Code; what its extensions did is kept for the manifest first.
+    /// Stops this VS Code (the host keeps what its extensions did first).
     pub fn kill(&self) {
-        shared::remember(self.extension_states());
         self.browser.kill_group();
         self.server.kill_group();
     }

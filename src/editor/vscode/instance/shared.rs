@@ -1,94 +1,94 @@
-//! The run's VS Codes, shared by every session of the run through process-wide
-//! statics: one per [`Setup`], started by the first session asking for it and again
-//! when it has exited; what the stopped ones leave for the manifest (each extension's
-//! activation, what typist closed over the document). [`stop_shared`] stops them all.
-//! (The statics are here alone, so that an owner of the run's editors can take their
-//! place.)
+//! The run's VS Codes, owned by the run's editors host (`editor/editors.rs`): one per
+//! [`Setup`], started by the first session asking for it and again when it has
+//! exited; what the stopped ones leave for the manifest (each extension's activation,
+//! what typist closed over the document). [`VscodeHost::close`] stops them all.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use super::{ExtensionState, Instance, Setup};
 use crate::editor::error::SessionError;
+use crate::editor::extensions::Closed;
 
-type Running = Vec<(Setup, Arc<Instance>)>;
-static SHARED: tokio::sync::Mutex<Running> = tokio::sync::Mutex::const_new(Vec::new());
-/// The extensions of every VS Code the run has stopped, by id.
-static SEEN: std::sync::Mutex<Vec<ExtensionState>> = std::sync::Mutex::new(Vec::new());
-/// What typist closed that extensions had opened over the document.
-static CLOSED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
-
-/// Notes that typist closed `what` (a dialog, a tab, a panel an extension opened), once.
-pub fn note_closed(what: String) {
-    if let Ok(mut c) = CLOSED.lock()
-        && !c.contains(&what)
-    {
-        tracing::info!("vscode: closed what an extension opened: {what}");
-        c.push(what);
-    }
+/// The VS Codes of one run, and what the stopped ones left.
+#[derive(Default)]
+pub struct VscodeHost {
+    running: tokio::sync::Mutex<Vec<(Setup, Arc<Instance>)>>,
+    /// The extensions of every VS Code the run has stopped, by id.
+    seen: Mutex<Vec<ExtensionState>>,
+    /// What typist closed that extensions had opened over the document.
+    closed: Mutex<Vec<String>>,
 }
 
-/// What the run's VS Codes leave for the manifest.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Stopped {
-    /// Each extension installed, and whether it activated.
-    pub extensions: Vec<ExtensionState>,
-    /// What typist closed that extensions had opened over the document, sorted.
-    pub closed: Vec<String>,
-}
-
-/// The run's VS Code for `setup`, started now if there is none or the last one has
-/// exited.
-pub async fn shared(setup: &Setup) -> Result<Arc<Instance>, SessionError> {
-    let mut s = SHARED.lock().await;
-    if let Some(at) = s.iter().position(|(k, _)| k == setup) {
-        if s[at].1.alive() {
-            return Ok(s[at].1.clone());
+impl VscodeHost {
+    /// The run's VS Code for `setup`, started now if there is none or the last one has
+    /// exited.
+    pub async fn instance(&self, setup: &Setup) -> Result<Arc<Instance>, SessionError> {
+        let mut s = self.running.lock().await;
+        if let Some(at) = s.iter().position(|(k, _)| k == setup) {
+            if s[at].1.alive() {
+                return Ok(s[at].1.clone());
+            }
+            let (_, old) = s.remove(at);
+            self.stop(&old);
         }
-        let (_, old) = s.remove(at);
-        old.kill();
+        let i = Arc::new(Instance::start(setup).await?);
+        s.push((setup.clone(), i.clone()));
+        Ok(i)
     }
-    let i = Arc::new(Instance::start(setup).await?);
-    s.push((setup.clone(), i.clone()));
-    Ok(i)
-}
 
-/// Stops the run's VS Codes (code-server, its extension hosts, Chromium), if any, and
-/// returns what each extension did in them and what typist closed (for the manifest).
-pub async fn stop_shared() -> Stopped {
-    for (_, i) in SHARED.lock().await.drain(..) {
-        i.kill();
+    /// Notes that typist closed `what` (a dialog, a tab, a panel an extension opened),
+    /// once.
+    pub fn note_closed(&self, what: String) {
+        if let Ok(mut c) = self.closed.lock()
+            && !c.contains(&what)
+        {
+            tracing::info!("vscode: closed what an extension opened: {what}");
+            c.push(what);
+        }
     }
-    Stopped {
-        extensions: SEEN
-            .lock()
-            .map(|mut v| std::mem::take(&mut *v))
-            .unwrap_or_default(),
-        closed: CLOSED
-            .lock()
-            .map(|mut v| {
-                // Sorted: which of two things opened together is seen first is a race.
-                v.sort();
-                std::mem::take(&mut *v)
-            })
-            .unwrap_or_default(),
-    }
-}
 
-/// Keeps what `states` say of the extensions of a VS Code being stopped, for the
-/// manifest: an extension activated in any VS Code of the run counts as activated, and
-/// its first activation error is kept.
-pub(super) fn remember(states: Vec<ExtensionState>) {
-    if let Ok(mut seen) = SEEN.lock() {
-        for st in states {
-            match seen.iter_mut().find(|e| e.id.eq_ignore_ascii_case(&st.id)) {
-                Some(e) => {
-                    e.activated |= st.activated;
-                    if e.activation_error.is_none() {
-                        e.activation_error = st.activation_error;
+    /// Stops the run's VS Codes (code-server, its extension hosts, Chromium), if any,
+    /// and returns what each extension did in them and what typist closed.
+    pub async fn close(&self) -> Closed {
+        for (_, i) in self.running.lock().await.drain(..) {
+            self.stop(&i);
+        }
+        Closed {
+            extensions: self
+                .seen
+                .lock()
+                .map(|mut v| std::mem::take(&mut *v))
+                .unwrap_or_default(),
+            closed: self
+                .closed
+                .lock()
+                .map(|mut v| {
+                    // Sorted: which of two things opened together is seen first is a
+                    // race.
+                    v.sort();
+                    std::mem::take(&mut *v)
+                })
+                .unwrap_or_default(),
+        }
+    }
+
+    /// Stops `i`, keeping what its extensions did first: an extension activated in any
+    /// VS Code of the run counts as activated, and its first activation error is kept.
+    fn stop(&self, i: &Instance) {
+        let states = i.extension_states();
+        if let Ok(mut seen) = self.seen.lock() {
+            for st in states {
+                match seen.iter_mut().find(|e| e.id.eq_ignore_ascii_case(&st.id)) {
+                    Some(e) => {
+                        e.activated |= st.activated;
+                        if e.activation_error.is_none() {
+                            e.activation_error = st.activation_error;
+                        }
                     }
+                    None => seen.push(st),
                 }
-                None => seen.push(st),
             }
         }
+        i.kill();
     }
 }
