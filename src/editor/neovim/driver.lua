@@ -3,7 +3,9 @@
 -- the profile's server with Neovim's own client, turns on inline completion, and tells
 -- typist over the RPC channel about every inline-completion request Neovim sends
 -- (`typist_request`), its answer with the ghost text shown right after the answer was
--- drawn (`typist_answer`), cancellations (`LspRequest`) and the server's detach.
+-- drawn (`typist_answer`), cancellations (`LspRequest`) and the server's detach. Every
+-- field of a notification and of a state reply is always sent (`vim.NIL` for none):
+-- typist refuses one with a field missing (`protocol.rs`).
 local opts = ...
 local api = vim.api
 for k, v in pairs(opts) do
@@ -274,6 +276,7 @@ local function watch(client)
       local completion = method == 'textDocument/completion'
       notify('typist_answer', {
         seq = seq,
+        method = method,
         error = err and (err.message or vim.inspect(err)) or vim.NIL,
         null = result == nil,
         items = items and #items or 0,
@@ -286,7 +289,16 @@ local function watch(client)
     if ok and id then
       M.ids[id] = seq
     elseif not ok then
-      notify('typist_answer', { seq = seq, error = 'the client refused the request (shut down)' })
+      notify('typist_answer', {
+        seq = seq,
+        method = method,
+        error = 'the client refused the request (shut down)',
+        null = true,
+        items = 0,
+        incomplete = false,
+        shown = vim.NIL,
+        handler_error = vim.NIL,
+      })
     end
     return ok, id
   end
@@ -377,19 +389,17 @@ function M.open(path, lang, current)
   return buf
 end
 
--- The client's state: nil until initialized, then the server's name and version.
+-- The client's state (`gone`, `starting`, `initialized`), and once initialized the
+-- server's name, version and completion trigger characters.
 function M.ready()
   local c = M.client_id and vim.lsp.get_client_by_id(M.client_id)
-  if not c then
-    return { gone = true }
-  end
-  if not c.initialized then
-    return { initialized = false }
+  if not c or not c.initialized then
+    return { state = c and 'starting' or 'gone', name = vim.NIL, version = vim.NIL, triggers = {} }
   end
   local info = c.server_info or {}
   local cp = (c.server_capabilities or {}).completionProvider or {}
   return {
-    initialized = true,
+    state = 'initialized',
     name = info.name or vim.NIL,
     version = info.version or vim.NIL,
     triggers = cp.triggerCharacters or {},

@@ -14,9 +14,13 @@
 use std::time::{Duration, Instant};
 
 use rmpv::Value as Mp;
-use serde_json::Value;
 
-use super::{ListState, NeovimSession, READY_POLL, STATE_WAIT, json_to_mp, mp_to_json};
+use super::NeovimSession;
+use super::documents::READY_POLL;
+use super::list_state::{ListPhase, ListState};
+use super::protocol::{COMPLETION, Popup, Readiness, json_to_mp};
+use super::requests::Wanted;
+use super::suggest::STATE_WAIT;
 use crate::editor::conditions::Trigger;
 use crate::editor::document::Position;
 use crate::editor::error::{EditorError, SessionError};
@@ -39,12 +43,12 @@ impl NeovimSession {
     /// Places what the editor is to hold in `rel` in its buffer and puts the cursor at
     /// `cursor` (a byte column) in insert mode: a completion session begins.
     pub async fn list_open(&mut self, rel: &str, cursor: Position) -> Result<(), SessionError> {
-        let (text, buf, at, line_start) = self.begin_case(rel, cursor)?;
-        let col = (at - line_start) as i64;
-        let row = cursor.line as i64;
-        let new_lines: Vec<String> = text.split('\n').map(str::to_string).collect();
-        let epoch = self.place_lines(rel, buf, &new_lines, (row, 0)).await?;
-        self.lines.insert(rel.to_string(), new_lines);
+        let case = self.begin_case(rel, cursor)?;
+        let (buf, col, row) = (case.buf, case.col() as i64, cursor.line as i64);
+        let new_lines = case.lines();
+        let epoch = self
+            .place_lines(rel, buf, &new_lines, (row, 0), new_lines.clone())
+            .await?;
         self.input("i").await?;
         self.wait_state(buf, STATE_WAIT, |s| s.mode == "i").await?;
         self.lua("typist.cursor(...)", vec![Mp::from(row), Mp::from(col)])
@@ -58,9 +62,7 @@ impl NeovimSession {
             buf,
             row,
             epoch,
-            listed: 0,
-            incomplete: false,
-            asked: false,
+            phase: ListPhase::Placed,
         });
         Ok(())
     }
@@ -135,24 +137,19 @@ impl NeovimSession {
     }
 
     async fn ask_once(&mut self, trigger: &Trigger) -> Result<Timed<ShownList>, SessionError> {
-        self.drain();
+        self.drain()?;
         let (buf, row, epoch) = {
             let l = self.list_state()?;
             (l.buf, l.row, l.epoch)
         };
         let state = self.state(buf).await?;
         let version = state.version;
-        let after = self.last_seq();
+        let after = self.requests.last_seq();
         let t0 = Instant::now();
         self.lua("typist.complete(...)", vec![json_to_mp(&trigger.context())])
             .await?;
         self.answered_list(buf, row, epoch, version, t0, after)
             .await
-    }
-
-    /// The last request Neovim was seen to send.
-    pub(super) fn last_seq(&self) -> u64 {
-        self.sent.last().map_or(0, |s| s.seq)
     }
 
     /// The popup read with the answer to the request Neovim sent at `version`.
@@ -167,22 +164,23 @@ impl NeovimSession {
     ) -> Result<Timed<ShownList>, SessionError> {
         let rel = self.list_state()?.rel.clone();
         let text = self.texts.get(&rel).cloned().unwrap_or_default();
-        let (answer, latency_ms) = self
-            .completion_answer(buf, epoch, version, row, &text, after, t0)
-            .await?;
-        let items = answer.shown["items"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
+        let want = Wanted {
+            method: COMPLETION,
+            epoch,
+            version,
+            row,
+        };
+        let (answer, latency_ms) = self.answered(buf, want, &text, after, t0).await?;
         let list = ShownList {
-            items,
+            items: answer.shown.items().to_vec(),
             listed: answer.items as usize,
             incomplete: answer.incomplete,
         };
         if let Some(l) = self.list.as_mut() {
-            l.listed = list.listed;
-            l.incomplete = list.incomplete;
-            l.asked = true;
+            l.phase = ListPhase::Asked {
+                listed: list.listed,
+                incomplete: list.incomplete,
+            };
         }
         Ok(Timed {
             value: list,
@@ -198,34 +196,24 @@ impl NeovimSession {
         &mut self,
         text: &str,
     ) -> Result<Option<(ShownList, Option<f64>)>, SessionError> {
-        let (buf, row, epoch, asked, listed, incomplete, rel) = {
+        let (buf, row, epoch, phase, rel) = {
             let l = self.list_state()?;
-            (
-                l.buf,
-                l.row,
-                l.epoch,
-                l.asked,
-                l.listed,
-                l.incomplete,
-                l.rel.clone(),
-            )
+            (l.buf, l.row, l.epoch, l.phase, l.rel.clone())
         };
-        self.drain();
-        let after = self.last_seq();
+        self.drain()?;
+        let after = self.requests.last_seq();
         let before = self.state(buf).await?;
         let col0 = before.col;
         // Neovim asks again only while an incomplete list is shown.
-        let asks_again = asked && incomplete && before.pum;
+        let asks_again = matches!(
+            phase,
+            ListPhase::Asked {
+                incomplete: true,
+                ..
+            }
+        ) && before.pum;
         let interval = Duration::from_millis(self.app.key_interval_ms);
-        for c in text.chars() {
-            tokio::time::sleep(interval).await;
-            let key = if c == '<' {
-                "<lt>".to_string()
-            } else {
-                c.to_string()
-            };
-            self.input(&key).await?;
-        }
+        self.type_chars(text, interval).await?;
         let col = col0 + text.len() as i64;
         let state = self
             .wait_state(buf, STATE_WAIT, |s| {
@@ -240,9 +228,9 @@ impl NeovimSession {
         {
             *l = state.line.clone();
         }
-        if !asked {
+        let ListPhase::Asked { listed, incomplete } = phase else {
             return Ok(None);
-        }
+        };
         if asks_again {
             let version = state.version;
             let t0 = Instant::now();
@@ -251,11 +239,10 @@ impl NeovimSession {
                 .await?;
             return Ok(Some((got.value, Some(got.latency_ms))));
         }
-        let popup = mp_to_json(&self.lua("return typist.popup()", vec![]).await?);
-        let items = popup["items"].as_array().cloned().unwrap_or_default();
+        let popup: Popup = self.reply("typist.popup", vec![]).await?;
         Ok(Some((
             ShownList {
-                items,
+                items: popup.items,
                 listed,
                 incomplete,
             },
@@ -273,24 +260,25 @@ impl NeovimSession {
             ReadinessRule::None | ReadinessRule::Stable => {}
             ReadinessRule::Progress => {
                 let start_by = deadline.min(Instant::now() + PROGRESS_START_WAIT);
-                self.readiness_until(start_by, |v| v["seen"] == Value::Bool(true))
-                    .await;
-                self.readiness_until(deadline, |v| v["active"] == 0).await;
+                self.readiness_until(start_by, |r| r.seen).await;
+                self.readiness_until(deadline, |r| r.active == 0).await;
             }
             ReadinessRule::ServerStatus => {
-                self.readiness_until(deadline, |v| v["quiescent"] == Value::Bool(true))
+                self.readiness_until(deadline, |r| r.quiescent == Some(true))
                     .await;
             }
         }
         deadline
     }
 
-    async fn readiness_until(&mut self, by: Instant, done: fn(&Value) -> bool) {
+    /// Polls `typist.readiness` until `done` or `by`; a failed call ends the wait (the
+    /// editor is then broken, and the case refused).
+    async fn readiness_until(&mut self, by: Instant, done: fn(&Readiness) -> bool) {
         loop {
-            let Ok(v) = self.lua("return typist.readiness()", vec![]).await else {
+            let Ok(r) = self.reply::<Readiness>("typist.readiness", vec![]).await else {
                 return;
             };
-            if done(&mp_to_json(&v)) || Instant::now() >= by {
+            if done(&r) || Instant::now() >= by {
                 return;
             }
             tokio::time::sleep(READY_POLL).await;
