@@ -21,6 +21,7 @@ use crate::editor::{Conditions, Profile, Session, SessionOptions};
 use crate::replay::records::{Record, read_all};
 use crate::score::block_terms::trim_blank_tail;
 use crate::score::checks_file::{Check, Header, file_hash, write_checks};
+use crate::score::records::Outcome;
 
 /// What `typist check` is told.
 #[derive(Debug, Clone)]
@@ -275,7 +276,7 @@ fn new_errors(
 
 /// A line-level record with a suggestion (outcome `suggestion`, not a completion list).
 fn is_suggestion(r: &Record) -> bool {
-    r.outcome == "suggestion" && r.kind.is_none() && r.predicted.is_some()
+    r.outcome == Outcome::Suggestion && r.kind.is_none() && r.predicted.is_some()
 }
 
 /// `F_pred`: the file with the accepted text in place of the true text (methodology

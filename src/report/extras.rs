@@ -14,7 +14,7 @@ use super::examples::{Seg, diff_lines};
 use super::format::{num_attr, p_text, pct};
 use crate::score::block_terms::block_terms;
 use crate::score::pairwise::Pairwise;
-use crate::score::{Estimate, Summary};
+use crate::score::{Estimate, Outcome, Summary};
 
 pub(super) struct BlockSection<'a> {
     pub rows: Vec<BlockRow<'a>>,
@@ -253,7 +253,7 @@ struct BlockRecord {
     assistant: String,
     #[serde(default = "one")]
     pass: u32,
-    outcome: String,
+    outcome: Outcome,
     expected_block: Option<String>,
     predicted: Option<String>,
     predicted_text: Option<String>,
@@ -279,7 +279,7 @@ fn block_examples(records: &[PathBuf], pass: u32) -> Vec<BlockExamples> {
             let Ok(r) = serde_json::from_str::<BlockRecord>(&line) else {
                 continue;
             };
-            let (Some(t), "suggestion") = (r.expected_block, r.outcome.as_str()) else {
+            let (Some(t), Outcome::Suggestion) = (r.expected_block, r.outcome) else {
                 continue;
             };
             if r.pass != pass {
