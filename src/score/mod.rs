@@ -20,6 +20,7 @@ pub mod ranking;
 pub mod records;
 pub mod repeat;
 mod side_boot;
+pub mod side_figures;
 pub mod summary;
 pub mod sums;
 pub mod table;
