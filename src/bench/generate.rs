@@ -375,7 +375,7 @@ fn record(pool: &Pool, seed: u64, base: Record, a: usize, stats: &mut Stats) -> 
     let roll = rng.below(1000);
     if roll < 10 {
         stats.errors += 1;
-        r.outcome = "error".into();
+        r.outcome = crate::score::Outcome::Error;
         r.error = Some(ERRORS[rng.below(ERRORS.len())].into());
         return r;
     }
@@ -383,7 +383,7 @@ fn record(pool: &Pool, seed: u64, base: Record, a: usize, stats: &mut Stats) -> 
     r.response_hash = Some(rng.hex());
     if roll < 110 {
         stats.empty += 1;
-        r.outcome = "empty".into();
+        r.outcome = crate::score::Outcome::Empty;
         r.items = Some(rng.below(2));
         return r;
     }
@@ -400,7 +400,7 @@ fn record(pool: &Pool, seed: u64, base: Record, a: usize, stats: &mut Stats) -> 
         let next = &pool.lines[rng.below(pool.len())].text;
         r.predicted_text = Some(format!("{predicted}\n{next}"));
     }
-    r.outcome = "suggestion".into();
+    r.outcome = crate::score::Outcome::Suggestion;
     r.items = Some(1 + rng.below(3));
     r.predicted = Some(predicted);
     r

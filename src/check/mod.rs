@@ -22,6 +22,7 @@ use crate::editor::{Conditions, Profile, SessionOptions};
 use crate::replay::records::{Record, read_all};
 use crate::score::block_terms::trim_blank_tail;
 use crate::score::checks_file::{Check, Header, file_hash, write_checks};
+use crate::score::records::Outcome;
 
 /// What `typist check` is told.
 #[derive(Debug, Clone)]
@@ -137,28 +138,7 @@ async fn check_file(ds: &Dataset, path: &Path, checker: Option<&Profile>) -> Res
         });
     }
     if let Some(profile) = checker {
-        for ((repo, rel), preds) in &to_diagnose {
-            let Some(repo) = ds.repos.iter().find(|r| r.name == *repo) else {
-                continue;
-            };
-            let Some(f) = files.get(&(repo.name.as_str(), *rel)) else {
-                continue;
-            };
-            let found = diagnose(profile, repo, f, preds).await;
-            for ((i, _), got) in preds.iter().zip(found) {
-                match got {
-                    Ok(n) => {
-                        report.diagnosed += 1;
-                        report.no_new_error += usize::from(n == 0);
-                        checks[*i].new_errors = Some(n);
-                    }
-                    Err(e) => {
-                        report.checker_failed += 1;
-                        checks[*i].checker_error = Some(crate::secrets::scrub(&e).into_owned());
-                    }
-                }
-            }
-        }
+        diagnose_all(ds, &files, profile, &to_diagnose, &mut checks, &mut report).await;
     }
     report.sidecar = write_checks(
         path,
@@ -169,6 +149,41 @@ async fn check_file(ds: &Dataset, path: &Path, checker: Option<&Profile>) -> Res
         &mut checks,
     )?;
     Ok(report)
+}
+
+/// Asks the checker about every file's suggestions (`to_diagnose`: per file, the
+/// places in `checks` and the predicted files) and writes what it found into `checks`
+/// and the counts of `report`.
+async fn diagnose_all(
+    ds: &Dataset,
+    files: &HashMap<(&str, &str), &SourceFile>,
+    profile: &Profile,
+    to_diagnose: &BTreeMap<(&str, &str), Vec<(usize, String)>>,
+    checks: &mut [Check],
+    report: &mut CheckReport,
+) {
+    for ((repo, rel), preds) in to_diagnose {
+        let Some(repo) = ds.repos.iter().find(|r| r.name == *repo) else {
+            continue;
+        };
+        let Some(f) = files.get(&(repo.name.as_str(), *rel)) else {
+            continue;
+        };
+        let found = diagnose(profile, repo, f, preds).await;
+        for ((i, _), got) in preds.iter().zip(found) {
+            match got {
+                Ok(n) => {
+                    report.diagnosed += 1;
+                    report.no_new_error += usize::from(n == 0);
+                    checks[*i].new_errors = Some(n);
+                }
+                Err(e) => {
+                    report.checker_failed += 1;
+                    checks[*i].checker_error = Some(crate::secrets::scrub(&e).into_owned());
+                }
+            }
+        }
+    }
 }
 
 /// The error-severity diagnostics of each `F_pred` of file `f` not in `F_true`'s, from
@@ -276,7 +291,7 @@ fn new_errors(
 
 /// A line-level record with a suggestion (outcome `suggestion`, not a completion list).
 fn is_suggestion(r: &Record) -> bool {
-    r.outcome == "suggestion" && r.kind.is_none() && r.predicted.is_some()
+    r.outcome == Outcome::Suggestion && r.kind.is_none() && r.predicted.is_some()
 }
 
 /// `F_pred`: the file with the accepted text in place of the true text (methodology

@@ -12,6 +12,7 @@ use serde_json::Value;
 use super::harness::Drill;
 use super::report::DrillReport;
 use crate::host::faults::Kind;
+use crate::score::Outcome;
 
 /// Runs the plan against the `drill-faults` profile, whose host logs to `log`, and
 /// checks its records.
@@ -189,21 +190,24 @@ enum Verdict {
 }
 
 /// `outcome` recorded where the host met `fault` and answered `answer` (`logged`: the
-/// host logged the request).
+/// host logged the request); an outcome this version does not know is stray.
 fn judge(outcome: &str, fault: Option<Kind>, answer: Option<&str>, logged: bool) -> Verdict {
+    use Outcome::{Empty, Error, Suggestion, Timeout};
+    let Some(outcome) = Outcome::parse(outcome) else {
+        return Verdict::Stray;
+    };
     match (outcome, fault.and_then(Kind::ends_request), answer) {
-        ("empty", None, Some("")) => Verdict::Fine,
-        ("empty", _, _) => Verdict::FalseEmpty,
-        ("suggestion", None, Some(a)) if !a.is_empty() => Verdict::Fine,
-        ("suggestion", _, _) => Verdict::FalseAnswer,
-        ("error" | "timeout", Some(expected), _) if expected == outcome => Verdict::Fine,
-        ("error" | "timeout", Some(_), _) => Verdict::WrongFailureKind,
+        (Empty, None, Some("")) => Verdict::Fine,
+        (Empty, _, _) => Verdict::FalseEmpty,
+        (Suggestion, None, Some(a)) if !a.is_empty() => Verdict::Fine,
+        (Suggestion, _, _) => Verdict::FalseAnswer,
+        (Error | Timeout, Some(expected), _) if expected == outcome => Verdict::Fine,
+        (Error | Timeout, Some(_), _) => Verdict::WrongFailureKind,
         // The answer was sent, then the server died: the answer may not have left.
-        ("error", None, _) if fault == Some(Kind::CrashAfter) => Verdict::Fine,
+        (Error, None, _) if fault == Some(Kind::CrashAfter) => Verdict::Fine,
         // The host itself failed (no answer logged).
-        ("error", None, None) if logged => Verdict::Fine,
-        ("error" | "timeout", _, _) => Verdict::SpuriousFailure,
-        _ => Verdict::Stray,
+        (Error, None, None) if logged => Verdict::Fine,
+        (Error | Timeout, _, _) => Verdict::SpuriousFailure,
     }
 }
 

@@ -20,6 +20,8 @@ use tower_lsp_server::ls_types::{ConfigurationItem, MessageType};
 
 use tower_lsp_server::Client;
 
+use crate::score::Outcome;
+
 /// How long the `crash-after` fault waits after handing its answer to tower-lsp, so that
 /// the answer is written before the process dies.
 const CRASH_AFTER_DELAY: Duration = Duration::from_millis(100);
@@ -129,10 +131,10 @@ impl Kind {
 
     /// The outcome the client must record when this fault ends the request, `None` when
     /// the server's answer still arrives (the record must then be that answer).
-    pub fn ends_request(self) -> Option<&'static str> {
+    pub fn ends_request(self) -> Option<Outcome> {
         match self {
-            Kind::Crash | Kind::Truncated | Kind::ErrorAnswer => Some("error"),
-            Kind::Hang => Some("timeout"),
+            Kind::Crash | Kind::Truncated | Kind::ErrorAnswer => Some(Outcome::Error),
+            Kind::Hang => Some(Outcome::Timeout),
             _ => None,
         }
     }

@@ -204,7 +204,7 @@ fn recorded_cases(
     // old one when the file is finalized (the latest record of a case wins).
     Ok(existing
         .iter()
-        .filter(|r| !(opts.retry_errors && matches!(r.outcome.as_str(), "error" | "timeout")))
+        .filter(|r| !(opts.retry_errors && r.outcome.failed()))
         .map(Record::done_key)
         .collect())
 }

@@ -10,6 +10,7 @@ use crate::dataset::Case;
 use crate::dataset::token::TokenCase;
 use crate::editor::options::Timed;
 use crate::editor::{SessionError, Suggestions, ranking};
+use crate::score::records::{Outcome, RecordKind};
 
 /// What came of asking a server once.
 pub(super) enum Ask {
@@ -76,16 +77,16 @@ fn line_outcome(
             match &t.value {
                 Suggestions::Inline(items) => match items.first() {
                     Some(first) if first.text != current => {
-                        r.outcome = "suggestion".into();
+                        r.outcome = Outcome::Suggestion;
                         r.predicted = Some(first.line.clone());
                         if first.text.contains('\n') {
                             r.predicted_text = Some(first.text.clone());
                         }
                     }
-                    _ => r.outcome = "empty".into(),
+                    _ => r.outcome = Outcome::Empty,
                 },
                 Suggestions::Completion(_) => {
-                    r.outcome = "error".into();
+                    r.outcome = Outcome::Error;
                     r.error =
                         Some("completion list where an inline suggestion was expected".into());
                 }
@@ -93,7 +94,7 @@ fn line_outcome(
         }
         Ask::Failed(e) => match e.nothing_shown() {
             Some(why) => {
-                r.outcome = "empty".into();
+                r.outcome = Outcome::Empty;
                 r.items = Some(0);
                 r.reason = Some(why.to_string());
             }
@@ -105,7 +106,11 @@ fn line_outcome(
 
 /// `timeout` or `error`, never `empty`, with the scrubbed message.
 fn failed(r: &mut Record, e: &SessionError) {
-    r.outcome = if e.is_timeout() { "timeout" } else { "error" }.into();
+    r.outcome = if e.is_timeout() {
+        Outcome::Timeout
+    } else {
+        Outcome::Error
+    };
     r.error = Some(crate::secrets::scrub(&e.to_string()).into_owned());
 }
 
@@ -137,8 +142,8 @@ pub(super) fn completion_record(
 ) -> Record {
     let mut r = base(case, assistant, pass);
     r.typed = token.prefix_len;
-    r.kind = Some("completion".into());
-    r.token_kind = Some(token.kind.as_str().into());
+    r.kind = Some(RecordKind::Completion);
+    r.token_kind = Some(token.kind);
     r.prefix_len = Some(token.prefix_len);
     match outcome {
         TokenAsk::Got {
@@ -151,11 +156,10 @@ pub(super) fn completion_record(
                 r.latency_ms = Some((answer.latency_ms * 1000.0).round() / 1000.0);
             }
             r.outcome = if ranked.items > 0 {
-                "suggestion"
+                Outcome::Suggestion
             } else {
-                "empty"
-            }
-            .into();
+                Outcome::Empty
+            };
             r.predicted = ranked.top.first().cloned();
             r.items = Some(ranked.items);
             r.listed = Some(ranked.listed);
@@ -175,7 +179,7 @@ pub(super) fn completion_record(
         }
         TokenAsk::Failed(e) => failed(&mut r, &e),
         TokenAsk::Invalid(why) => {
-            r.outcome = "error".into();
+            r.outcome = Outcome::Error;
             r.error = Some(why);
         }
     }

@@ -5,6 +5,7 @@ use anyhow::Result;
 use tokio::sync::mpsc;
 
 use super::records::{Record, Sink};
+use crate::score::records::Outcome;
 
 /// The bar is redrawn at most this often (indicatif's own rate limit is per draw target).
 const REDRAW_INTERVAL: std::time::Duration = std::time::Duration::from_millis(100);
@@ -44,11 +45,11 @@ pub(super) fn spawn_writer(
         while let Some(r) = rx.recv().await {
             sink.write(&r)?;
             written += 1;
-            match r.outcome.as_str() {
-                "empty" => empty += 1,
-                "error" => error += 1,
-                "timeout" => timeout += 1,
-                _ => {}
+            match r.outcome {
+                Outcome::Empty => empty += 1,
+                Outcome::Error => error += 1,
+                Outcome::Timeout => timeout += 1,
+                Outcome::Suggestion => {}
             }
             if !bar.is_hidden() && shown.is_none_or(|t| t.elapsed() >= REDRAW_INTERVAL) {
                 bar.set_message(message(written, empty, error, timeout));

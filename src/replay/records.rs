@@ -11,6 +11,9 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
+use crate::dataset::token::TokenKind;
+use crate::score::records::{Outcome, RecordKind};
+
 /// One case's outcome for one assistant in one pass (the records format of
 /// docs/records.md).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -22,7 +25,7 @@ pub struct Record {
     pub language: String,
     pub assistant: String,
     pub pass: u32,
-    pub outcome: String,
+    pub outcome: Outcome,
     /// Characters of `expected` the user typed before asking (the typed prefix, k):
     /// they are the user's, never the assistant's help.
     #[serde(default)]
@@ -51,12 +54,12 @@ pub struct Record {
     /// `predicted` when it is one line).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected_block: Option<String>,
-    /// `"completion"` for a completion-list record (a token case); absent for lines.
+    /// `completion` for a completion-list record (a token case); absent for lines.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kind: Option<String>,
+    pub kind: Option<RecordKind>,
     /// Completion records: what the token is (`member`, `call`, `name`, `import`, `type`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub token_kind: Option<String>,
+    pub token_kind: Option<TokenKind>,
     /// Completion records: characters of the token typed before the list was ranked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefix_len: Option<u32>,

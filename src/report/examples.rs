@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::score::Pair;
+use crate::score::{Outcome, Pair};
 
 /// A run of a line: plain, or marked `del` (what a suggestion lacks) or `ins` (what it
 /// adds).
@@ -93,7 +93,7 @@ pub(super) fn examples<'a>(names: &[&'a str], pairs: &'a [Pair], pass: u32) -> E
     let mut by_assistant: BTreeMap<&str, Vec<&Pair>> = BTreeMap::new();
     for p in pairs
         .iter()
-        .filter(|p| p.pass == pass && p.outcome == "suggestion")
+        .filter(|p| p.pass == pass && p.outcome == Outcome::Suggestion.as_str())
     {
         by_assistant.entry(&p.assistant).or_default().push(p);
     }

@@ -14,42 +14,73 @@ use super::examples::{Seg, diff_lines};
 use super::format::{num_attr, p_text, pct};
 use crate::score::block_terms::block_terms;
 use crate::score::pairwise::Pairwise;
-use crate::score::{Estimate, Summary};
+use crate::score::side_figures::{self, Column, SideFigure, Value};
+use crate::score::{Outcome, Summary};
 
 pub(super) struct BlockSection<'a> {
-    pub rows: Vec<BlockRow<'a>>,
+    pub table: SideTable<'a>,
     pub curve: String,
     pub pairs: Vec<PairRow<'a>>,
     pub examples: Vec<BlockExamples>,
 }
 
-pub(super) struct BlockRow<'a> {
-    pub name: &'a str,
-    pub cases: u64,
-    pub integral_help: Shown,
-    pub exact_share: Shown,
-    pub lines_accepted: Shown,
-    pub chars_accepted: Shown,
-    pub first_line: Shown,
+/// A side figure's table as the page writes it (`side_table` in extras.html).
+pub(super) struct SideTable<'a> {
+    pub headers: Vec<&'static str>,
+    pub rows: Vec<SideRow<'a>>,
+    /// Rows carry their assistant and cells their metric, for readers of the page.
+    pub metrics: bool,
 }
 
-/// A figure as `data-value` and as text (with its ±95% half-width when it has one).
-pub(super) struct Shown {
-    pub attr: String,
+pub(super) struct SideRow<'a> {
+    pub name: &'a str,
+    pub cells: Vec<Cell>,
+}
+
+/// A cell: its metric and `data-value` when it has them, and its text.
+pub(super) struct Cell {
+    pub metric: Option<&'static str>,
+    pub value: Option<String>,
     pub text: String,
 }
 
-fn shown(e: &Estimate) -> Shown {
-    Shown {
-        attr: num_attr(e.value),
-        text: format!("{} ± {}", pct(e.value), pct(e.half())),
+/// A side figure's columns the page shows, each value as a cell.
+fn side_table<'a>(fig: &SideFigure<'a>) -> SideTable<'a> {
+    let cols = fig.shown(|c| c.html);
+    let metrics = fig.metrics_on_page;
+    SideTable {
+        headers: cols.iter().map(|(_, h, _)| *h).collect(),
+        rows: fig
+            .rows
+            .iter()
+            .map(|(name, values)| SideRow {
+                name,
+                cells: cols
+                    .iter()
+                    .map(|(i, _, c)| cell(values[*i], c, metrics))
+                    .collect(),
+            })
+            .collect(),
+        metrics,
     }
 }
 
-fn plain(v: f64) -> Shown {
-    Shown {
-        attr: num_attr(v),
-        text: pct(v),
+/// A value as the page writes it: counts bare (but in a table of metrics), any other
+/// figure with its value for sorting, `–` where not measured.
+fn cell(v: Value, c: &Column, metrics: bool) -> Cell {
+    let (value, text) = match v {
+        Value::Count(n) => (n.to_string(), n.to_string()),
+        Value::Share(x) => (num_attr(x), pct(x)),
+        Value::Interval(x, half) => (num_attr(x), format!("{} ± {}", pct(x), pct(half))),
+        Value::Mean(x, half) => (num_attr(x), format!("{x:.2} ± {half:.2}")),
+        Value::Ratio(a, b) => (String::new(), format!("{a} / {b}")),
+        Value::Failures(lines, _) => (lines.to_string(), lines.to_string()),
+        Value::Missing => (String::new(), "–".into()),
+    };
+    Cell {
+        metric: metrics.then_some(c.metric),
+        value: (metrics || !c.count).then_some(value),
+        text,
     }
 }
 
@@ -93,22 +124,8 @@ pub(super) struct BlockExample {
 }
 
 pub(super) struct GolfSection<'a> {
-    pub rows: Vec<GolfRow<'a>>,
+    pub table: SideTable<'a>,
     pub pairs: Vec<GolfPair<'a>>,
-}
-
-pub(super) struct GolfRow<'a> {
-    pub name: &'a str,
-    pub lines: u64,
-    pub chars: u64,
-    pub keys: u64,
-    pub saved: Shown,
-    pub one_accept: Shown,
-    /// Requests per line (a count, not a share), with its ±95% half-width.
-    pub requests: Shown,
-    pub lines_with_failures: u64,
-    pub failures: u64,
-    pub capped: u64,
 }
 
 /// A paired difference with its values as attributes, for readers of the page.
@@ -119,16 +136,8 @@ pub(super) struct GolfPair<'a> {
 }
 
 pub(super) struct CheckSection<'a> {
-    pub rows: Vec<CheckRow<'a>>,
+    pub table: SideTable<'a>,
     pub pairs: Vec<PairRow<'a>>,
-}
-
-pub(super) struct CheckRow<'a> {
-    pub name: &'a str,
-    pub checked: u64,
-    pub syntax_valid: Shown,
-    pub diagnosed: String,
-    pub no_new_error: Shown,
 }
 
 pub(super) fn block_section<'a>(
@@ -136,26 +145,7 @@ pub(super) fn block_section<'a>(
     names: &[&'a str],
     records: &[PathBuf],
 ) -> Option<BlockSection<'a>> {
-    if s.blocks.is_empty() {
-        return None;
-    }
-    let rows = s
-        .blocks
-        .iter()
-        .map(|(n, b)| BlockRow {
-            name: n,
-            cases: b.cases,
-            integral_help: shown(&b.integral_help),
-            exact_share: shown(&b.exact_share),
-            lines_accepted: shown(&b.lines_accepted),
-            chars_accepted: plain(b.chars_accepted.value),
-            first_line: plain(
-                s.assistants
-                    .get(n)
-                    .map_or(f64::NAN, |a| a.integral_help.value),
-            ),
-        })
-        .collect();
+    let table = side_table(&side_figures::blocks(s)?);
     // Every assistant in the headline's order, so colours match the other charts.
     let data: Vec<Vec<(f64, f64)>> = names
         .iter()
@@ -174,7 +164,7 @@ pub(super) fn block_section<'a>(
         })
         .collect();
     Some(BlockSection {
-        rows,
+        table,
         curve: charts::curves_svg(&curves, "block help H(S|t)"),
         pairs: pair_rows(&s.block_pairwise),
         examples: block_examples(records, s.pass),
@@ -182,32 +172,7 @@ pub(super) fn block_section<'a>(
 }
 
 pub(super) fn golf_section(s: &Summary) -> Option<GolfSection<'_>> {
-    if s.golf.is_empty() {
-        return None;
-    }
-    let rows = s
-        .golf
-        .iter()
-        .map(|(n, g)| GolfRow {
-            name: n,
-            lines: g.lines,
-            chars: g.chars,
-            keys: g.keys,
-            saved: shown(&g.keystrokes_saved),
-            one_accept: shown(&g.one_accept_share),
-            requests: Shown {
-                attr: num_attr(g.requests_per_line.value),
-                text: format!(
-                    "{:.2} ± {:.2}",
-                    g.requests_per_line.value,
-                    g.requests_per_line.half()
-                ),
-            },
-            lines_with_failures: g.lines_with_failures,
-            failures: g.failures,
-            capped: g.capped,
-        })
-        .collect();
+    let table = side_table(&side_figures::golf(s)?);
     let pairs = pair_rows(&s.golf_pairwise)
         .into_iter()
         .zip(&s.golf_pairwise)
@@ -217,31 +182,12 @@ pub(super) fn golf_section(s: &Summary) -> Option<GolfSection<'_>> {
             p_attr: p.p_value.map_or(String::new(), num_attr),
         })
         .collect();
-    Some(GolfSection { rows, pairs })
+    Some(GolfSection { table, pairs })
 }
 
 pub(super) fn check_section(s: &Summary) -> Option<CheckSection<'_>> {
-    if s.checks.is_empty() {
-        return None;
-    }
     Some(CheckSection {
-        rows: s
-            .checks
-            .iter()
-            .map(|(n, c)| CheckRow {
-                name: n,
-                checked: c.checked,
-                syntax_valid: shown(&c.syntax_valid),
-                diagnosed: c.diagnosed.map_or("–".into(), |d| d.to_string()),
-                no_new_error: c.no_new_error.as_ref().map_or(
-                    Shown {
-                        attr: String::new(),
-                        text: "–".into(),
-                    },
-                    shown,
-                ),
-            })
-            .collect(),
+        table: side_table(&side_figures::checks(s)?),
         pairs: pair_rows(&s.checks_pairwise),
     })
 }
@@ -253,7 +199,7 @@ struct BlockRecord {
     assistant: String,
     #[serde(default = "one")]
     pass: u32,
-    outcome: String,
+    outcome: Outcome,
     expected_block: Option<String>,
     predicted: Option<String>,
     predicted_text: Option<String>,
@@ -279,7 +225,7 @@ fn block_examples(records: &[PathBuf], pass: u32) -> Vec<BlockExamples> {
             let Ok(r) = serde_json::from_str::<BlockRecord>(&line) else {
                 continue;
             };
-            let (Some(t), "suggestion") = (r.expected_block, r.outcome.as_str()) else {
+            let (Some(t), Outcome::Suggestion) = (r.expected_block, r.outcome) else {
                 continue;
             };
             if r.pass != pass {

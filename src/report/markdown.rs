@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 
 use super::format::{p_text, pct};
+use crate::score::side_figures::{self, Kind, SideFigure, Value};
 use crate::score::{Estimate, Summary};
 
 /// A compact summary for a pull-request comment.
@@ -69,9 +70,9 @@ pub fn markdown(s: &Summary) -> String {
         }
     }
     ranking(s, &mut m);
-    blocks(s, &mut m);
-    golf(s, &mut m);
-    checks(s, &mut m);
+    for fig in side_figures::all(s) {
+        side(s, &fig, &mut m);
+    }
     m
 }
 
@@ -104,103 +105,48 @@ fn paired_list(
     }
 }
 
-/// Block cases (methodology §9), beside the first line's integral help.
-fn blocks(s: &Summary, m: &mut String) {
-    if s.blocks.is_empty() {
-        return;
+/// A side figure (blocks §9, keystrokes saved §10, checks §11): its table, then the
+/// paired differences of its headline metric.
+fn side(s: &Summary, fig: &SideFigure, m: &mut String) {
+    let (title, pairs) = match fig.kind {
+        Kind::Blocks => (
+            "Blocks (the whole suggestion against the expected block):",
+            "Block integral help, paired differences:",
+        ),
+        Kind::Golf => (
+            "Keystrokes saved (completion golf: keys to write each line with the assistant):",
+            "Keystrokes saved, paired differences:",
+        ),
+        Kind::Checks => (
+            "Checks (the file with the suggestion accepted):",
+            "Syntax kept valid, paired differences:",
+        ),
+    };
+    let cols = fig.shown(|c| c.markdown);
+    let _ = writeln!(m, "\n{title}\n");
+    let headers: Vec<&str> = cols.iter().map(|(_, h, _)| *h).collect();
+    let _ = writeln!(m, "| assistant | {} |", headers.join(" | "));
+    let _ = writeln!(m, "|---|{}", "---:|".repeat(cols.len()));
+    for (n, values) in &fig.rows {
+        let cells: Vec<String> = cols.iter().map(|(i, _, _)| cell(values[*i])).collect();
+        let _ = writeln!(m, "| {n} | {} |", cells.join(" | "));
     }
-    let _ = writeln!(
-        m,
-        "\nBlocks (the whole suggestion against the expected block):\n"
-    );
-    let _ = writeln!(
-        m,
-        "| assistant | block cases | block integral help % | block exact share % | lines accepted % | chars accepted % | first line integral help % |"
-    );
-    let _ = writeln!(m, "|---|---:|---:|---:|---:|---:|---:|");
-    let pm = |e: &Estimate| format!("{} ± {}", pct(e.value), pct(e.half()));
-    for (n, b) in &s.blocks {
-        let _ = writeln!(
-            m,
-            "| {n} | {} | {} | {} | {} | {} | {} |",
-            b.cases,
-            pm(&b.integral_help),
-            pm(&b.exact_share),
-            pm(&b.lines_accepted),
-            pct(b.chars_accepted.value),
-            s.assistants
-                .get(n)
-                .map_or("-".into(), |a| pct(a.integral_help.value))
-        );
-    }
-    if s.block_pairwise
-        .iter()
-        .any(|p| p.metric == "block_integral_help")
-    {
-        let _ = writeln!(m, "\nBlock integral help, paired differences:\n");
-        paired_list(s, &s.block_pairwise, "block_integral_help", m);
+    if fig.pairwise.iter().any(|p| p.metric == fig.headline) {
+        let _ = writeln!(m, "\n{pairs}\n");
+        paired_list(s, fig.pairwise, fig.headline, m);
     }
 }
 
-/// Keystrokes saved (methodology §10).
-fn golf(s: &Summary, m: &mut String) {
-    if s.golf.is_empty() {
-        return;
-    }
-    let _ = writeln!(
-        m,
-        "\nKeystrokes saved (completion golf: keys to write each line with the assistant):\n"
-    );
-    let _ = writeln!(
-        m,
-        "| assistant | lines | keystrokes saved % | one accept % | requests / line | lines with failures |"
-    );
-    let _ = writeln!(m, "|---|---:|---:|---:|---:|---:|");
-    let pm = |e: &Estimate| format!("{} ± {}", pct(e.value), pct(e.half()));
-    for (n, g) in &s.golf {
-        let _ = writeln!(
-            m,
-            "| {n} | {} | {} | {} | {:.2} | {} |",
-            g.lines,
-            pm(&g.keystrokes_saved),
-            pm(&g.one_accept_share),
-            g.requests_per_line.value,
-            g.lines_with_failures
-        );
-    }
-    if s.golf_pairwise
-        .iter()
-        .any(|p| p.metric == "keystrokes_saved")
-    {
-        let _ = writeln!(m, "\nKeystrokes saved, paired differences:\n");
-        paired_list(s, &s.golf_pairwise, "keystrokes_saved", m);
-    }
-}
-
-/// What accepted suggestions do to the file (methodology §11).
-fn checks(s: &Summary, m: &mut String) {
-    if s.checks.is_empty() {
-        return;
-    }
-    let _ = writeln!(m, "\nChecks (the file with the suggestion accepted):\n");
-    let _ = writeln!(
-        m,
-        "| assistant | checked | syntax valid % | no new error % |"
-    );
-    let _ = writeln!(m, "|---|---:|---:|---:|");
-    let pm = |e: &Estimate| format!("{} ± {}", pct(e.value), pct(e.half()));
-    for (n, c) in &s.checks {
-        let _ = writeln!(
-            m,
-            "| {n} | {} | {} | {} |",
-            c.checked,
-            pm(&c.syntax_valid),
-            c.no_new_error.as_ref().map_or("-".into(), pm)
-        );
-    }
-    if s.checks_pairwise.iter().any(|p| p.metric == "syntax_valid") {
-        let _ = writeln!(m, "\nSyntax kept valid, paired differences:\n");
-        paired_list(s, &s.checks_pairwise, "syntax_valid", m);
+/// A side figure's value as the markdown writes it.
+fn cell(v: Value) -> String {
+    match v {
+        Value::Count(n) => n.to_string(),
+        Value::Share(x) => pct(x),
+        Value::Interval(x, half) => format!("{} ± {}", pct(x), pct(half)),
+        Value::Mean(x, _) => format!("{x:.2}"),
+        Value::Ratio(a, b) => format!("{a} / {b}"),
+        Value::Failures(lines, _) => lines.to_string(),
+        Value::Missing => "-".into(),
     }
 }
 

@@ -59,6 +59,47 @@ pub(crate) fn check_scores(
         .iter()
         .map(|&a| table.assistants[a as usize].clone())
         .collect();
+    let items = items(table, units, &sorted, opts);
+    let boot = SideBoot::new(&items, names.len(), C, units.count, !units.by_file, opts);
+    let mut scores = BTreeMap::new();
+    for (w, name) in sorted.iter().enumerate() {
+        let t = boot.totals(w);
+        if t[0] == 0.0 {
+            continue;
+        }
+        let diagnosed = t[2] > 0.0 || t[4] > 0.0;
+        scores.insert(
+            name.clone(),
+            CheckScore {
+                checked: t[0] as u64,
+                syntax_valid: boot.estimate(w, SYNTAX_VALID),
+                diagnosed: diagnosed.then_some(t[2] as u64),
+                no_new_error: (t[2] > 0.0).then(|| boot.estimate(w, NO_NEW_ERROR)),
+                checker_failed: t[4] as u64,
+            },
+        );
+    }
+    let mut pairwise = boot.paired(&sorted, "syntax_valid", SYNTAX_VALID);
+    // No new error is paired over the suggestions the checker answered for on both sides.
+    let diagnosed: Vec<Item> = items.into_iter().filter(|i| i.cols[2] == 1).collect();
+    if !diagnosed.is_empty() {
+        let boot = SideBoot::new(
+            &diagnosed,
+            names.len(),
+            C,
+            units.count,
+            !units.by_file,
+            opts,
+        );
+        pairwise.extend(boot.paired(&sorted, "no_new_error", NO_NEW_ERROR));
+    }
+    (scores, pairwise)
+}
+
+/// The checks of pass `opts.pass` as items (the first of a case per assistant), their
+/// assistants by place in `sorted`; checks of assistants or places the records do not
+/// have are left out.
+fn items(table: &Table, units: &Units, sorted: &[String], opts: &Options) -> Vec<Item> {
     let who: BTreeMap<&str, usize> = sorted
         .iter()
         .enumerate()
@@ -99,47 +140,5 @@ pub(crate) fn check_scores(
             ],
         });
     }
-    let boot = SideBoot::new(&items, names.len(), C, units.count, !units.by_file, opts);
-    let mut scores = BTreeMap::new();
-    for (w, name) in sorted.iter().enumerate() {
-        let t = boot.totals(w);
-        if t[0] == 0.0 {
-            continue;
-        }
-        let diagnosed = t[2] > 0.0 || t[4] > 0.0;
-        scores.insert(
-            name.clone(),
-            CheckScore {
-                checked: t[0] as u64,
-                syntax_valid: boot.estimate(w, SYNTAX_VALID),
-                diagnosed: diagnosed.then_some(t[2] as u64),
-                no_new_error: (t[2] > 0.0).then(|| boot.estimate(w, NO_NEW_ERROR)),
-                checker_failed: t[4] as u64,
-            },
-        );
-    }
-    let mut pairwise = boot.paired(&sorted, "syntax_valid", SYNTAX_VALID);
-    // No new error is paired over the suggestions the checker answered for on both sides.
-    let diagnosed: Vec<Item> = items
-        .iter()
-        .filter(|i| i.cols[2] == 1)
-        .map(|i| Item {
-            who: i.who,
-            case: i.case,
-            unit: i.unit,
-            cols: i.cols.clone(),
-        })
-        .collect();
-    if !diagnosed.is_empty() {
-        let boot = SideBoot::new(
-            &diagnosed,
-            names.len(),
-            C,
-            units.count,
-            !units.by_file,
-            opts,
-        );
-        pairwise.extend(boot.paired(&sorted, "no_new_error", NO_NEW_ERROR));
-    }
-    (scores, pairwise)
+    items
 }

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::distance::{c_help_from, distances};
+use super::records::{Outcome, RecordKind};
 
 /// One record with its per-pair scores (the columns of `--csv`).
 #[derive(Debug, Clone, Serialize)]
@@ -80,13 +81,15 @@ impl Pair {
     /// The pair of a record; `dist` is `(ld2, ld1)` of a suggestion when already known.
     pub(crate) fn new(r: PairSource, dist: Option<(usize, usize)>) -> Pair {
         let len = r.expected.chars().count().saturating_sub(r.typed as usize);
-        let (c, ld2, ld1) = match (r.outcome, r.predicted) {
+        let (c, ld2, ld1) = match (Outcome::parse(r.outcome), r.predicted) {
             _ if len == 0 && r.typed > 0 => (None, None, None),
-            ("suggestion", Some(p)) => {
+            (Some(Outcome::Suggestion), Some(p)) => {
                 let (d2, d1) = dist.unwrap_or_else(|| distances(r.expected, p));
                 (Some(c_help_from(len, d2)), Some(d2), Some(d1))
             }
-            ("suggestion", None) | ("empty", _) => (Some(0.0), None, None),
+            (Some(Outcome::Suggestion), None) | (Some(Outcome::Empty), _) => {
+                (Some(0.0), None, None)
+            }
             _ => (None, None, None),
         };
         Pair {
@@ -111,7 +114,7 @@ impl Pair {
     /// One line read as a pair on its own; none when malformed or a completion record.
     pub(crate) fn parse(line: &str) -> Option<Pair> {
         let r: RawPair = serde_json::from_str(line).ok()?;
-        if r.kind.as_deref() == Some("completion") {
+        if RecordKind::is_completion(r.kind.as_deref()) {
             return None;
         }
         Some(Pair::new(

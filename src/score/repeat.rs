@@ -172,16 +172,7 @@ pub(crate) fn nondeterminism(table: &Table, keep: &[bool]) -> FxHashMap<u32, Non
                     keys_of[i].push(key(r));
                 }
             }
-            let twice: Vec<rustc_hash::FxHashSet<u64>> = keys_of
-                .into_iter()
-                .map(|mut keys| {
-                    keys.sort_unstable();
-                    keys.chunk_by(|x, y| x == y)
-                        .filter(|run| run.len() > 1)
-                        .map(|run| run[0])
-                        .collect()
-                })
-                .collect();
+            let twice: Vec<_> = keys_of.into_iter().map(seen_twice).collect();
             if twice.iter().all(|t| t.is_empty()) {
                 continue;
             }
@@ -194,16 +185,8 @@ pub(crate) fn nondeterminism(table: &Table, keep: &[bool]) -> FxHashMap<u32, Non
                     answers[i].push((r.assistant(), r.request, r.response));
                 }
             }
-            for mut answers in answers {
-                answers.sort_unstable();
-                for run in answers.chunk_by(|x, y| (x.0, x.1) == (y.0, y.1)) {
-                    if run.len() > 1 {
-                        let c = counts.entry(run[0].0).or_default();
-                        c.0 += 1;
-                        // Sorted by response within the run: it differs iff the ends do.
-                        c.1 += u64::from(run[0].2 != run[run.len() - 1].2);
-                    }
-                }
+            for answers in answers {
+                count_repeated(answers, &mut counts);
             }
         }
         counts
@@ -226,4 +209,27 @@ pub(crate) fn nondeterminism(table: &Table, keep: &[bool]) -> FxHashMap<u32, Non
         n.share = (n.repeated > 0).then(|| share(n.differing, n.repeated));
     }
     out
+}
+
+/// The keys that occur more than once.
+fn seen_twice(mut keys: Vec<u64>) -> rustc_hash::FxHashSet<u64> {
+    keys.sort_unstable();
+    keys.chunk_by(|x, y| x == y)
+        .filter(|run| run.len() > 1)
+        .map(|run| run[0])
+        .collect()
+}
+
+/// Adds to `counts` (per assistant: requests repeated, of them answered differently) the
+/// `(assistant, request, response)` answers of one round.
+fn count_repeated(mut answers: Vec<(u32, u64, u64)>, counts: &mut FxHashMap<u32, (u64, u64)>) {
+    answers.sort_unstable();
+    for run in answers.chunk_by(|x, y| (x.0, x.1) == (y.0, y.1)) {
+        if run.len() > 1 {
+            let c = counts.entry(run[0].0).or_default();
+            c.0 += 1;
+            // Sorted by response within the run: it differs iff the ends do.
+            c.1 += u64::from(run[0].2 != run[run.len() - 1].2);
+        }
+    }
 }

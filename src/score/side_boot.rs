@@ -13,6 +13,7 @@ use super::pairwise::Pairwise;
 
 /// One case of one assistant: the assistant's place in name order, the case's key, its
 /// resampling unit and its column terms (integers, so sums do not depend on order).
+#[derive(Clone)]
 pub(crate) struct Item {
     pub who: usize,
     pub case: u64,

@@ -166,18 +166,7 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
     step("pair sums");
     let draws = draws(&accs, &names, &ps, units.count, !units.by_file, opts);
     step("bootstrap");
-    let bands = if opts.curve_bands && units.count > 0 {
-        let per_assistant = |a: u32| {
-            let acc = &accs[a as usize];
-            UnitCurves {
-                buckets: &acc.unit_buckets,
-                sums: &acc.per_unit,
-            }
-        };
-        curve_bands(per_assistant, &names, units.count, opts)
-    } else {
-        BTreeMap::new()
-    };
+    let bands = bands(&accs, &names, &units, opts);
     let (blocks, block_pairwise) =
         super::blocks::block_scores(table, &kept.keep, &units, &names, opts);
     let (checks, checks_pairwise) = super::checks::check_scores(table, &units, &names, opts);
@@ -224,6 +213,27 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
         golf,
         golf_pairwise,
     }
+}
+
+/// Per assistant, the bands of H(t) and of H(t) over non-empty suggestions (none
+/// unless asked for, or without units).
+fn bands(
+    accs: &[Acc],
+    names: &[u32],
+    units: &Units,
+    opts: &Options,
+) -> BTreeMap<u32, (Vec<BandPoint>, Vec<BandPoint>)> {
+    if !opts.curve_bands || units.count == 0 {
+        return BTreeMap::new();
+    }
+    let per_assistant = |a: u32| {
+        let acc = &accs[a as usize];
+        UnitCurves {
+            buckets: &acc.unit_buckets,
+            sums: &acc.per_unit,
+        }
+    };
+    curve_bands(per_assistant, names, units.count, opts)
 }
 
 /// With files resampled (fewer than [`MIN_UNITS`] repositories), what an interval or a

@@ -5,6 +5,7 @@
 //! empty, error, timeout, latency) instead of the line headline.
 
 use super::bootstrap::Estimate;
+use super::side_figures::{self, Kind, SideFigure, Value};
 use super::summary::Summary;
 
 /// A share as a percentage with one decimal ("-" when undefined).
@@ -51,31 +52,10 @@ pub fn score_table(s: &Summary) -> String {
     if !s.pairwise.is_empty() {
         pairwise(s, &s.pairwise, &mut out);
     }
-    if !s.blocks.is_empty() {
-        out.push_str(&format!(
-            "\n\nblocks (methodology §9: the whole suggestion against the true line and the deeper lines after it)\n{}",
-            blocks(s)
-        ));
-        if !s.block_pairwise.is_empty() {
-            pairwise(s, &s.block_pairwise, &mut out);
-        }
-    }
-    if !s.golf.is_empty() {
-        out.push_str(&format!(
-            "\n\nkeystrokes saved (methodology §10, completion golf: keys to write each line with the assistant)\n{}",
-            golf(s)
-        ));
-        if !s.golf_pairwise.is_empty() {
-            pairwise(s, &s.golf_pairwise, &mut out);
-        }
-    }
-    if !s.checks.is_empty() {
-        out.push_str(&format!(
-            "\n\nchecks (methodology §11: the file with the suggestion accepted, over non-empty suggestions)\n{}",
-            checks(s)
-        ));
-        if !s.checks_pairwise.is_empty() {
-            pairwise(s, &s.checks_pairwise, &mut out);
+    for fig in side_figures::all(s) {
+        out.push_str(&format!("\n\n{}\n{}", title(fig.kind), side_table(&fig)));
+        if !fig.pairwise.is_empty() {
+            pairwise(s, fig.pairwise, &mut out);
         }
     }
     if s.assistants.values().any(|a| !a.ranking.is_empty()) {
@@ -229,97 +209,48 @@ fn headline(s: &Summary) -> comfy_table::Table {
     t
 }
 
-/// Block figures beside the first line's (§2) integral help.
-fn blocks(s: &Summary) -> comfy_table::Table {
+/// A side figure's heading.
+fn title(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Blocks => {
+            "blocks (methodology §9: the whole suggestion against the true line and the deeper lines after it)"
+        }
+        Kind::Golf => {
+            "keystrokes saved (methodology §10, completion golf: keys to write each line with the assistant)"
+        }
+        Kind::Checks => {
+            "checks (methodology §11: the file with the suggestion accepted, over non-empty suggestions)"
+        }
+    }
+}
+
+/// A side figure (blocks, keystrokes saved, checks) as a table.
+fn side_table(fig: &SideFigure) -> comfy_table::Table {
     let mut t = comfy_table::Table::new();
     t.load_style(comfy_table::presets::ASCII_MARKDOWN);
-    t.set_header([
-        "assistant",
-        "block cases",
-        "block integral help % (±95%)",
-        "block exact share % (±95%)",
-        "block help@0 %",
-        "lines accepted % (±95%)",
-        "chars accepted %",
-        "first line integral help %",
-    ]);
-    let pm = |e: &Estimate| format!("{} ± {}", pct(e.value), pct(e.half()));
-    for (name, b) in &s.blocks {
-        t.add_row([
-            name.clone(),
-            b.cases.to_string(),
-            pm(&b.integral_help),
-            pm(&b.exact_share),
-            pct(b.help_at_0.value),
-            pm(&b.lines_accepted),
-            pct(b.chars_accepted.value),
-            s.assistants
-                .get(name)
-                .map_or("-".into(), |a| pct(a.integral_help.value)),
-        ]);
+    let cols = fig.shown(|c| c.text);
+    t.set_header(std::iter::once("assistant").chain(cols.iter().map(|(_, h, _)| *h)));
+    for (name, values) in &fig.rows {
+        let cells = cols.iter().map(|(i, _, _)| cell(values[*i]));
+        t.add_row(std::iter::once(name.to_string()).chain(cells));
     }
     t
 }
 
-/// Keystrokes saved, requests and one-accept lines, per assistant.
-fn golf(s: &Summary) -> comfy_table::Table {
-    let mut t = comfy_table::Table::new();
-    t.load_style(comfy_table::presets::ASCII_MARKDOWN);
-    t.set_header([
-        "assistant",
-        "lines",
-        "keys / chars",
-        "keystrokes saved % (±95%)",
-        "one accept % (±95%)",
-        "requests / line",
-        "lines with failures",
-    ]);
-    let pm = |e: &Estimate| format!("{} ± {}", pct(e.value), pct(e.half()));
-    for (name, g) in &s.golf {
-        t.add_row([
-            name.clone(),
-            g.lines.to_string(),
-            format!("{} / {}", g.keys, g.chars),
-            pm(&g.keystrokes_saved),
-            pm(&g.one_accept_share),
-            format!("{:.2}", g.requests_per_line.value),
-            if g.lines_with_failures > 0 {
-                format!(
-                    "{} ({} failed requests) FLAGGED",
-                    g.lines_with_failures, g.failures
-                )
-            } else {
-                "0".into()
-            },
-        ]);
+/// A side figure's value as the table writes it.
+fn cell(v: Value) -> String {
+    match v {
+        Value::Count(n) => n.to_string(),
+        Value::Share(x) => pct(x),
+        Value::Interval(x, half) => format!("{} ± {}", pct(x), pct(half)),
+        Value::Mean(x, _) => format!("{x:.2}"),
+        Value::Ratio(a, b) => format!("{a} / {b}"),
+        Value::Failures(0, _) => "0".into(),
+        Value::Failures(lines, requests) => {
+            format!("{lines} ({requests} failed requests) FLAGGED")
+        }
+        Value::Missing => "-".into(),
     }
-    t
-}
-
-/// Syntax kept valid and errors not added, per assistant.
-fn checks(s: &Summary) -> comfy_table::Table {
-    let mut t = comfy_table::Table::new();
-    t.load_style(comfy_table::presets::ASCII_MARKDOWN);
-    t.set_header([
-        "assistant",
-        "checked",
-        "syntax valid % (±95%)",
-        "diagnosed",
-        "no new error % (±95%)",
-        "checker failed",
-    ]);
-    let pm = |e: &Estimate| format!("{} ± {}", pct(e.value), pct(e.half()));
-    for (name, c) in &s.checks {
-        t.add_row([
-            name.clone(),
-            c.checked.to_string(),
-            pm(&c.syntax_valid),
-            c.diagnosed.map_or("-".into(), |n| n.to_string()),
-            c.no_new_error.as_ref().map_or("-".into(), pm),
-            c.checker_failed.to_string(),
-        ]);
-    }
-    t
 }
 
 /// Per assistant: what failed, and identical requests answered differently.

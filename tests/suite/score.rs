@@ -924,3 +924,24 @@ fn figures_do_not_depend_on_the_number_of_parsing_threads() {
     assert_eq!(one, run(3));
     assert_eq!(one, run(2));
 }
+
+/// The scorer's token kinds (a lenient table, `other` for a kind it does not know) are
+/// the names the replay writes: the dataset's `TokenKind`, in its order.
+#[test]
+fn the_scorers_token_kinds_are_the_written_ones() {
+    use typist::dataset::token::TokenKind;
+    use typist::score::records::{TOKEN_KINDS, token_kind_code};
+    let written = [
+        TokenKind::Member,
+        TokenKind::Call,
+        TokenKind::Name,
+        TokenKind::Import,
+        TokenKind::Type,
+    ];
+    assert_eq!(TOKEN_KINDS.len(), written.len() + 2);
+    for (i, k) in written.into_iter().enumerate() {
+        assert_eq!(serde_json::to_value(k).unwrap(), k.as_str());
+        assert_eq!(TOKEN_KINDS[i + 1], k.as_str());
+        assert_eq!(usize::from(token_kind_code(Some(k.as_str()))), i + 1);
+    }
+}

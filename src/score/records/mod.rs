@@ -8,8 +8,9 @@
 //! merged, malformed lines named by file and line); `parse.rs` a chunk (parallel,
 //! borrowed strings, UTF-8 checked once per chunk, distances computed at parse time, the
 //! pairs from the same parse when asked); `names.rs` the arena `NameTable`s, the
-//! `PlaceTable` and the `CaseTable`; `row.rs` the values (`Outcome`, `Row`, `RowParts`,
-//! `Place`, `Table`).
+//! `PlaceTable` and the `CaseTable`; `row.rs` the values (`Row`, `RowParts`,
+//! `Place`, `Table`); `outcome.rs` what a record says it is (`Outcome`, `RecordKind`), the
+//! vocabulary the replay writes with.
 //!
 //! A `Row` is 56 bytes, built from `RowParts`: repository, file and language share one
 //! interned `Place`, and two slots hold what the record's kind has (distances, rank and
@@ -21,12 +22,12 @@
 //! most 16 per case), the rest in a map; a key lives in exactly one of the two.
 
 mod names;
+mod outcome;
 mod parse;
 mod read;
 mod row;
 
+pub use outcome::{Outcome, RecordKind};
 pub(crate) use parse::parse_line_only;
 pub use read::{read_records, read_records_and_pairs};
-pub use row::{
-    GolfTerms, MAX_PROBLEMS, Outcome, Place, Row, RowParts, TOKEN_KINDS, Table, token_kind_code,
-};
+pub use row::{GolfTerms, MAX_PROBLEMS, Place, Row, RowParts, TOKEN_KINDS, Table, token_kind_code};

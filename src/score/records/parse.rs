@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, Visitor};
 
 use super::names::{CaseTable, NameTable, PlaceTable};
-use super::{Outcome, Place, Row, RowParts};
+use super::{Outcome, Place, RecordKind, Row, RowParts};
 use crate::score::block_terms::{BlockTerms, block_terms};
 use crate::score::distance::distances_known;
 use crate::score::pairs::{Pair, PairSource};
@@ -380,7 +380,7 @@ fn parse_line(
 /// whole text (`predicted_text`, else `predicted`) against it.
 fn block(raw: &Raw) -> Option<BlockTerms> {
     let t = raw.expected_block.as_deref()?;
-    if raw.kind.as_deref() == Some("completion") {
+    if RecordKind::is_completion(raw.kind.as_deref()) {
         return None;
     }
     let p = match Outcome::parse(&raw.outcome) {
@@ -397,7 +397,7 @@ fn row(
     pairs: Option<&mut Vec<Pair>>,
 ) -> Result<Row, String> {
     let outcome = Outcome::parse(&raw.outcome);
-    let completion = raw.kind.as_deref() == Some("completion");
+    let completion = RecordKind::is_completion(raw.kind.as_deref());
     let expected = &*raw.expected;
     let ascii = expected.is_ascii();
     let len = if ascii {

@@ -1,32 +1,8 @@
-//! The table's values: a record's `Outcome`, the 56-byte `Row` (built from `RowParts`),
-//! its interned `Place`, the token kinds, and the `Table` they make. Plain values the
-//! parser, the reader and the name tables share; this file uses none of them.
+//! The table's values: the 56-byte `Row` (built from `RowParts`), its interned `Place`,
+//! the token kinds, and the `Table` they make. Plain values the parser, the reader and
+//! the name tables share; this file uses none of them.
 
-/// What a case yielded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-#[repr(u8)]
-pub enum Outcome {
-    Suggestion = 0,
-    Empty = 1,
-    Error = 2,
-    Timeout = 3,
-}
-
-impl Outcome {
-    pub fn parse(s: &str) -> Option<Outcome> {
-        Some(match s {
-            "suggestion" => Outcome::Suggestion,
-            "empty" => Outcome::Empty,
-            "error" => Outcome::Error,
-            "timeout" => Outcome::Timeout,
-            _ => return None,
-        })
-    }
-    /// Suggestion or empty: the assistant answered.
-    pub fn answered(self) -> bool {
-        matches!(self, Outcome::Suggestion | Outcome::Empty)
-    }
-}
+use super::Outcome;
 
 /// One record reduced to what scoring needs, in 56 bytes (a 10-million-record table
 /// fits in about 560 MB): names are indices into [`Table`]'s lists, the repository,
