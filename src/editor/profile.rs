@@ -399,6 +399,17 @@ impl Profile {
         Ok(())
     }
 
+    /// The server's program as found, or the error that names what is missing and how
+    /// to install it.
+    pub fn server_program(&self) -> Result<PathBuf, super::error::SessionError> {
+        self.resolve_command()
+            .ok_or_else(|| super::error::SessionError::Missing {
+                server: self.name.clone(),
+                command: self.command.clone(),
+                hint: self.install_hint.clone(),
+            })
+    }
+
     /// A server typist starts itself can be restarted after a crash or a hang; an
     /// attached one (`connect`) cannot: its failures are reported instead.
     pub fn can_restart(&self) -> bool {

@@ -4,7 +4,7 @@
 use anyhow::{Result, bail};
 
 use super::kind::EditorKind;
-use super::profile::Profile;
+use super::profile::{DialectKind, Profile};
 use super::ranking::ListRule;
 
 /// What a run asks of its editor.
@@ -41,8 +41,29 @@ pub(crate) fn refuse_list_rule(kind: EditorKind, asks: &RunAsks) -> Result<()> {
     Ok(())
 }
 
+/// A real editor's refusal of the assistants whose dialect it cannot show: a token
+/// plan needs completion lists, a line plan a dialect `shows_lines`; `how` says what
+/// it shows.
+pub(crate) fn refuse_dialects(
+    asks: &RunAsks,
+    shows_lines: fn(DialectKind) -> bool,
+    how: &str,
+) -> Result<()> {
+    for p in asks.profiles {
+        let fits = if asks.tokens {
+            p.dialect == DialectKind::Completion
+        } else {
+            shows_lines(p.dialect)
+        };
+        if !fits {
+            refuse_dialect(p, how)?;
+        }
+    }
+    Ok(())
+}
+
 /// A real editor's refusal of a dialect it cannot show: `how` says what it shows.
-pub(crate) fn refuse_dialect(p: &Profile, how: &str) -> Result<()> {
+fn refuse_dialect(p: &Profile, how: &str) -> Result<()> {
     bail!(
         "{}: {how} only; the {} dialect runs with --editor typist",
         p.name,

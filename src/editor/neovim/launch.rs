@@ -240,13 +240,7 @@ fn server_command(profile: &Profile) -> Result<Option<Vec<String>>, SessionError
     if profile.is_plugin_only() {
         return Ok(None);
     }
-    let server = profile
-        .resolve_command()
-        .ok_or_else(|| SessionError::Missing {
-            server: profile.name.clone(),
-            command: profile.command.clone(),
-            hint: profile.install_hint.clone(),
-        })?;
+    let server = profile.server_program()?;
     let mut cmd = vec![server.display().to_string()];
     cmd.extend(profile.args.iter().cloned());
     Ok(Some(cmd))

@@ -6,7 +6,7 @@ use anyhow::Result;
 
 use crate::editor::kind::EditorKind;
 use crate::editor::profile::DialectKind;
-use crate::editor::run_asks::{RunAsks, refuse_dialect, refuse_golf, refuse_list_rule};
+use crate::editor::run_asks::{RunAsks, refuse_dialects, refuse_golf, refuse_list_rule};
 
 /// Whether Neovim shows line suggestions of `dialect`.
 pub fn shows_lines(dialect: DialectKind) -> bool {
@@ -19,19 +19,10 @@ pub fn shows_lines(dialect: DialectKind) -> bool {
 pub fn refuse(asks: &RunAsks) -> Result<()> {
     refuse_golf(EditorKind::Neovim, asks)?;
     refuse_list_rule(EditorKind::Neovim, asks)?;
-    for p in asks.profiles {
-        let fits = if asks.tokens {
-            p.dialect == DialectKind::Completion
-        } else {
-            shows_lines(p.dialect)
-        };
-        if !fits {
-            refuse_dialect(
-                p,
-                "--editor neovim asks through textDocument/inlineCompletion or, for lsp-ai, \
-                 the completion popup (lines), and the completion popup (token plans)",
-            )?;
-        }
-    }
-    Ok(())
+    refuse_dialects(
+        asks,
+        shows_lines,
+        "--editor neovim asks through textDocument/inlineCompletion or, for lsp-ai, \
+         the completion popup (lines), and the completion popup (token plans)",
+    )
 }

@@ -83,13 +83,7 @@ async fn open_client(
         let timeout = Duration::from_millis(profile.init_timeout_ms);
         return Ok(Client::attach(&address, timeout, options).await?);
     }
-    let program = profile
-        .resolve_command()
-        .ok_or_else(|| SessionError::Missing {
-            server: profile.name.clone(),
-            command: profile.command.clone(),
-            hint: profile.install_hint.clone(),
-        })?;
+    let program = profile.server_program()?;
     Ok(Client::spawn(&program, &profile.args, env, root, options)?)
 }
 

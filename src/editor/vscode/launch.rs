@@ -382,13 +382,7 @@ fn fixture_settings(
     profile: &Profile,
     env: &[(String, String)],
 ) -> Result<serde_json::Map<String, Value>, SessionError> {
-    let server = profile
-        .resolve_command()
-        .ok_or_else(|| SessionError::Missing {
-            server: profile.name.clone(),
-            command: profile.command.clone(),
-            hint: profile.install_hint.clone(),
-        })?;
+    let server = profile.server_program()?;
     // The fixture asks the server as the profile's dialect says: completion lists for
     // the suggest widget (token cases), else line suggestions.
     let lists = (profile.dialect == DialectKind::Completion).then_some("completion");

@@ -8,7 +8,7 @@ use anyhow::{Result, bail};
 use super::fixture_dialect;
 use crate::editor::kind::{EditorApp, EditorKind};
 use crate::editor::profile::{DialectKind, Profile, ReadinessRule};
-use crate::editor::run_asks::{RunAsks, refuse_dialect, refuse_golf, refuse_list_rule};
+use crate::editor::run_asks::{RunAsks, refuse_dialects, refuse_golf, refuse_list_rule};
 
 /// Whether VS Code (through typist's fixture extension) shows line suggestions of
 /// `dialect`.
@@ -35,21 +35,14 @@ pub fn refuse(app: &EditorApp, asks: &RunAsks) -> Result<()> {
                 serde_json::json!(p.readiness.rule).as_str().unwrap_or("")
             );
         }
-        let fits = if asks.tokens {
-            p.dialect == DialectKind::Completion
-        } else {
-            shows_lines(p.dialect)
-        };
-        if !fits {
-            refuse_dialect(
-                p,
-                "--editor vscode shows line suggestions from textDocument/inlineCompletion or, \
-                 through typist's fixture extension, lsp-ai's completion item or generation, \
-                 and completion lists (token plans) in its suggest widget",
-            )?;
-        }
     }
-    Ok(())
+    refuse_dialects(
+        asks,
+        shows_lines,
+        "--editor vscode shows line suggestions from textDocument/inlineCompletion or, \
+         through typist's fixture extension, lsp-ai's completion item or generation, \
+         and completion lists (token plans) in its suggest widget",
+    )
 }
 
 /// The extensions `p` and `--extension` name, against whether `p` has a server.
