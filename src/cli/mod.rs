@@ -21,6 +21,19 @@ macro_rules! out {
     }};
 }
 
+/// `impl From<FLAGS> for OPTIONS` moving each listed field across, for the flag structs
+/// that mirror a library type field for field (the library's types derive no CLI
+/// trait). The struct literal names every field, so one left out does not compile.
+macro_rules! mirror_into {
+    ($flags:ty => $options:ty { $($field:ident),* $(,)? }) => {
+        impl From<$flags> for $options {
+            fn from(f: $flags) -> Self {
+                Self { $($field: f.$field),* }
+            }
+        }
+    };
+}
+
 pub mod args;
 pub mod bench_model;
 pub mod choice;
