@@ -1,8 +1,8 @@
 //! The command line's second step: each command maps its flags onto the library's
 //! options, calls the library, prints a table or JSON, and says the exit code.
 //!
-//! Here too: the `out!` macro, the exit codes, and the runtimes (the replay's has one
-//! worker thread per job, up to the number of cores).
+//! Here too: the `out!` and `mirror_into!` macros, the exit codes, and the runtimes (the
+//! replay's has one worker thread per job, up to the number of cores).
 
 /// Prints a line to stdout; when the reader has gone (`typist score --json | head`),
 /// ends quietly with the shell's SIGPIPE status. (SIGPIPE itself stays ignored: typist

@@ -11,6 +11,7 @@
 //! times and `timings`.
 
 mod answers;
+mod captured;
 mod direct;
 mod relay;
 mod table;
@@ -20,6 +21,7 @@ mod upstream;
 mod tests;
 
 pub use answers::{Timings, normalized};
+pub use captured::Captured;
 pub use direct::{Direct, send_direct};
-pub use relay::{Captured, Relay};
+pub use relay::Relay;
 pub use table::{Row, table};

@@ -6,64 +6,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
-use serde::Serialize;
-
+use super::Captured;
 use super::upstream::{Upstream, agent, open};
+use anyhow::{Context, Result};
 
 /// How long [`Relay::finish`] waits for the requests still being answered (a stream
 /// whose caller has just left it is recorded when the relay's next write fails).
 const IN_FLIGHT_WAIT: Duration = Duration::from_secs(10);
 /// How often [`Relay::finish`] looks again.
 const IN_FLIGHT_POLL: Duration = Duration::from_millis(10);
-
-/// One request that reached the model server, and its answer.
-#[derive(Debug, Clone, Serialize)]
-pub struct Captured {
-    /// Order of arrival.
-    pub seq: usize,
-    pub method: String,
-    pub path: String,
-    pub content_type: Option<String>,
-    pub body: String,
-    pub status: u16,
-    pub answer: String,
-    /// Seconds from the relay's start to the request's arrival.
-    pub start: f64,
-    /// Seconds the upstream took to answer.
-    pub seconds: f64,
-}
-
-impl Captured {
-    /// The request as it arrived (its body read), not yet answered.
-    fn arrived(req: &mut tiny_http::Request, seq: usize, start: f64) -> Captured {
-        let mut body = String::new();
-        let _ = req.as_reader().read_to_string(&mut body);
-        let content_type = req
-            .headers()
-            .iter()
-            .find(|h| h.field.equiv("Content-Type"))
-            .map(|h| h.value.to_string());
-        Captured {
-            seq,
-            method: req.method().as_str().to_string(),
-            path: req.url().to_string(),
-            content_type,
-            body,
-            status: 0,
-            answer: String::new(),
-            start,
-            seconds: 0.0,
-        }
-    }
-
-    /// The upstream's answer, asked at `asked`.
-    fn answered(&mut self, status: u16, answer: String, asked: Instant) {
-        self.seconds = asked.elapsed().as_secs_f64();
-        self.status = status;
-        self.answer = answer;
-    }
-}
 
 /// The requests recorded so far, and how many have arrived but are not recorded yet
 /// (a stream is recorded when its caller has left it).
