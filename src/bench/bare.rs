@@ -10,9 +10,9 @@
 //! Frames are written with the client's own `lsp::framing::encode`; answers are read
 //! synchronously by their `Content-Length` and the request id only.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
@@ -76,7 +76,17 @@ fn cases(plan: &Path) -> Result<Vec<Case>> {
 
 /// The document open in the host: its path, the file's lines, and how many of them it
 /// holds.
-type OpenFile = (String, Vec<String>, usize);
+struct OpenFile {
+    path: String,
+    lines: Vec<String>,
+    done: usize,
+}
+
+impl OpenFile {
+    fn uri(&self) -> String {
+        format!("file:///bare/{}", self.path)
+    }
+}
 
 /// Reads frames until the answer to `id`; whether it holds at least one item.
 fn answer_of(r: &mut impl BufRead, id: u64) -> Result<bool> {
@@ -110,83 +120,119 @@ fn answer_of(r: &mut impl BufRead, id: u64) -> Result<bool> {
     }
 }
 
+/// A fresh `typist host --backend fixed` and the bare client's ends of its stdio.
+struct Host {
+    child: Child,
+    w: BufWriter<ChildStdin>,
+    r: BufReader<ChildStdout>,
+    /// The last request's id, also the version of the last change.
+    id: u64,
+}
+
+impl Host {
+    /// Starts the host and initializes it.
+    fn start() -> Result<Host> {
+        let mut child = Command::new(std::env::current_exe()?)
+            .args(["host", "--backend", "fixed"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .context("cannot start typist host")?;
+        let w = BufWriter::new(child.stdin.take().context("host stdin")?);
+        let r = BufReader::new(child.stdout.take().context("host stdout")?);
+        let mut host = Host { child, w, r, id: 0 };
+        host.send(
+            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"processId": null, "rootUri": null, "capabilities": {}}}),
+        )?;
+        answer_of(&mut host.r, 0)?;
+        host.send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}))?;
+        Ok(host)
+    }
+
+    fn send(&mut self, v: Value) -> Result<()> {
+        self.w
+            .write_all(&crate::lsp::framing::encode(v.to_string().as_bytes()))?;
+        self.w.flush()?;
+        Ok(())
+    }
+
+    /// Opens `path` (of `dataset`) empty, as the replay does before typing into it.
+    fn open(&mut self, dataset: &Path, path: &str) -> Result<OpenFile> {
+        let text = std::fs::read_to_string(dataset.join(path))
+            .with_context(|| format!("cannot read {}", dataset.join(path).display()))?;
+        let file = OpenFile {
+            path: path.to_string(),
+            lines: text.split('\n').map(|l| format!("{l}\n")).collect(),
+            done: 0,
+        };
+        self.send(
+            json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {"uri": file.uri(), "languageId": "plaintext", "version": 0, "text": ""}}}),
+        )?;
+        Ok(file)
+    }
+
+    fn close(&mut self, file: &OpenFile) -> Result<()> {
+        self.send(
+            json!({"jsonrpc": "2.0", "method": "textDocument/didClose", "params": {"textDocument": {"uri": file.uri()}}}),
+        )
+    }
+
+    /// One case: the lines before `line` not yet in the document inserted, then a
+    /// request at the line's start; whether its answer holds an item.
+    fn ask(&mut self, file: &mut OpenFile, line: usize) -> Result<bool> {
+        let upto = (line - 1).min(file.lines.len());
+        let inserted: String = file.lines[file.done..upto.max(file.done)].concat();
+        self.id += 1;
+        let (id, done) = (self.id, file.done);
+        self.send(
+            json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+                "textDocument": {"uri": file.uri(), "version": id},
+                "contentChanges": [{"range": {"start": {"line": done, "character": 0}, "end": {"line": done, "character": 0}}, "text": inserted}],
+            }}),
+        )?;
+        file.done = upto.max(file.done);
+        self.send(
+            json!({"jsonrpc": "2.0", "id": id, "method": "textDocument/inlineCompletion", "params": {
+                "textDocument": {"uri": file.uri()},
+                "position": {"line": file.done, "character": 0},
+                "context": {"triggerKind": 2},
+            }}),
+        )?;
+        answer_of(&mut self.r, id)
+    }
+
+    /// Shuts the host down and waits for its exit.
+    fn finish(mut self) -> Result<()> {
+        self.id += 1;
+        let id = self.id;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": "shutdown"}))?;
+        answer_of(&mut self.r, id)?;
+        self.send(json!({"jsonrpc": "2.0", "method": "exit"}))?;
+        drop(self.w);
+        self.child.wait()?;
+        Ok(())
+    }
+}
+
 /// Sends `plan`'s cases (files of `dataset`) to a fresh `typist host --backend fixed`.
 pub fn run(dataset: &Path, plan: &Path) -> Result<Bare> {
     let cases = cases(plan)?;
     let start = Instant::now();
-    let mut host = Command::new(std::env::current_exe()?)
-        .args(["host", "--backend", "fixed"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .context("cannot start typist host")?;
-    let mut w = std::io::BufWriter::new(host.stdin.take().context("host stdin")?);
-    let mut r = BufReader::new(host.stdout.take().context("host stdout")?);
-    let send = |w: &mut std::io::BufWriter<_>, v: Value| -> Result<()> {
-        w.write_all(&crate::lsp::framing::encode(v.to_string().as_bytes()))?;
-        w.flush()?;
-        Ok(())
-    };
-    send(
-        &mut w,
-        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"processId": null, "rootUri": null, "capabilities": {}}}),
-    )?;
-    answer_of(&mut r, 0)?;
-    send(
-        &mut w,
-        json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}),
-    )?;
-    let (mut answered, mut id) = (0, 0u64);
+    let mut host = Host::start()?;
+    let mut answered = 0;
     let mut open: Option<OpenFile> = None;
     for c in &cases {
-        if open.as_ref().is_none_or(|(p, _, _)| *p != c.path) {
-            if let Some((p, _, _)) = open.take() {
-                send(
-                    &mut w,
-                    json!({"jsonrpc": "2.0", "method": "textDocument/didClose", "params": {"textDocument": {"uri": format!("file:///bare/{p}")}}}),
-                )?;
+        if open.as_ref().is_none_or(|f| f.path != c.path) {
+            if let Some(f) = open.take() {
+                host.close(&f)?;
             }
-            let text = std::fs::read_to_string(dataset.join(&c.path))
-                .with_context(|| format!("cannot read {}", dataset.join(&c.path).display()))?;
-            let lines = text.split('\n').map(|l| format!("{l}\n")).collect();
-            send(
-                &mut w,
-                json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {"uri": format!("file:///bare/{}", c.path), "languageId": "plaintext", "version": 0, "text": ""}}}),
-            )?;
-            open = Some((c.path.clone(), lines, 0));
+            open = Some(host.open(dataset, &c.path)?);
         }
-        let (path, lines, done) = open.as_mut().expect("a document is open");
-        let upto = (c.line - 1).min(lines.len());
-        let inserted: String = lines[*done..upto.max(*done)].concat();
-        id += 1;
-        send(
-            &mut w,
-            json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
-                "textDocument": {"uri": format!("file:///bare/{path}"), "version": id},
-                "contentChanges": [{"range": {"start": {"line": *done, "character": 0}, "end": {"line": *done, "character": 0}}, "text": inserted}],
-            }}),
-        )?;
-        *done = upto.max(*done);
-        send(
-            &mut w,
-            json!({"jsonrpc": "2.0", "id": id, "method": "textDocument/inlineCompletion", "params": {
-                "textDocument": {"uri": format!("file:///bare/{path}")},
-                "position": {"line": *done, "character": 0},
-                "context": {"triggerKind": 2},
-            }}),
-        )?;
-        answered += usize::from(answer_of(&mut r, id)?);
+        let file = open.as_mut().expect("a document is open");
+        answered += usize::from(host.ask(file, c.line)?);
     }
-    id += 1;
-    send(
-        &mut w,
-        json!({"jsonrpc": "2.0", "id": id, "method": "shutdown"}),
-    )?;
-    answer_of(&mut r, id)?;
-    send(&mut w, json!({"jsonrpc": "2.0", "method": "exit"}))?;
-    drop(w);
-    host.wait()?;
+    host.finish()?;
     Ok(Bare {
         cases: cases.len(),
         answered,

@@ -410,9 +410,11 @@ pub fn coverage(opts: &CoverageOptions) -> anyhow::Result<String> {
          |---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     let pc = |x: f64| format!("{:.1}", 100.0 * x);
+    // A coverage per figure: IH, ES and Δ.
+    let pcs = |x: [f64; 3]| format!("{} | {} | {}", pc(x[0]), pc(x[1]), pc(x[2]));
     for r in &c.rows {
         out.push_str(&format!(
-            "| {} | {} × {} × {} | {} ({}){} | {} | {} | {} | {:.3} | {} | {} | {} | {} | {} | {} | {:.3} | {} | {} | {} | {} | {:.2} |\n",
+            "| {} | {} × {} × {} | {} ({}){} | {} | {:.3} | {} | {} | {:.3} | {} | {} | {:.2} |\n",
             r.population,
             r.repositories,
             r.files,
@@ -420,20 +422,12 @@ pub fn coverage(opts: &CoverageOptions) -> anyhow::Result<String> {
             r.unit,
             r.units,
             if r.typist_unit { " *" } else { "" },
-            pc(r.ci95[0]),
-            pc(r.ci95[1]),
-            pc(r.ci95[2]),
+            pcs(r.ci95),
             r.q,
-            pc(r.two_sd[0]),
-            pc(r.two_sd[1]),
-            pc(r.two_sd[2]),
-            pc(r.t_sd[0]),
-            pc(r.t_sd[1]),
-            pc(r.t_sd[2]),
+            pcs(r.two_sd),
+            pcs(r.t_sd),
             r.t,
-            pc(r.percentile[0]),
-            pc(r.percentile[1]),
-            pc(r.percentile[2]),
+            pcs(r.percentile),
             r.these_repos_two_sd.map_or("–".into(), pc),
             r.mean_sd / r.true_sd,
         ));

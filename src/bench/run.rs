@@ -128,6 +128,27 @@ fn answered(records: &Path, lists: bool) -> Result<usize> {
     Ok(n)
 }
 
+/// `typist sample ARGS --dataset DATASET --out PLAN` (the runs' dataset); its stdout. A
+/// failure is an error naming `what` with the command's stderr.
+fn sample(what: &str, args: &[&str], opts: &RunOptions, plan: &Path) -> Result<String> {
+    let o = Command::new(std::env::current_exe()?)
+        .arg("sample")
+        .args(args)
+        .arg("--dataset")
+        .arg(&opts.dataset)
+        .arg("--out")
+        .arg(plan)
+        .output()
+        .context("cannot start typist sample")?;
+    if !o.status.success() {
+        bail!(
+            "{what} failed: {}",
+            String::from_utf8_lossy(&o.stderr).trim()
+        );
+    }
+    Ok(String::from_utf8_lossy(&o.stdout).into_owned())
+}
+
 /// Samples the token plan every run replays (`--rate` tokens, seed [`TOKEN_SEED`]) into
 /// `dir`; returns its path and the sample's summary line.
 fn token_plan(opts: &RunOptions) -> Result<(PathBuf, String)> {
@@ -135,25 +156,10 @@ fn token_plan(opts: &RunOptions) -> Result<(PathBuf, String)> {
         bail!("token cases need --rate (every token of a dataset is far too many sessions)");
     };
     let plan = opts.dir.join("tokens-plan.jsonl");
-    let o = Command::new(std::env::current_exe()?)
-        .args(["sample", "--cases", "tokens", "--rate", &rate.to_string()])
-        .args(["--seed", &TOKEN_SEED.to_string(), "--dataset"])
-        .arg(&opts.dataset)
-        .arg("--out")
-        .arg(&plan)
-        .output()
-        .context("cannot start typist sample")?;
-    if !o.status.success() {
-        bail!(
-            "typist sample --cases tokens failed: {}",
-            String::from_utf8_lossy(&o.stderr).trim()
-        );
-    }
-    let summary = String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .next()
-        .unwrap_or_default()
-        .to_string();
+    let (rate, seed) = (rate.to_string(), TOKEN_SEED.to_string());
+    let args = ["--cases", "tokens", "--rate", &rate, "--seed", &seed];
+    let stdout = sample("typist sample --cases tokens", &args, opts, &plan)?;
+    let summary = stdout.lines().next().unwrap_or_default().to_string();
     Ok((plan, summary))
 }
 
@@ -238,11 +244,59 @@ struct Best {
     cpu_us: f64,
 }
 
-/// `typist bench run`: a row per run, then the best of each (assistant, jobs) and the
-/// `--jobs` ratios.
-pub fn run(opts: &RunOptions) -> Result<String> {
-    std::fs::create_dir_all(&opts.dir)?;
-    let (plan, what) = match opts.cases {
+/// An assistant (with a real editor, `assistant@editor`) and its worker count.
+type Key = (String, usize);
+
+/// What the runs measured so far: a table row each, and per (assistant, jobs) the best
+/// figures of its runs.
+#[derive(Default)]
+struct Tally {
+    rows: Vec<String>,
+    best: BTreeMap<Key, Best>,
+    /// The lowest CPU per answered case of typist plus its children (the server;
+    /// Neovim and its server), in µs.
+    all_cpu: BTreeMap<Key, f64>,
+    /// With a real editor: the lowest peak PSS per worker.
+    mem: BTreeMap<Key, f64>,
+}
+
+impl Tally {
+    fn add(&mut self, assistant: &str, jobs: usize, t: &RunTiming) {
+        let key = (assistant.to_string(), jobs);
+        let rate = t.answered as f64 / t.wall;
+        let cpu_us = 1e6 * t.typist_cpu / t.answered.max(1) as f64;
+        let b = self.best.entry(key.clone()).or_insert(Best {
+            rate: 0.0,
+            cpu_us: f64::INFINITY,
+        });
+        (b.rate, b.cpu_us) = (b.rate.max(rate), b.cpu_us.min(cpu_us));
+        let all = 1e6 * (t.typist_cpu + t.server_cpu) / t.answered.max(1) as f64;
+        keep_lowest(&mut self.all_cpu, key.clone(), all);
+        if let Some(pss) = t.peak_pss_mb {
+            keep_lowest(&mut self.mem, key, pss / jobs as f64);
+        }
+        self.rows.push(format!(
+            "| {assistant} | {jobs} | {} of {} | {:.2} | {rate:.1} | {:.0} | {:.2} ({:.0}%) | {cpu_us:.0} | {:.2} |",
+            t.answered,
+            t.records,
+            t.wall,
+            rate * 3600.0,
+            t.typist_cpu,
+            100.0 * t.typist_cpu / t.wall,
+            t.server_cpu
+        ));
+    }
+}
+
+fn keep_lowest(map: &mut BTreeMap<Key, f64>, key: Key, value: f64) {
+    let v = map.entry(key).or_insert(f64::INFINITY);
+    *v = v.min(value);
+}
+
+/// The token plan every run replays, if the cases are tokens, and what the runs replay
+/// in words.
+fn cases_of(opts: &RunOptions) -> Result<(Option<PathBuf>, String)> {
+    Ok(match opts.cases {
         Cases::Tokens => {
             let (plan, summary) = token_plan(opts)?;
             (
@@ -256,68 +310,46 @@ pub fn run(opts: &RunOptions) -> Result<String> {
                 format!("code lines sampled at {p}")
             }),
         ),
-    };
-    let mut rows = vec![];
-    let mut best: BTreeMap<(String, usize), Best> = BTreeMap::new();
-    // With a real editor each run is made twice: typist's own client, then the editor
-    // (`assistant@editor` in the tables).
-    let editors: Vec<Option<EditorKind>> = match opts.editor {
+    })
+}
+
+/// The editors each run is made in: with a real editor typist's own client, then the
+/// editor (`assistant@editor` in the tables); else the one the run's settings say.
+fn editors(opts: &RunOptions) -> Vec<Option<EditorKind>> {
+    match opts.editor {
         Some(e) => vec![Some(EditorKind::Typist), Some(e)],
         None => vec![None],
-    };
-    let mut all_cpu: BTreeMap<(String, usize), f64> = BTreeMap::new();
-    // With a real editor: the lowest peak PSS per worker of each (assistant, jobs).
-    let mut mem: BTreeMap<(String, usize), f64> = BTreeMap::new();
+    }
+}
+
+/// `typist bench run`: a row per run, then the best of each (assistant, jobs) and the
+/// `--jobs` ratios.
+pub fn run(opts: &RunOptions) -> Result<String> {
+    std::fs::create_dir_all(&opts.dir)?;
+    let (plan, what) = cases_of(opts)?;
+    let mut tally = Tally::default();
     for a in &opts.assistants {
         for &jobs in &opts.jobs {
             for _ in 0..opts.runs.max(1) {
-                for &editor in &editors {
+                for editor in editors(opts) {
                     let assistant = match editor {
-                        Some(e) if opts.editor.is_some() => &format!("{a}@{}", e.as_str()),
-                        _ => a,
+                        Some(e) => format!("{a}@{}", e.as_str()),
+                        None => a.clone(),
                     };
                     let out = opts.dir.join(format!("{assistant}-{jobs}"));
                     let t = time_run(opts, plan.as_deref(), a, jobs, editor, &out)?;
-                    let rate = t.answered as f64 / t.wall;
-                    let cpu_us = 1e6 * t.typist_cpu / t.answered.max(1) as f64;
-                    let b = best.entry((assistant.clone(), jobs)).or_insert(Best {
-                        rate: 0.0,
-                        cpu_us: f64::INFINITY,
-                    });
-                    (b.rate, b.cpu_us) = (b.rate.max(rate), b.cpu_us.min(cpu_us));
-                    // typist's CPU plus its children's (the server; Neovim and its server).
-                    let all = 1e6 * (t.typist_cpu + t.server_cpu) / t.answered.max(1) as f64;
-                    let c = all_cpu
-                        .entry((assistant.clone(), jobs))
-                        .or_insert(f64::INFINITY);
-                    *c = c.min(all);
-                    if let Some(pss) = t.peak_pss_mb {
-                        let m = mem
-                            .entry((assistant.clone(), jobs))
-                            .or_insert(f64::INFINITY);
-                        *m = m.min(pss / jobs as f64);
-                    }
-                    rows.push(format!(
-                    "| {assistant} | {jobs} | {} of {} | {:.2} | {rate:.1} | {:.0} | {:.2} ({:.0}%) | {cpu_us:.0} | {:.2} |",
-                    t.answered,
-                    t.records,
-                    t.wall,
-                    rate * 3600.0,
-                    t.typist_cpu,
-                    100.0 * t.typist_cpu / t.wall,
-                    t.server_cpu
-                ));
+                    tally.add(&assistant, jobs, &t);
                 }
             }
         }
     }
     let editor_table = opts
         .editor
-        .map(|e| editor_ratios(e, &best, &all_cpu, &mem))
+        .map(|e| editor_ratios(e, &tally))
         .unwrap_or_default();
     let limit = match opts.cases {
         Cases::Lines if opts.assistants.iter().any(|a| a == "typist-fixed") => {
-            limit_line(opts, &best)?
+            limit_line(opts, &tally.best)?
         }
         _ => String::new(),
     };
@@ -330,34 +362,23 @@ pub fn run(opts: &RunOptions) -> Result<String> {
         opts.dataset.display(),
         what,
         super::child::load_average(),
-        rows.join("\n"),
+        tally.rows.join("\n"),
         opts.runs.max(1),
-        best_table(&best, &opts.jobs),
+        best_table(&tally.best, &opts.jobs),
     ))
 }
 
 /// The limit line: the runs' cases (the same sampling) sent straight to the instant host
 /// by a bare client ([`super::bare`]), best of the runs, against typist-fixed with one
 /// job (best run).
-fn limit_line(opts: &RunOptions, best: &BTreeMap<(String, usize), Best>) -> Result<String> {
+fn limit_line(opts: &RunOptions, best: &BTreeMap<Key, Best>) -> Result<String> {
     let plan = opts.dir.join("lines-plan.jsonl");
-    let mut cmd = Command::new(std::env::current_exe()?);
-    cmd.args(["sample", "--dataset"]).arg(&opts.dataset);
-    match opts.rate {
-        Some(p) => cmd.args(["--rate", &p.to_string()]),
-        None => cmd.args(["--lines", "all"]),
+    let rate = opts.rate.map(|p| p.to_string());
+    let how = match &rate {
+        Some(p) => ["--rate", p.as_str()],
+        None => ["--lines", "all"],
     };
-    let o = cmd
-        .arg("--out")
-        .arg(&plan)
-        .output()
-        .context("cannot start typist sample")?;
-    if !o.status.success() {
-        bail!(
-            "typist sample failed: {}",
-            String::from_utf8_lossy(&o.stderr).trim()
-        );
-    }
+    sample("typist sample", &how, opts, &plan)?;
     let mut bare: Option<super::bare::Bare> = None;
     for _ in 0..opts.runs.max(1) {
         let b = super::bare::run(&opts.dataset, &plan)?;
@@ -388,12 +409,10 @@ fn limit_line(opts: &RunOptions, best: &BTreeMap<(String, usize), Best>) -> Resu
 /// (the server; with Neovim, Neovim and the server it started), and the memory per
 /// worker (the peak PSS of typist and every process under it, over the jobs; the lowest
 /// of the runs), each as a ratio.
-fn editor_ratios(
-    editor: EditorKind,
-    best: &BTreeMap<(String, usize), Best>,
-    all_cpu: &BTreeMap<(String, usize), f64>,
-    mem: &BTreeMap<(String, usize), f64>,
-) -> String {
+fn editor_ratios(editor: EditorKind, tally: &Tally) -> String {
+    let Tally {
+        best, all_cpu, mem, ..
+    } = tally;
     let e = editor.as_str();
     let mut out = format!(
         "\n{e} against typist's own client (best runs):\n\n| assistant | jobs | per second, typist | per second, {e} | ratio | CPU µs per answered (all processes), typist | {e} | ratio | PSS MiB per worker (all processes), typist | {e} | ratio |\n|---|---|---|---|---|---|---|---|---|---|---|\n"
@@ -428,7 +447,7 @@ fn editor_ratios(
 
 /// Per assistant and jobs: the best rate, the best CPU per answered case, and the rate
 /// against the first `--jobs` figure.
-fn best_table(best: &BTreeMap<(String, usize), Best>, jobs: &[usize]) -> String {
+fn best_table(best: &BTreeMap<Key, Best>, jobs: &[usize]) -> String {
     let mut out = String::from(
         "| assistant | jobs | answered per second | per hour | typist CPU µs per answered | vs first --jobs |\n\
          |---|---|---|---|---|---|\n",

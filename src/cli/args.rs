@@ -476,21 +476,9 @@ pub struct BenchScoreFlags {
     pub runs: usize,
 }
 
-impl From<BenchScoreFlags> for typist::bench::BenchOptions {
-    fn from(f: BenchScoreFlags) -> Self {
-        typist::bench::BenchOptions {
-            records: f.records,
-            repos: f.repos,
-            assistants: f.assistants,
-            resamples: f.resamples,
-            dir: f.dir,
-            dataset: f.dataset,
-            seed: f.seed,
-            reference: f.reference,
-            runs: f.runs,
-        }
-    }
-}
+mirror_into!(BenchScoreFlags => typist::bench::BenchOptions {
+    records, repos, assistants, resamples, dir, dataset, seed, reference, runs,
+});
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct BenchCoverageFlags {
@@ -510,17 +498,9 @@ pub struct BenchCoverageFlags {
     pub json: bool,
 }
 
-impl From<BenchCoverageFlags> for typist::bench::CoverageOptions {
-    fn from(f: BenchCoverageFlags) -> Self {
-        typist::bench::CoverageOptions {
-            replicates: f.replicates,
-            resamples: f.resamples,
-            seed: f.seed,
-            repos: f.repos,
-            json: f.json,
-        }
-    }
-}
+mirror_into!(BenchCoverageFlags => typist::bench::CoverageOptions {
+    replicates, resamples, seed, repos, json,
+});
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct BenchRunFlags {

@@ -13,11 +13,13 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
-use super::args::BenchModelFlags;
-use typist::bench::model::{self, Captured, Relay, Row};
+use super::args::{BenchModelFlags, RunArgs};
+use super::run::Planned;
+use typist::bench::model::{self, Captured, Direct, Relay, Row};
+use typist::config::ConfigFile;
 use typist::editor::Profile;
 use typist::editor::profile::OneOrMany;
-use typist::replay::{RunOptions, RunStatus};
+use typist::replay::{RunOptions, RunReport, RunStatus};
 use typist::service::Services;
 
 pub fn run(flags: BenchModelFlags) -> Result<ExitCode> {
@@ -25,19 +27,9 @@ pub fn run(flags: BenchModelFlags) -> Result<ExitCode> {
     if a.resume || a.shard.is_some() {
         bail!("typist bench model replays the whole plan afresh: no --resume, no --shard");
     }
-    let (settings, read) = super::run::settings(a)?;
-    let s = &settings.run;
-    // The same threads for both passes: what the run through the editor would get.
-    let threads = typist::service::threads_for(settings.conditions.app.kind);
-    let profiles = super::run::profiles(s, a)?;
-    let planned = super::run::plan(s, read)?;
-    let jobs = s.jobs.unwrap_or(1).max(1);
-    let base = a
-        .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("target/bench/model"));
+    let bench = Bench::new(a)?;
     let mut rows = Vec::new();
-    for p in &profiles {
+    for p in &bench.profiles {
         let Some(models) = model_services(p) else {
             eprintln!(
                 "typist bench model: {} has no model service (a [service] with a model): skipped",
@@ -51,20 +43,116 @@ pub fn run(flags: BenchModelFlags) -> Result<ExitCode> {
                 p.name
             );
         }
-        let out = base.join(&p.name);
+        rows.push(bench.measure(p, models)?);
+    }
+    if rows.is_empty() {
+        bail!("no assistant with a model service (see `typist profiles`; smollm2 has one)");
+    }
+    if flags.json {
+        out!("{}", serde_json::to_string_pretty(&rows)?);
+    } else {
+        out!(
+            "plan: {} ({} cases); load average at the end: {}\n\n{}",
+            bench.planned.source,
+            bench.planned.cases.len(),
+            typist::bench::child::load_average(),
+            model::table(&rows)
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What every assistant's measure shares: `typist run`'s flags and settings, the plan,
+/// the jobs, the threads and the output folder.
+struct Bench<'a> {
+    a: &'a RunArgs,
+    settings: ConfigFile,
+    profiles: Vec<Profile>,
+    planned: Planned,
+    jobs: usize,
+    /// The same threads for both passes: what the run through the editor would get.
+    threads: usize,
+    base: PathBuf,
+}
+
+/// The pass through typist: the requests captured, its wall time, and the replay's
+/// report.
+struct Through {
+    captured: Vec<Captured>,
+    seconds: f64,
+    report: RunReport,
+}
+
+impl<'a> Bench<'a> {
+    fn new(a: &'a RunArgs) -> Result<Bench<'a>> {
+        let (settings, read) = super::run::settings(a)?;
+        let s = &settings.run;
+        let profiles = super::run::profiles(s, a)?;
+        let planned = super::run::plan(s, read)?;
+        Ok(Bench {
+            a,
+            threads: typist::service::threads_for(settings.conditions.app.kind),
+            jobs: super::run::jobs(s),
+            base: a
+                .out
+                .clone()
+                .unwrap_or_else(|| PathBuf::from("target/bench/model")),
+            profiles,
+            planned,
+            settings,
+        })
+    }
+
+    /// Both passes for one assistant (`models`: its model services); its row of the
+    /// table. The captured requests and both answers are kept in `OUT/ASSISTANT/`.
+    fn measure(&self, p: &Profile, models: Profile) -> Result<Row> {
+        let out = self.base.join(&p.name);
         let _ = std::fs::remove_dir_all(&out);
         std::fs::create_dir_all(&out)?;
-        if !a.quiet {
-            eprintln!(
-                "typist bench model: {}: {} cases, {jobs} job(s), through typist ...",
-                p.name,
-                planned.cases.len()
-            );
+        let jobs = self.jobs;
+        let cases = self.planned.cases.len();
+        self.say(format_args!(
+            "{}: {cases} cases, {jobs} job(s), through typist ...",
+            p.name
+        ));
+        let through = self.through_typist(p, &out)?;
+        let suggestions = suggestions(&out.join("records.jsonl"))?;
+        self.say(format_args!(
+            "{}: {} requests captured in {:.1} s; sending them directly ...",
+            p.name,
+            through.captured.len(),
+            through.seconds
+        ));
+        let direct = self.direct(models, &through.captured)?;
+        write_requests(&out.join("requests.jsonl"), &through.captured, &direct)?;
+        let row = Row::new(
+            &p.name,
+            jobs,
+            cases,
+            suggestions,
+            through.seconds,
+            &through.captured,
+            &direct,
+        );
+        Ok(row.with_server_starts(through.report.server_start_seconds))
+    }
+
+    /// A line on stderr, unless quiet.
+    fn say(&self, what: std::fmt::Arguments) {
+        if !self.a.quiet {
+            eprintln!("typist bench model: {what}");
         }
-        // 1. Through typist, every request to a model service recorded.
+    }
+
+    /// 1. Through typist, every request to a model service recorded; an error unless
+    ///    the run completed.
+    fn through_typist(&self, p: &Profile, out: &Path) -> Result<Through> {
         let mut relays = Vec::new();
-        let (services, filled) =
-            Services::start_relayed(std::slice::from_ref(p), jobs, threads, &mut |spec, port| {
+        let (services, filled) = Services::start_relayed(
+            std::slice::from_ref(p),
+            self.jobs,
+            self.threads,
+            &mut |spec, port| {
                 if spec.model.is_none() {
                     return Ok(port);
                 }
@@ -72,30 +160,25 @@ pub fn run(flags: BenchModelFlags) -> Result<ExitCode> {
                 let relayed = relay.port();
                 relays.push(relay);
                 Ok(relayed)
-            })?;
+            },
+        )?;
+        let (a, s) = (self.a, &self.settings.run);
+        let source = self.planned.source.clone();
         let opts = RunOptions {
-            out: out.clone(),
-            jobs,
-            passes: s.passes.unwrap_or(1).max(1),
             resume: false,
-            shard: None,
-            quiet: a.quiet,
-            max_restarts: a.max_restarts,
-            plan_source: planned.source.clone(),
-            transcripts: a.transcripts.clone(),
             retry_errors: false,
-            services: services.describe(),
             panic_at: None,
+            ..super::run::run_options(a, s, out, source, services.describe())
         };
         let t0 = Instant::now();
         let report = super::run::replay(
-            planned.ds.clone(),
-            &planned.cases,
+            self.planned.ds.clone(),
+            &self.planned.cases,
             filled,
-            settings.conditions.clone(),
+            self.settings.conditions.clone(),
             &opts,
         )?;
-        let typist_seconds = t0.elapsed().as_secs_f64();
+        let seconds = t0.elapsed().as_secs_f64();
         drop(services);
         let captured: Vec<Captured> = relays.into_iter().flat_map(Relay::finish).collect();
         if report.status != RunStatus::Complete {
@@ -106,52 +189,25 @@ pub fn run(flags: BenchModelFlags) -> Result<ExitCode> {
                 report.message.unwrap_or_default()
             );
         }
-        let suggestions = suggestions(&out.join("records.jsonl"))?;
-        // 2. The same requests straight to a fresh start of the same model services.
-        if !a.quiet {
-            eprintln!(
-                "typist bench model: {}: {} requests captured in {typist_seconds:.1} s; sending them directly ...",
-                p.name,
-                captured.len()
-            );
-        }
-        let (direct_services, _) = Services::start(&[models], jobs, threads)?;
+        Ok(Through {
+            captured,
+            seconds,
+            report,
+        })
+    }
+
+    /// 2. The same requests straight to a fresh start of the same model services.
+    fn direct(&self, models: Profile, captured: &[Captured]) -> Result<Direct> {
+        let (direct_services, _) = Services::start(&[models], self.jobs, self.threads)?;
         let port = direct_services
             .ports()
             .into_values()
             .next()
             .context("no model service started")?;
-        let direct = model::send_direct(&format!("http://127.0.0.1:{port}"), &captured, jobs);
+        let direct = model::send_direct(&format!("http://127.0.0.1:{port}"), captured, self.jobs);
         drop(direct_services);
-        write_requests(&out.join("requests.jsonl"), &captured, &direct)?;
-        rows.push(
-            Row::new(
-                &p.name,
-                jobs,
-                planned.cases.len(),
-                suggestions,
-                typist_seconds,
-                &captured,
-                &direct,
-            )
-            .with_server_starts(report.server_start_seconds),
-        );
+        Ok(direct)
     }
-    if rows.is_empty() {
-        bail!("no assistant with a model service (see `typist profiles`; smollm2 has one)");
-    }
-    if flags.json {
-        out!("{}", serde_json::to_string_pretty(&rows)?);
-    } else {
-        out!(
-            "plan: {} ({} cases); load average at the end: {}\n\n{}",
-            planned.source,
-            planned.cases.len(),
-            typist::bench::child::load_average(),
-            model::table(&rows)
-        );
-    }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// The profile with only its model services (those that load a model), or `None`
@@ -186,7 +242,7 @@ fn suggestions(records: &Path) -> Result<usize> {
 }
 
 /// Each captured request with its answer through typist and its direct answer.
-fn write_requests(path: &Path, captured: &[Captured], direct: &model::Direct) -> Result<()> {
+fn write_requests(path: &Path, captured: &[Captured], direct: &Direct) -> Result<()> {
     let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
     for (c, (status, answer)) in captured.iter().zip(&direct.answers) {
         let mut v = serde_json::to_value(c)?;

@@ -86,22 +86,10 @@ pub struct HttpFlags {
     pub heal_whitespace: bool,
 }
 
-impl From<HttpFlags> for typist::host::http::HttpOptions {
-    fn from(f: HttpFlags) -> Self {
-        typist::host::http::HttpOptions {
-            endpoint: f.endpoint,
-            model: f.model,
-            template: f.template,
-            max_tokens: f.max_tokens,
-            temperature: f.temperature,
-            stop: f.stop,
-            context_chars: f.context_chars,
-            api_key_env: f.api_key_env,
-            http_timeout_ms: f.http_timeout_ms,
-            heal_whitespace: f.heal_whitespace,
-        }
-    }
-}
+mirror_into!(HttpFlags => typist::host::http::HttpOptions {
+    endpoint, model, template, max_tokens, temperature, stop, context_chars, api_key_env,
+    http_timeout_ms, heal_whitespace,
+});
 
 /// Fault and latency shaping, off by default.
 #[derive(Debug, Clone, clap::Args)]
@@ -157,25 +145,10 @@ pub struct FaultFlags {
     pub fault_seed: u64,
 }
 
-impl From<FaultFlags> for typist::host::Faults {
-    fn from(f: FaultFlags) -> Self {
-        typist::host::Faults {
-            delay_ms: f.delay_ms,
-            jitter_ms: f.jitter_ms,
-            empty_rate: f.empty_rate,
-            crash_after: f.crash_after,
-            hang_after: f.hang_after,
-            garbage_after: f.garbage_after,
-            log_flood: f.log_flood,
-            stderr_junk: f.stderr_junk,
-            linger_secs: f.linger_secs,
-            fault_mix: f.fault_mix,
-            fault_log: f.fault_log,
-            leak_env: f.leak_env,
-            fault_seed: f.fault_seed,
-        }
-    }
-}
+mirror_into!(FaultFlags => typist::host::Faults {
+    delay_ms, jitter_ms, empty_rate, crash_after, hang_after, garbage_after, log_flood,
+    stderr_junk, linger_secs, fault_mix, fault_log, leak_env, fault_seed,
+});
 
 /// `--upstream`: the model server fronted and how its requests are made.
 #[derive(Debug, Clone, clap::Args)]
@@ -204,16 +177,6 @@ pub struct UpstreamFlags {
     pub upstream_timeout_ms: u64,
 }
 
-impl From<UpstreamFlags> for typist::host::serve_model::UpstreamArgs {
-    fn from(f: UpstreamFlags) -> Self {
-        typist::host::serve_model::UpstreamArgs {
-            upstream: f.upstream,
-            template: f.template,
-            max_tokens: f.max_tokens,
-            temperature: f.temperature,
-            stop: f.stop,
-            model: f.model,
-            upstream_timeout_ms: f.upstream_timeout_ms,
-        }
-    }
-}
+mirror_into!(UpstreamFlags => typist::host::serve_model::UpstreamArgs {
+    upstream, template, max_tokens, temperature, stop, model, upstream_timeout_ms,
+});

@@ -1,8 +1,8 @@
 //! The command line's second step: each command maps its flags onto the library's
 //! options, calls the library, prints a table or JSON, and says the exit code.
 //!
-//! Here too: the `out!` macro, the exit codes, and the runtimes (the replay's has one
-//! worker thread per job, up to the number of cores).
+//! Here too: the `out!` and `mirror_into!` macros, the exit codes, and the runtimes (the
+//! replay's has one worker thread per job, up to the number of cores).
 
 /// Prints a line to stdout; when the reader has gone (`typist score --json | head`),
 /// ends quietly with the shell's SIGPIPE status. (SIGPIPE itself stays ignored: typist
@@ -19,6 +19,19 @@ macro_rules! out {
             eprintln!("typist: cannot write to stdout: {e}");
         }
     }};
+}
+
+/// `impl From<FLAGS> for OPTIONS` moving each listed field across, for the flag structs
+/// that mirror a library type field for field (the library's types derive no CLI
+/// trait). The struct literal names every field, so one left out does not compile.
+macro_rules! mirror_into {
+    ($flags:ty => $options:ty { $($field:ident),* $(,)? }) => {
+        impl From<$flags> for $options {
+            fn from(f: $flags) -> Self {
+                Self { $($field: f.$field),* }
+            }
+        }
+    };
 }
 
 pub mod args;

@@ -35,7 +35,7 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
             "--retry-errors goes with --resume (it asks again the failed cases of a run in --out)"
         );
     }
-    let jobs = s.jobs.unwrap_or(1).max(1);
+    let jobs = jobs(s);
     check_attached(&profiles, jobs)?;
     // Model services the profiles declare: started once, shared by every worker, stopped
     // when `services` is dropped (at the end, after Ctrl-C, on an error or a panic).
@@ -45,18 +45,8 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
         typist::service::threads_for(settings.conditions.app.kind),
     )?;
     let opts = RunOptions {
-        out: out.clone(),
-        jobs,
-        passes: s.passes.unwrap_or(1).max(1),
-        resume: a.resume,
         shard,
-        quiet: a.quiet,
-        max_restarts: a.max_restarts,
-        plan_source: planned.source,
-        transcripts: a.transcripts.clone(),
-        retry_errors: a.retry_errors,
-        services: services.describe(),
-        panic_at: a.drill_panic_at,
+        ..run_options(&a, s, &out, planned.source, services.describe())
     };
     if !a.quiet {
         eprintln!(
@@ -68,7 +58,48 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
             out.display()
         );
     }
-    let mut conditions = settings.conditions;
+    let conditions = with_golf(settings.conditions, &a);
+    let report = replay(planned.ds, &planned.cases, profiles, conditions, &opts);
+    // The replay is over: the model services stop now, not after the scoring.
+    drop(services);
+    let report = report?;
+    if a.check && report.status == RunStatus::Complete {
+        check_records(&a, s, &out)?;
+    }
+    finish(&out, report, a.quiet)
+}
+
+/// The run's parallel workers: `--jobs`, at least one.
+pub(super) fn jobs(s: &RunSection) -> usize {
+    s.jobs.unwrap_or(1).max(1)
+}
+
+/// The replay's options from the flags and settings, over the whole plan (no shard).
+pub(super) fn run_options(
+    a: &RunArgs,
+    s: &RunSection,
+    out: &Path,
+    plan_source: String,
+    services: Vec<serde_json::Value>,
+) -> RunOptions {
+    RunOptions {
+        out: out.to_path_buf(),
+        jobs: jobs(s),
+        passes: s.passes.unwrap_or(1).max(1),
+        resume: a.resume,
+        shard: None,
+        quiet: a.quiet,
+        max_restarts: a.max_restarts,
+        plan_source,
+        transcripts: a.transcripts.clone(),
+        retry_errors: a.retry_errors,
+        services,
+        panic_at: a.drill_panic_at,
+    }
+}
+
+/// The conditions with `--golf`'s, when given (else those of the settings).
+fn with_golf(mut conditions: RunConditions, a: &RunArgs) -> RunConditions {
     if let Some(mode) = a.golf {
         conditions.golf = Some(typist::replay::golf::Golf {
             mode,
@@ -77,37 +108,36 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
                 .unwrap_or(typist::replay::golf::DEFAULT_MAX_REQUESTS),
         });
     }
-    let report = replay(planned.ds, &planned.cases, profiles, conditions, &opts);
-    // The replay is over: the model services stop now, not after the scoring.
-    drop(services);
-    let report = report?;
-    if a.check && report.status == RunStatus::Complete {
-        let dataset = s
-            .dataset
-            .clone()
-            .context("--check needs the run's dataset")?;
-        let opts = typist::check::CheckOptions {
-            records: vec![out.join("records.jsonl")],
-            dataset,
-            single_repo: s.single_repo.unwrap_or(false),
-            checker: a
-                .check_with
-                .as_deref()
-                .map(|n| profile::find_profile(n, s.editors.as_deref()))
-                .transpose()?,
-        };
-        for r in super::runtime()?.block_on(typist::check::check(&opts))? {
-            if !a.quiet {
-                eprintln!(
-                    "typist run: {} suggestions checked, {} keep the syntax valid -> {}",
-                    r.checked,
-                    r.valid,
-                    r.sidecar.display()
-                );
-            }
+    conditions
+}
+
+/// `--check`: `typist check` on the run's records, the results beside them.
+fn check_records(a: &RunArgs, s: &RunSection, out: &Path) -> Result<()> {
+    let dataset = s
+        .dataset
+        .clone()
+        .context("--check needs the run's dataset")?;
+    let opts = typist::check::CheckOptions {
+        records: vec![out.join("records.jsonl")],
+        dataset,
+        single_repo: s.single_repo.unwrap_or(false),
+        checker: a
+            .check_with
+            .as_deref()
+            .map(|n| profile::find_profile(n, s.editors.as_deref()))
+            .transpose()?,
+    };
+    for r in super::runtime()?.block_on(typist::check::check(&opts))? {
+        if !a.quiet {
+            eprintln!(
+                "typist run: {} suggestions checked, {} keep the syntax valid -> {}",
+                r.checked,
+                r.valid,
+                r.sidecar.display()
+            );
         }
     }
-    finish(&out, report, a.quiet)
+    Ok(())
 }
 
 /// The editor's Lua configuration as an absolute path with the sha256 of its bytes
