@@ -310,7 +310,7 @@ impl Graph {
                 module.clear();
                 rest = &rest[1..];
             }
-            Some("typist") if from.bin => return Some(rest.to_vec()).map(|p| lib_marker(&p)),
+            Some("typist") if from.bin => return Some(lib_marker(&rest[1..])),
             Some("self") => rest = &rest[1..],
             Some("super") => {
                 while rest.first().is_some_and(|s| s == "super") {
@@ -575,6 +575,8 @@ fn the_graph_sees_known_edges() {
     );
     assert!(has("replay/worker.rs", "editor/options.rs"));
     assert!(has("main.rs", "cli/args.rs"));
+    // The binary's paths into the library (`typist::…`) are edges to its files.
+    assert!(has("cli/run.rs", "editor/profile.rs"));
     let mut edges = g.edges.clone();
     edges
         .entry("lsp/client.rs".into())
