@@ -199,8 +199,7 @@ impl ConditionsLayer {
         c.app.display_deadline_ms = self
             .display_deadline_ms
             .unwrap_or(c.app.display_deadline_ms);
-        c.app.settings =
-            (c.app.kind == EditorKind::Vscode).then(crate::editor::vscode::user_settings);
+        c.app.settings = crate::editor::editors::user_settings(c.app.kind);
         c.app.arrival =
             (c.app.kind != EditorKind::Typist).then_some(crate::editor::Arrival::EnterAbove);
         c

@@ -20,6 +20,7 @@ use typist::config::ConfigFile;
 use typist::editor::Profile;
 use typist::editor::profile::OneOrMany;
 use typist::replay::{RunOptions, RunReport, RunStatus};
+use typist::score::Outcome;
 use typist::service::Services;
 
 pub fn run(flags: BenchModelFlags) -> Result<ExitCode> {
@@ -236,7 +237,7 @@ fn suggestions(records: &Path) -> Result<usize> {
     let mut n = 0;
     for line in std::io::BufReader::new(f).lines() {
         let v: serde_json::Value = serde_json::from_str(&line?).unwrap_or_default();
-        n += usize::from(v["outcome"] == "suggestion");
+        n += usize::from(v["outcome"] == Outcome::Suggestion.as_str());
     }
     Ok(n)
 }

@@ -8,7 +8,14 @@
 use std::sync::Arc;
 
 use super::extensions::Closed;
+use super::kind::EditorKind;
 use super::vscode::VscodeHost;
+
+/// The user settings typist writes for `kind` of editor, recorded in the manifest as
+/// the editor's conditions (VS Code's; `None` for the others).
+pub fn user_settings(kind: EditorKind) -> Option<serde_json::Value> {
+    (kind == EditorKind::Vscode).then(super::vscode::user_settings)
+}
 
 /// The editors of one run; cloned, it is the same host.
 #[derive(Clone, Default)]

@@ -542,6 +542,7 @@ const INTERFACE_ONLY: &[&str] = &[
     "bench/",
     "drill/",
     "doctor.rs",
+    "config.rs",
     "main.rs",
 ];
 
