@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::error::SessionError;
+use super::options::SessionOptions;
 use super::profile::{DialectKind, Profile};
 
 /// Temporary workspaces are named `typist-PID-…` after the process that made them, so
@@ -60,15 +61,11 @@ pub struct Workspace {
 }
 
 /// Makes a fresh workspace: the profile's own files first (go.mod, compile_flags.txt),
-/// then the copies of `files` from `source_root` (a file of the repository with the same
-/// name wins, so the target's hidden copy is never overwritten), then `contents`; and the
+/// then the copies of `opts.files` from `opts.source_root` (a file of the repository with
+/// the same name wins, so the target's hidden copy is never overwritten), then
+/// `opts.contents`; and the
 /// profile's environment, with a sandboxed `HOME` when it asks for one.
-pub fn prepare(
-    profile: &Profile,
-    source_root: Option<&Path>,
-    files: &[PathBuf],
-    contents: &[(String, String)],
-) -> Result<Workspace, SessionError> {
+pub fn prepare(profile: &Profile, opts: &SessionOptions) -> Result<Workspace, SessionError> {
     let tmp = std::env::temp_dir();
     let dir = scratch_dir("").map_err(SessionError::file(&tmp))?;
     let root = dir.path().join("workspace");
@@ -78,8 +75,8 @@ pub fn prepare(
         let to = root.join(name);
         std::fs::write(&to, text).map_err(SessionError::file(&to))?;
     }
-    if let Some(src) = source_root {
-        for f in files {
+    if let Some(src) = &opts.source_root {
+        for f in &opts.files {
             let to = root.join(f);
             if let Some(parent) = to.parent() {
                 std::fs::create_dir_all(parent).map_err(SessionError::file(parent))?;
@@ -91,7 +88,7 @@ pub fn prepare(
             })?;
         }
     }
-    for (rel, text) in contents {
+    for (rel, text) in &opts.contents {
         let to = root.join(rel);
         write_creating(&to, text).map_err(SessionError::file(&to))?;
     }

@@ -64,12 +64,7 @@ impl NeovimSession {
         }
         let app = with_profile_plugin(app, profile);
         let cmd = server_command(profile)?;
-        let ws = workspace::prepare(
-            profile,
-            opts.source_root.as_deref(),
-            &opts.files,
-            &opts.contents,
-        )?;
+        let ws = workspace::prepare(profile, &opts)?;
         let sandbox = Sandbox::of(&ws)?;
         let mut s = Self::spawn(&nvim, profile, &app, ws, &sandbox.env)?;
         let startup = Duration::from_millis(profile.init_timeout_ms).max(MIN_STARTUP);

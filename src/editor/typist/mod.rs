@@ -95,12 +95,7 @@ impl TypistSession {
         conditions: &Conditions,
         opts: SessionOptions,
     ) -> Result<TypistSession, SessionError> {
-        let Workspace { dir, root, env } = workspace::prepare(
-            profile,
-            opts.source_root.as_deref(),
-            &opts.files,
-            &opts.contents,
-        )?;
+        let Workspace { dir, root, env } = workspace::prepare(profile, &opts)?;
         let root_uri = uri::from_path(&root);
         let folders = answers::workspace_folders(&root_uri);
         let options = ClientOptions {
