@@ -3,7 +3,8 @@
 //!
 //! Layers, lowest first; a module uses only lower ones (`ARCHITECTURE.md`, kept by
 //! `tests/suite/module_graph.rs`): the shared leaves ([`digest`], [`lang`], [`os`],
-//! [`secrets`]); [`lsp`], [`dataset`], [`score`] and Copilot's sign-in files; [`editor`];
+//! [`secrets`]); [`lsp`], [`dataset`], [`score`], the sign-in [`vault`] and Copilot's
+//! sign-in files; [`editor`];
 //! [`host`], [`service`] and `typist login`; [`replay`], [`doctor`]; [`report`],
 //! [`config`], [`drill`], [`bench`]; the CLI in `main.rs`.
 
@@ -25,3 +26,4 @@ pub mod report;
 pub mod score;
 pub mod secrets;
 pub mod service;
+pub mod vault;

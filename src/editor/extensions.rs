@@ -24,4 +24,6 @@ pub struct Closed {
     pub extensions: Vec<ExtensionState>,
     /// What typist closed that extensions had opened over the document, sorted.
     pub closed: Vec<String>,
+    /// The vault entries the run's sessions started from (name and when saved), sorted.
+    pub vault: Vec<crate::vault::Used>,
 }

@@ -32,4 +32,7 @@ pub struct SessionOptions {
     pub contents: Vec<(String, String)>,
     /// JSONL transcript of the session's messages.
     pub transcript: Option<PathBuf>,
+    /// The vault entry the session starts from (set by `EditorSession::start` from the
+    /// run's editors host): its `home` part is copied into the sandbox `HOME`.
+    pub signin: Option<crate::vault::Entry>,
 }

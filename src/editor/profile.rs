@@ -218,6 +218,10 @@ pub struct Profile {
     /// and their settings. With no `command`, the extensions are the assistant.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vscode: Option<VscodeExtensions>,
+    /// How the assistant signs in (`typist login`): its sessions start from its vault
+    /// entry, and a run without one is refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signin: Option<Signin>,
     /// Where the profile was loaded from.
     #[serde(skip)]
     pub source: PathBuf,
@@ -243,6 +247,32 @@ pub struct NeovimPlugin {
     /// sha256 of `config`'s bytes, computed when the profile is read (in the manifest).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config_sha256: Option<String>,
+}
+
+/// `[signin]`: how an assistant signs in, for `typist login` and the vault
+/// (`src/vault.rs`, `docs/signin.md`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Signin {
+    /// Files or folders, relative to the session's `HOME` (its XDG folders are under
+    /// it), that hold the credential: what the vault keeps and gives every session
+    /// back. VS Code's secret storage is kept whatever this says.
+    #[serde(default)]
+    pub files: Vec<String>,
+    /// The sign-in command `typist login` runs when no `--command` is given: a
+    /// palette command's title or id in VS Code, an Ex command in Neovim.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// Neovim: a Lua chunk that returns `true` when the plugin is signed in, else a
+    /// string saying why not (the plugin's own state); asked before a run and after an
+    /// empty answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub neovim_status: Option<String>,
+    /// The assistant signs in with GitHub: its sessions get the GitHub sign-in of
+    /// `typist login copilot` (VS Code: through typist's own `github` authentication
+    /// provider) instead of an entry of their own.
+    #[serde(default)]
+    pub github: bool,
 }
 
 /// `[vscode]`: extensions for this assistant, as `--extension` gives them for a run

@@ -35,8 +35,14 @@ impl EditorSession {
         app: &EditorApp,
         profile: &Profile,
         conditions: &Conditions,
-        opts: SessionOptions,
+        mut opts: SessionOptions,
     ) -> Result<EditorSession, SessionError> {
+        // The assistant's sign-in (refused here, naming `typist login`, when it has
+        // none); VS Code's lives in its instance, not in a session's `HOME`.
+        let signin = editors.sign_in(profile, app.kind)?;
+        if app.kind != EditorKind::Vscode {
+            opts.signin = signin;
+        }
         Ok(match app.kind {
             EditorKind::Typist => {
                 EditorSession::Typist(TypistSession::start(profile, conditions, opts).await?)

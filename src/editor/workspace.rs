@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use super::error::SessionError;
 use super::options::SessionOptions;
 use super::profile::{DialectKind, Profile};
+use super::signin::SessionSignIn;
 
 /// Temporary workspaces are named `typist-PID-…` after the process that made them, so
 /// that one left by a killed typist can be told from one in use.
@@ -58,13 +59,17 @@ pub struct Workspace {
     pub dir: tempfile::TempDir,
     pub root: PathBuf,
     pub env: Vec<(String, String)>,
+    /// The sign-in copied into the sandbox `HOME` (written back when dropped: keep it
+    /// declared before the folder in whatever holds it).
+    pub signin: Option<SessionSignIn>,
 }
 
 /// Makes a fresh workspace: the profile's own files first (go.mod, compile_flags.txt),
 /// then the copies of `opts.files` from `opts.source_root` (a file of the repository with
 /// the same name wins, so the target's hidden copy is never overwritten), then
 /// `opts.contents`; and the
-/// profile's environment, with a sandboxed `HOME` when it asks for one.
+/// profile's environment, with a sandboxed `HOME` when it asks for one or the session
+/// starts from a vault entry (whose `home` part is copied into it).
 pub fn prepare(profile: &Profile, opts: &SessionOptions) -> Result<Workspace, SessionError> {
     let tmp = std::env::temp_dir();
     let dir = scratch_dir("").map_err(SessionError::file(&tmp))?;
@@ -97,11 +102,22 @@ pub fn prepare(profile: &Profile, opts: &SessionOptions) -> Result<Workspace, Se
         .iter()
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
-    if profile.sandbox_home {
+    let mut signin = None;
+    if profile.sandbox_home || opts.signin.is_some() {
         let home = dir.path().join("home");
         sandbox_home(profile, &home, &mut env).map_err(SessionError::file(&home))?;
+        if let Some(entry) = &opts.signin {
+            let mut s = SessionSignIn::new(entry.clone());
+            s.seed(crate::vault::HOME, &home)?;
+            signin = Some(s);
+        }
     }
-    Ok(Workspace { dir, root, env })
+    Ok(Workspace {
+        dir,
+        root,
+        env,
+        signin,
+    })
 }
 
 /// A `HOME` of the server's own (with the XDG folders under it), seeded with the

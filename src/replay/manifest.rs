@@ -51,6 +51,10 @@ pub struct Manifest {
     /// The shards a merged run was joined from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merged_from: Option<Vec<MergedPart>>,
+    /// The sign-in vault entries the run's sessions started from: each by name and when
+    /// `typist login` saved it (never its content, nor a hash of it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub vault: Vec<crate::vault::Used>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -211,6 +215,7 @@ impl Manifest {
             sessions: None,
             editor: None,
             merged_from: None,
+            vault: Vec::new(),
             extra: Map::new(),
         }
     }

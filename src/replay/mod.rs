@@ -109,6 +109,7 @@ pub async fn run(
         (None, false) => RunStatus::Complete,
     };
     manifest.set_servers(&shared.servers());
+    manifest.vault = closed.vault.clone();
     manifest.set_editor(
         &manifest.conditions.app.clone(),
         shared.editor_version(),

@@ -91,7 +91,12 @@ impl NeovimSession {
         ws: Workspace,
         env: &[(String, String)],
     ) -> Result<NeovimSession, SessionError> {
-        let Workspace { dir, root, env: _ } = ws;
+        let Workspace {
+            dir,
+            root,
+            env: _,
+            signin,
+        } = ws;
         let args: Vec<String> = ARGS.iter().map(|s| s.to_string()).collect();
         let (process, stdin, stdout, exit) =
             ServerProcess::spawn("neovim", nvim, &args, env, &root).map_err(SessionError::Lsp)?;
@@ -101,6 +106,7 @@ impl NeovimSession {
             notes,
             process,
             exit,
+            _signin: signin,
             _dir: dir,
             root,
             profile: profile.clone(),

@@ -83,6 +83,9 @@ pub struct NeovimSession {
     notes: UnboundedReceiver<Notification>,
     process: ServerProcess,
     exit: watch::Receiver<Option<ExitInfo>>,
+    /// The sign-in the session started from: written back when dropped, after Neovim
+    /// and before the folder.
+    _signin: Option<crate::editor::signin::SessionSignIn>,
     _dir: tempfile::TempDir,
     root: PathBuf,
     profile: Profile,
@@ -126,4 +129,18 @@ impl NeovimSession {
     pub fn last_request_hash(&self) -> Option<&str> {
         self.last_request_hash.as_deref()
     }
+}
+
+/// `typist login --editor neovim`: see `login.rs` (the editor layer's interface).
+pub async fn login(
+    _app: &crate::editor::kind::EditorApp,
+    profile: &crate::editor::profile::Profile,
+    _entry: &crate::vault::Entry,
+    _script: crate::editor::login::LoginScript,
+) -> Result<crate::editor::login::LoginDone, crate::editor::SessionError> {
+    Err(crate::editor::EditorError::Failed(format!(
+        "{}: neovim login: not built yet",
+        profile.name
+    ))
+    .into())
 }

@@ -51,6 +51,9 @@ pub struct TypistSession {
     events: UnboundedReceiver<Event>,
     profile: Profile,
     conditions: Conditions,
+    /// The sign-in the session started from: written back when dropped, after the
+    /// client (and its server) and before the folder.
+    _signin: Option<crate::editor::signin::SessionSignIn>,
     dir: tempfile::TempDir,
     root: PathBuf,
     docs: BTreeMap<String, Document>,
@@ -95,7 +98,12 @@ impl TypistSession {
         conditions: &Conditions,
         opts: SessionOptions,
     ) -> Result<TypistSession, SessionError> {
-        let Workspace { dir, root, env } = workspace::prepare(profile, &opts)?;
+        let Workspace {
+            dir,
+            root,
+            env,
+            signin,
+        } = workspace::prepare(profile, &opts)?;
         let root_uri = uri::from_path(&root);
         let folders = answers::workspace_folders(&root_uri);
         let options = ClientOptions {
@@ -125,6 +133,7 @@ impl TypistSession {
             events,
             profile: profile.clone(),
             conditions: conditions.clone(),
+            _signin: signin,
             dir,
             root,
             docs: BTreeMap::new(),

@@ -52,7 +52,7 @@ impl VscodeSession {
         }
         let fixture = !profile.is_plugin_only();
         let setup = instance_setup(profile, app, fixture)?;
-        let Workspace { dir, root, env } = workspace::prepare(profile, &opts)?;
+        let Workspace { dir, root, env, .. } = workspace::prepare(profile, &opts)?;
         let settings = if fixture {
             fixture_settings(profile, &env)?
         } else {

@@ -216,3 +216,18 @@ impl VscodeSession {
         self.vs.close_tab(&self.target).await;
     }
 }
+
+/// `typist login --editor vscode`: see `login.rs` (the editor layer's interface).
+pub async fn login(
+    _host: &std::sync::Arc<VscodeHost>,
+    _app: &crate::editor::kind::EditorApp,
+    profile: &crate::editor::profile::Profile,
+    _entry: &crate::vault::Entry,
+    _script: crate::editor::login::LoginScript,
+) -> Result<crate::editor::login::LoginDone, SessionError> {
+    Err(crate::editor::EditorError::Failed(format!(
+        "{}: vscode login: not built yet",
+        profile.name
+    ))
+    .into())
+}

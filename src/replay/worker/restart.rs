@@ -70,6 +70,11 @@ impl Supervisor {
             self.timeouts_in_row = 0;
             return Ok(Next::Keep);
         };
+        // A credential that expired mid-run: the run stops naming the assistant and
+        // the `typist login` to run, never a run of errors or empties.
+        if matches!(e, SessionError::NotSignedIn { .. }) {
+            bail!("{e}");
+        }
         let restartable = profile.can_restart() && !again;
         if e.is_exit() && restartable {
             self.exits_in_row += 1;

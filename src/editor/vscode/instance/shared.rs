@@ -69,6 +69,7 @@ impl VscodeHost {
                     std::mem::take(&mut *v)
                 })
                 .unwrap_or_default(),
+            vault: Vec::new(),
         }
     }
 
