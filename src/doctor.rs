@@ -59,6 +59,10 @@ pub struct Report {
     /// VS Code: each extension installed, its version, and whether it activated.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub extensions: Vec<ExtensionState>,
+    /// An assistant that signs in (`[signin]`): the vault entry its sessions start
+    /// from and when it was saved, or why there is none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vault: Option<String>,
     pub message: String,
 }
 
@@ -89,6 +93,7 @@ impl Report {
             auth: None,
             editor: None,
             extensions: Vec::new(),
+            vault: None,
             message: String::new(),
         }
     }
@@ -191,6 +196,7 @@ pub async fn examine_in(
         report.message = why;
         return report;
     }
+    report.vault = vault_state(editors, profile, app.kind);
     let typist = app.kind == EditorKind::Typist;
     let opts = SessionOptions {
         transcript: transcript_dir
@@ -206,6 +212,11 @@ pub async fn examine_in(
             report.message = e.to_string();
             return report;
         }
+        Err(e @ SessionError::NotSignedIn { .. }) => {
+            report.status = Status::NeedsAuth;
+            report.message = e.to_string();
+            return report;
+        }
         Err(e) => return did_not_start(report, profile, e.to_string()),
     };
     if typist {
@@ -213,6 +224,39 @@ pub async fn examine_in(
     } else {
         examine_editor(report, session, app, profile).await
     }
+}
+
+/// The vault entry `profile`'s sessions in `kind` start from, and its state.
+fn vault_state(editors: &Editors, profile: &Profile, kind: EditorKind) -> Option<String> {
+    profile.signin.as_ref()?;
+    Some(match editors.sign_in(profile, kind) {
+        Ok(Some(entry)) => match entry.meta() {
+            Ok(m) => match &m.written_back_at {
+                Some(w) => format!("{}: saved {}, written back {w}", m.name(), m.saved_at),
+                None => format!("{}: saved {}", m.name(), m.saved_at),
+            },
+            Err(e) => format!("{}: unreadable ({e:#})", entry.name()),
+        },
+        Ok(None) => "none".into(),
+        Err(e) => e.to_string(),
+    })
+}
+
+/// Every entry of the vault and its state, for `typist doctor`.
+pub fn vault_entries(editors: &Editors) -> Vec<String> {
+    let Some(v) = editors.vault() else {
+        return vec!["no config folder for the vault (no HOME, no $TYPIST_CONFIG_DIR)".into()];
+    };
+    v.list()
+        .into_iter()
+        .map(|e| match e {
+            Ok(m) => match &m.written_back_at {
+                Some(w) => format!("{}: saved {}, written back {w}", m.name(), m.saved_at),
+                None => format!("{}: saved {}", m.name(), m.saved_at),
+            },
+            Err(e) => format!("unreadable: {e}"),
+        })
+        .collect()
 }
 
 /// Why `profile` is not examined in `app`'s editor, if it is not (a missing program

@@ -459,7 +459,8 @@ impl Entry {
     /// Writes back what a session changed of `seeded`'s part, from `src` (the session's
     /// copy): each file it changed or made under the part's kept paths, unless the
     /// vault's copy was written back from a later change; each file it removed, unless
-    /// the vault's copy changed meanwhile. Returns the files written or removed.
+    /// the vault's copy changed meanwhile or the session kept no file at all. Returns
+    /// the files written or removed.
     pub fn write_back(&self, seeded: &Seeded, src: &Path) -> Result<usize> {
         let _lock = self.lock()?;
         let mut meta = self.meta()?;
@@ -491,8 +492,12 @@ impl Entry {
             meta.modified.insert(key, t);
             n += 1;
         }
+        // A removal goes back only beside files the session still keeps (SQLite
+        // removing its WAL after a checkpoint): a session that kept nothing (a server
+        // that moved the token into memory and deleted the file it migrated) never
+        // empties the entry.
         for (rel, was) in &seeded.files {
-            if now.contains_key(rel) {
+            if now.is_empty() || now.contains_key(rel) {
                 continue;
             }
             let at = base.join(rel);
@@ -589,6 +594,16 @@ mod tests {
             crate::secrets::REDACTED
         );
         assert!(e.meta().unwrap().written_back_at.is_some());
+        // A session that removed every file (a server that moved the token into
+        // memory) does not empty the entry; one that removed one beside others does.
+        let c = e.seed(HOME, &t.path().join("s3")).unwrap();
+        fs::remove_dir_all(t.path().join("s3/.cache")).unwrap();
+        assert_eq!(e.write_back(&c, &t.path().join("s3")).unwrap(), 0);
+        assert_eq!(e.files(HOME).len(), 2);
+        let d = e.seed(HOME, &t.path().join("s4")).unwrap();
+        fs::remove_file(t.path().join("s4/.cache/p/other")).unwrap();
+        assert_eq!(e.write_back(&d, &t.path().join("s4")).unwrap(), 1);
+        assert_eq!(e.files(HOME), vec![".cache/p/config.json"]);
         assert!(e.remove().unwrap());
         assert!(!e.exists());
         assert!(!e.remove().unwrap());

@@ -54,13 +54,26 @@ pub fn doctor(a: DoctorArgs) -> Result<ExitCode> {
     }
     // The VS Code the profiles were examined in, if any.
     rt.block_on(editors.close());
+    let vault = doctor::vault_entries(&editors);
     if a.json {
         out!(
             "{}",
-            serde_json::to_string_pretty(&serde_json::json!({"profiles": reports}))?
+            serde_json::to_string_pretty(
+                &serde_json::json!({"profiles": reports, "vault": vault})
+            )?
         );
     } else {
         out!("{}", doctor::table(&reports));
+        for r in reports.iter().filter(|r| r.vault.is_some()) {
+            out!(
+                "{} signs in from the vault: {}",
+                r.name,
+                r.vault.as_deref().unwrap_or("")
+            );
+        }
+        if !vault.is_empty() {
+            out!("vault: {}", vault.join("; "));
+        }
     }
     let all_ok = reports.iter().all(|r| r.status == Status::Ok);
     Ok(if all_ok {

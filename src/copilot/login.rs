@@ -96,7 +96,7 @@ pub fn keep_token(token: &str) -> Result<String> {
     let dir = home.join(".config").join("github-copilot");
     std::fs::create_dir_all(&dir)?;
     let apps = json!({ format!("github.com:{APP_ID}"): {
-        "user": "",
+        "user": "typist-token-stdin",
         "oauth_token": token,
         "githubAppId": APP_ID,
     }});

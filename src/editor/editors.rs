@@ -71,7 +71,7 @@ impl Editors {
         kind: EditorKind,
     ) -> Result<Option<Entry>, SessionError> {
         let Some(signin) = &profile.signin else {
-            return Ok(None);
+            return Ok(self.copilot_sign_in(profile));
         };
         let (assistant, editor, login) = if signin.github {
             (
@@ -116,6 +116,29 @@ impl Editors {
     /// The run's VS Codes.
     pub(super) fn vscode(&self) -> &Arc<VscodeHost> {
         &self.vscode
+    }
+
+    /// Copilot's language server (the `copilot` dialect), which also takes a token from
+    /// the environment or the user's own sign-in: the vault's GitHub entry when that is
+    /// what the server would use (so a WAL it rewrites goes back), else `None` and the
+    /// workspace gives it the others as before.
+    fn copilot_sign_in(&self, profile: &Profile) -> Option<Entry> {
+        if profile.dialect != super::profile::DialectKind::Copilot {
+            return None;
+        }
+        let entry = self.vault()?.entry(GITHUB_ENTRY.0, GITHUB_ENTRY.1).ok()?;
+        match crate::copilot::find()? {
+            crate::copilot::Credentials::Folder { path, typist: true }
+                if path.starts_with(entry.dir()) =>
+            {
+                let used = entry.used().ok()?;
+                if let Ok(mut u) = self.signins.used.lock() {
+                    u.insert(used);
+                }
+                Some(entry)
+            }
+            _ => None,
+        }
     }
 
     /// Stops what the run's sessions shared and returns what it leaves for the

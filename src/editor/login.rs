@@ -4,36 +4,11 @@
 //! saved as its vault entry (`src/vault.rs`). Each editor does its part
 //! (`neovim/login.rs`, `vscode/login.rs`); this is the interface the CLI calls.
 
-use std::time::Duration;
-
 use super::editors::Editors;
 use super::error::{EditorError, SessionError};
 use super::kind::{EditorApp, EditorKind};
+pub use super::options::{LoginDone, LoginScript};
 use super::profile::Profile;
-use crate::vault::Meta;
-
-/// How the sign-in is done.
-#[derive(Debug, Clone, Default)]
-pub struct LoginScript {
-    /// Commands run in order (`--command`): a palette command's title or id in VS
-    /// Code, an Ex command in Neovim. Empty: the profile's `[signin] command`.
-    pub commands: Vec<String>,
-    /// Answers typed, in order, into the prompts the commands open (`--answer`).
-    pub answers: Vec<String>,
-    /// The person completes the sign-in at the terminal (no `--command`/`--answer`
-    /// given, and standard input is a terminal).
-    pub interactive: bool,
-    /// How long the whole sign-in may take.
-    pub timeout: Duration,
-}
-
-/// What a sign-in left: the entry saved, and what the editor showed on the way
-/// (prompts, notifications, addresses to open), for the terminal.
-#[derive(Debug, Clone)]
-pub struct LoginDone {
-    pub meta: Meta,
-    pub shown: Vec<String>,
-}
 
 /// Signs `profile`'s assistant in, in `app`'s kind of editor, and saves its vault
 /// entry.

@@ -36,3 +36,26 @@ pub struct SessionOptions {
     /// run's editors host): its `home` part is copied into the sandbox `HOME`.
     pub signin: Option<crate::vault::Entry>,
 }
+
+/// How the sign-in is done.
+#[derive(Debug, Clone, Default)]
+pub struct LoginScript {
+    /// Commands run in order (`--command`): a palette command's title or id in VS
+    /// Code, an Ex command in Neovim. Empty: the profile's `[signin] command`.
+    pub commands: Vec<String>,
+    /// Answers typed, in order, into the prompts the commands open (`--answer`).
+    pub answers: Vec<String>,
+    /// The person completes the sign-in at the terminal (no `--command`/`--answer`
+    /// given, and standard input is a terminal).
+    pub interactive: bool,
+    /// How long the whole sign-in may take.
+    pub timeout: Duration,
+}
+
+/// What a sign-in left: the entry saved, and what the editor showed on the way
+/// (prompts, notifications, addresses to open), for the terminal.
+#[derive(Debug, Clone)]
+pub struct LoginDone {
+    pub meta: crate::vault::Meta,
+    pub shown: Vec<String>,
+}

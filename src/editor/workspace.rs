@@ -105,7 +105,8 @@ pub fn prepare(profile: &Profile, opts: &SessionOptions) -> Result<Workspace, Se
     let mut signin = None;
     if profile.sandbox_home || opts.signin.is_some() {
         let home = dir.path().join("home");
-        sandbox_home(profile, &home, &mut env).map_err(SessionError::file(&home))?;
+        sandbox_home(profile, &home, opts.signin.is_none(), &mut env)
+            .map_err(SessionError::file(&home))?;
         if let Some(entry) = &opts.signin {
             let mut s = SessionSignIn::new(entry.clone());
             s.seed(crate::vault::HOME, &home)?;
@@ -121,10 +122,12 @@ pub fn prepare(profile: &Profile, opts: &SessionOptions) -> Result<Workspace, Se
 }
 
 /// A `HOME` of the server's own (with the XDG folders under it), seeded with the
-/// profile's files and, for Copilot, the user's sign-in.
+/// profile's files and, for Copilot with no vault entry (`own_copilot`), the user's
+/// own sign-in.
 fn sandbox_home(
     profile: &Profile,
     home: &Path,
+    own_copilot: bool,
     env: &mut Vec<(String, String)>,
 ) -> std::io::Result<()> {
     std::fs::create_dir_all(home)?;
@@ -134,7 +137,7 @@ fn sandbox_home(
     env.push(("XDG_CACHE_HOME".into(), format!("{h}/.cache")));
     env.push(("XDG_DATA_HOME".into(), format!("{h}/.local/share")));
     // Copilot: the user's sign-in (typist's own or theirs), copied in.
-    if profile.dialect == DialectKind::Copilot {
+    if profile.dialect == DialectKind::Copilot && own_copilot {
         crate::copilot::seed_home(home)?;
     }
     for (rel, text) in &profile.home_files {

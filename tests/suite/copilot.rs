@@ -72,6 +72,11 @@ fn login_fails_saying_the_network_is_unreachable(proxy: bool) {
             .join("home/.config/typist/copilot/github-copilot")
             .exists()
     );
+    assert!(
+        !tmp.path()
+            .join("home/.config/typist/vault/copilot")
+            .exists()
+    );
 }
 
 #[test]
@@ -154,4 +159,99 @@ fn a_sign_in_is_found_and_the_sandboxed_server_gets_a_copy() {
     assert_eq!(r["auth"], "MaybeOK", "{r}");
     let m = r["message"].as_str().unwrap();
     assert!(m.contains("through $GH_COPILOT_TOKEN"), "{m}");
+}
+
+/// `typist login copilot --token-stdin` keeps a GitHub OAuth token in the vault (0700,
+/// 0600), the sandboxed server starts from a copy of it, doctor names the entry, and
+/// `typist logout copilot` removes it. The server (under Node 20, no `node:sqlite`)
+/// migrates `apps.json` into an in-memory store and deletes the file: the vault keeps
+/// it (a session that kept no file never empties an entry).
+#[test]
+fn a_token_kept_in_the_vault_reaches_the_server_and_goes_with_logout() {
+    use std::os::unix::fs::PermissionsExt;
+    installed();
+    let tmp = tempfile::tempdir().unwrap();
+    let config = tmp.path().join("typist-config");
+    let token = format!("gho_{}", "T0k3n".repeat(8));
+    let mut login = isolated(tmp.path(), true);
+    login
+        .env("TYPIST_CONFIG_DIR", &config)
+        .args(["login", "copilot", "--token-stdin"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = login.spawn().unwrap();
+    use std::io::Write;
+    writeln!(child.stdin.take().unwrap(), "{token}").unwrap();
+    let o = child.wait_with_output().unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(o.status.success(), "{said}");
+    assert!(said.contains("copilot/github"), "{said}");
+    assert!(!said.contains(&token), "{said}");
+    let entry = config.join("vault/copilot/github");
+    for d in [config.join("vault"), entry.clone()] {
+        let m = std::fs::metadata(&d).unwrap().permissions().mode() & 0o777;
+        assert_eq!(m, 0o700, "{}", d.display());
+    }
+    let apps = entry.join("home/.config/github-copilot/apps.json");
+    assert_eq!(
+        std::fs::metadata(&apps).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+
+    let o = isolated(tmp.path(), true)
+        .env("TYPIST_CONFIG_DIR", &config)
+        .env("RUST_LOG", "debug")
+        .args(["doctor", "--json", "--profile", "copilot"])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !out.contains(&token) && !err.contains(&token),
+        "the token leaked"
+    );
+    let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {err}"));
+    let r = &v["profiles"][0];
+    // The server read the vault's copy: signed in locally, then GitHub unreachable.
+    assert_eq!(r["auth"], "MaybeOK", "{r}");
+    assert!(
+        r["message"]
+            .as_str()
+            .unwrap()
+            .contains("through typist login copilot"),
+        "{r}"
+    );
+    assert!(
+        v["vault"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("copilot/github: saved "),
+        "{v}"
+    );
+    // Whatever the server did with its copy, the vault still holds the sign-in.
+    assert!(
+        typist::copilot::github_token(&entry.join("home/.config/github-copilot")).as_deref()
+            == Some(token.as_str()),
+        "{:?}",
+        std::fs::read_dir(entry.join("home/.config/github-copilot"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect::<Vec<_>>()
+    );
+
+    let o = isolated(tmp.path(), true)
+        .env("TYPIST_CONFIG_DIR", &config)
+        .args(["logout", "copilot"])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    assert!(!entry.exists());
+    let r = doctor(isolated(tmp.path(), true).env("TYPIST_CONFIG_DIR", &config));
+    assert_eq!(r["status"], "needs-auth", "{r}");
 }

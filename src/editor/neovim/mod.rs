@@ -136,8 +136,8 @@ pub async fn login(
     _app: &crate::editor::kind::EditorApp,
     profile: &crate::editor::profile::Profile,
     _entry: &crate::vault::Entry,
-    _script: crate::editor::login::LoginScript,
-) -> Result<crate::editor::login::LoginDone, crate::editor::SessionError> {
+    _script: crate::editor::options::LoginScript,
+) -> Result<crate::editor::options::LoginDone, crate::editor::SessionError> {
     Err(crate::editor::EditorError::Failed(format!(
         "{}: neovim login: not built yet",
         profile.name

@@ -379,7 +379,7 @@ impl TypistSession {
             {
                 return Err(SessionError::NotSignedIn {
                     server: self.profile.name.clone(),
-                    message: e.to_string(),
+                    message: format!("{e}; run `typist login copilot`"),
                 });
             }
             Err(e) => return Err(e.into()),

@@ -223,8 +223,8 @@ pub async fn login(
     _app: &crate::editor::kind::EditorApp,
     profile: &crate::editor::profile::Profile,
     _entry: &crate::vault::Entry,
-    _script: crate::editor::login::LoginScript,
-) -> Result<crate::editor::login::LoginDone, SessionError> {
+    _script: crate::editor::options::LoginScript,
+) -> Result<crate::editor::options::LoginDone, SessionError> {
     Err(crate::editor::EditorError::Failed(format!(
         "{}: vscode login: not built yet",
         profile.name

@@ -3,32 +3,43 @@
 
 use super::*;
 
+/// An assistant that is not signed in stops the run at its first case, naming it and
+/// the login to run: never a run of empties, nor of errors.
 #[test]
-fn copilot_not_signed_in_yields_errors_never_empties() {
+fn copilot_not_signed_in_stops_the_run_naming_the_login() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");
-    let o = run(&[
-        "--dataset",
-        DATASET,
-        "--assistant",
-        "copilot",
-        "--rate",
-        "0.01",
-        "--seed",
-        "3",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    no_answers(&o, "copilot");
-    let recs = parsed(&out);
-    assert!(!recs.is_empty());
-    for r in &recs {
-        assert_eq!(r["outcome"], "error", "{r}");
-        assert!(
-            r["error"].as_str().unwrap().contains("not signed in"),
-            "{r}"
-        );
-    }
+    let o = typist()
+        .arg("run")
+        .args(["--config", "/dev/null", "--quiet", "--no-latency"])
+        .args([
+            "--dataset",
+            DATASET,
+            "--assistant",
+            "copilot",
+            "--rate",
+            "0.01",
+            "--seed",
+            "3",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .env("TYPIST_CONFIG_DIR", tmp.path().join("config"))
+        .env("HOME", tmp.path())
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("GH_COPILOT_TOKEN")
+        .env_remove("GITHUB_COPILOT_TOKEN")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("copilot is not signed in"), "{stderr}");
+    assert!(stderr.contains("run `typist login copilot`"), "{stderr}");
+    // Nothing was recorded as an answer, an empty or an error.
+    assert!(parsed(&out).is_empty(), "{}", records(&out));
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(m["status"], "failed", "{m}");
 }
 
 #[test]
