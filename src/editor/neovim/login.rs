@@ -60,7 +60,15 @@ for _, m in ipairs(typist.messages()) do
     errors[#errors + 1] = m[2]
   end
 end
-for _, e in ipairs(errs) do errors[#errors + 1] = e; said[#said + 1] = e end
+for _, e in ipairs(errs) do
+  e = e:gsub('^.-Vim%(?%w*%)?:', '')
+  if not vim.tbl_contains(said, e) then
+    errors[#errors + 1] = e
+    said[#said + 1] = e
+  elseif not vim.tbl_contains(errors, e) then
+    errors[#errors + 1] = e
+  end
+end
 return { said, errors, math.max(left - guards, 0) }
 "#;
 
