@@ -139,6 +139,15 @@ impl NeovimSession {
         }
     }
 
+    /// Stops Neovim and its process group, keeping the session's folder (a login saves
+    /// from its `home`).
+    pub(super) async fn into_folder(self) -> tempfile::TempDir {
+        self.process.kill_group();
+        let mut exit = self.exit.clone();
+        let _ = tokio::time::timeout(KILL_WAIT, exit.wait_for(Option::is_some)).await;
+        self._dir
+    }
+
     /// Stops Neovim and every server in its process group; the workspace goes with it.
     pub async fn shutdown(self) -> Option<ExitInfo> {
         self.process.kill_group();

@@ -70,21 +70,30 @@ vim.ui_attach(api.nvim_create_namespace('typist.messages'), { ext_messages = tru
 end)
 local ERROR_KINDS = { emsg = true, echoerr = true, lua_error = true, rpc_error = true }
 
--- The error messages shown since the case was placed, one string each.
-function M.errors()
+-- Every message in the history, as {kind, text}.
+function M.messages()
   history = nil
   vim.cmd('messages')
   local out = {}
   for _, e in ipairs(history or {}) do
-    if ERROR_KINDS[e[1]] then
-      local parts = {}
-      for _, chunk in ipairs(e[2] or {}) do
-        parts[#parts + 1] = chunk[2]
-      end
-      out[#out + 1] = table.concat(parts)
+    local parts = {}
+    for _, chunk in ipairs(e[2] or {}) do
+      parts[#parts + 1] = chunk[2]
     end
+    out[#out + 1] = { e[1], table.concat(parts) }
   end
   history = nil
+  return out
+end
+
+-- The error messages shown since the case was placed, one string each.
+function M.errors()
+  local out = {}
+  for _, m in ipairs(M.messages()) do
+    if ERROR_KINDS[m[1]] then
+      out[#out + 1] = m[2]
+    end
+  end
   return out
 end
 

@@ -26,15 +26,15 @@ use crate::lsp::process::ServerProcess;
 /// The least time Neovim has to start and answer its first call, whatever the
 /// profile's `init_timeout_ms`.
 const MIN_STARTUP: Duration = Duration::from_secs(5);
-const INSTALL_HINT: &str =
+pub(super) const INSTALL_HINT: &str =
     "run scripts/install-servers.sh (it installs Neovim 0.12-dev into .servers/bin/nvim)";
 /// Neovim's arguments: embedded, no UI, no user configuration, swap or shada file.
 const ARGS: [&str; 6] = ["--embed", "--headless", "--clean", "-n", "-i", "NONE"];
 
 /// Neovim's environment: the workspace's, with its own folders in the session's; and
 /// the user's folders, which the driver gives the servers back.
-struct Sandbox {
-    env: Vec<(String, String)>,
+pub(super) struct Sandbox {
+    pub(super) env: Vec<(String, String)>,
     /// The servers' environment: the workspace's.
     server_env: BTreeMap<String, String>,
     xdg_state_home: Option<String>,
@@ -80,6 +80,10 @@ impl NeovimSession {
         let setup = s.setup(chan, cmd, sandbox);
         let setup = setup.to_mp().map_err(EditorError::Failed)?;
         s.lua(DRIVER, vec![setup]).await?;
+        // A session that starts from a sign-in: the plugin must say it is signed in.
+        if s._signin.is_some() {
+            s.require_signed_in().await?;
+        }
         Ok(s)
     }
 
@@ -186,7 +190,7 @@ impl Sandbox {
     /// them where the sweep of stale workspaces finds them, not in the user's
     /// `/tmp/nvim.USER/`. What the servers are to get back: the profile's value, else
     /// the user's.
-    fn of(ws: &Workspace) -> Result<Sandbox, SessionError> {
+    pub(super) fn of(ws: &Workspace) -> Result<Sandbox, SessionError> {
         let in_dir = |name: &str| ws.dir.path().join(name).display().to_string();
         let user_var = |k: &str| {
             ws.env
@@ -218,7 +222,7 @@ impl Sandbox {
 
 /// The run's editor with the profile's `[neovim]` plugin, unless the run's flags name
 /// one.
-fn with_profile_plugin(app: &EditorApp, profile: &Profile) -> EditorApp {
+pub(super) fn with_profile_plugin(app: &EditorApp, profile: &Profile) -> EditorApp {
     let mut app = app.clone();
     if let Some(nv) = &profile.neovim {
         if app.config.is_none() {

@@ -32,20 +32,26 @@
 //! sends and waits for the case's; [`suggest`] runs a line case, [`lists`] a completion
 //! session; [`documents`] opens and updates the documents; [`calls`] makes typist's
 //! calls into Neovim and turns their failures into the session's; [`rpc`] is the
-//! msgpack-RPC channel and [`shown`] composes the ghost text read.
+//! msgpack-RPC channel and [`shown`] composes the ghost text read; [`login`] is
+//! `typist login --editor neovim`, and [`signed_in`] asks a plugin's sign-in status
+//! (before a run's first case, and after a case that showed nothing).
 
 mod calls;
 mod documents;
 mod launch;
 mod list_state;
 mod lists;
+mod login;
 mod protocol;
 pub(super) mod refuse;
 mod requests;
 mod rpc;
 mod shown;
+mod signed_in;
 mod suggest;
 mod waits;
+
+pub use login::login;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -129,18 +135,4 @@ impl NeovimSession {
     pub fn last_request_hash(&self) -> Option<&str> {
         self.last_request_hash.as_deref()
     }
-}
-
-/// `typist login --editor neovim`: see `login.rs` (the editor layer's interface).
-pub async fn login(
-    _app: &crate::editor::kind::EditorApp,
-    profile: &crate::editor::profile::Profile,
-    _entry: &crate::vault::Entry,
-    _script: crate::editor::options::LoginScript,
-) -> Result<crate::editor::options::LoginDone, crate::editor::SessionError> {
-    Err(crate::editor::EditorError::Failed(format!(
-        "{}: neovim login: not built yet",
-        profile.name
-    ))
-    .into())
 }

@@ -181,8 +181,18 @@ impl NeovimSession {
 
     /// Places the case in the buffer, arrives at its line as a person does (see
     /// [`arrival`]), types the line's characters, and reads the ghost text Neovim shows
-    /// for the request sent after the last key.
+    /// for the request sent after the last key. Nothing shown by a plugin that signs
+    /// in: its sign-in is asked (`signed_in.rs`).
     pub async fn suggest(
+        &mut self,
+        rel: &str,
+        cursor: Position,
+    ) -> Result<Timed<Suggestions>, SessionError> {
+        let r = self.suggest_shown(rel, cursor).await;
+        self.signed_in_or(r).await
+    }
+
+    async fn suggest_shown(
         &mut self,
         rel: &str,
         cursor: Position,
