@@ -27,7 +27,7 @@ pub async fn login(
         .entry(&profile.name, app.kind.as_str())
         .map_err(|e| SessionError::Editor(EditorError::Failed(e.to_string())))?;
     match app.kind {
-        EditorKind::Neovim => super::neovim::login(app, profile, &entry, script).await,
+        EditorKind::Neovim => super::neovim::login::login(app, profile, &entry, script).await,
         EditorKind::Vscode => {
             super::vscode::login(editors.vscode(), app, profile, &entry, script).await
         }

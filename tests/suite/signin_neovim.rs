@@ -240,9 +240,10 @@ fn a_rotated_key_is_written_back_and_runs_side_by_side_lose_no_update() {
 
 /// The expiring plugin deletes its key after three suggestions: the next case shows
 /// nothing, the plugin says it is not signed in, and the run stops with the line naming
-/// `typist login`, keeping the three records finished before. The deletion is written
-/// back, so the next run is refused when its first session starts, in the plugin's
-/// words.
+/// `typist login`, keeping the three records finished before. The vault keeps the key
+/// file: a session that kept no file of its entry never empties it (Copilot's server
+/// deletes the file it moved into memory); an expired credential is the assistant's to
+/// refuse when the next run starts.
 #[test]
 fn a_key_expired_mid_run_stops_the_run_and_keeps_the_records_before() {
     let tmp = tempfile::tempdir().unwrap();
@@ -260,19 +261,9 @@ fn a_key_expired_mid_run_stops_the_run_and_keeps_the_records_before() {
     assert_eq!(recs.len(), 3, "{recs:?}");
     assert!(recs.iter().all(|r| r["outcome"] == "suggestion"));
     assert!(
-        !cfg.join("vault/expiring-plugin/neovim")
+        cfg.join("vault/expiring-plugin/neovim")
             .join(KEY_FILE)
-            .exists(),
-        "the deletion is written back"
+            .is_file(),
+        "a session that kept no file does not empty the entry"
     );
-
-    let again = tmp.path().join("again");
-    let o = run(&cfg, "expiring-plugin", &again, "1").output().unwrap();
-    assert!(!o.status.success());
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        err.contains("not signed in: run :TypistKeyfile Auth; run `typist login --editor neovim --assistant expiring-plugin`"),
-        "{err}"
-    );
-    assert!(records(&again).is_empty());
 }

@@ -41,7 +41,7 @@ mod documents;
 mod launch;
 mod list_state;
 mod lists;
-mod login;
+pub mod login;
 mod protocol;
 pub(super) mod refuse;
 mod requests;
@@ -51,7 +51,6 @@ mod signed_in;
 mod suggest;
 mod waits;
 
-pub use login::login;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
