@@ -118,10 +118,11 @@ pub struct Seeded {
     pub files: BTreeMap<String, Vec<u8>>,
 }
 
-/// What the manifest says of an entry a run started from: its name and when it was
-/// saved.
+/// What the manifest says of an entry a run started from: the assistant that started
+/// from it, its name and when it was saved.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Used {
+    pub assistant: String,
     pub entry: String,
     pub saved_at: String,
 }
@@ -329,10 +330,12 @@ impl Entry {
         serde_json::from_str(&text).with_context(|| format!("{}: not a vault entry", p.display()))
     }
 
-    /// What the manifest says of this entry: its name and when it was saved.
-    pub fn used(&self) -> Result<Used> {
+    /// What the manifest says of this entry, started from by `assistant`: its name and
+    /// when it was saved.
+    pub fn used(&self, assistant: &str) -> Result<Used> {
         let m = self.meta()?;
         Ok(Used {
+            assistant: assistant.to_string(),
             entry: self.name(),
             saved_at: m.saved_at,
         })

@@ -100,7 +100,7 @@ impl Editors {
         let entry = vault
             .entry(&assistant, &editor)
             .map_err(|e| not_signed_in(e.to_string()))?;
-        let used = entry.used().map_err(|_| {
+        let used = entry.used(&profile.name).map_err(|_| {
             not_signed_in(format!(
                 "no sign-in for {} in the vault ({})",
                 kind.as_str(),
@@ -131,7 +131,7 @@ impl Editors {
             crate::copilot::Credentials::Folder { path, typist: true }
                 if path.starts_with(entry.dir()) =>
             {
-                let used = entry.used().ok()?;
+                let used = entry.used(&profile.name).ok()?;
                 if let Ok(mut u) = self.signins.used.lock() {
                     u.insert(used);
                 }

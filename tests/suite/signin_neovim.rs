@@ -150,7 +150,7 @@ fn a_plugin_signed_in_once_runs_signed_in_and_is_refused_once_signed_out() {
         serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(
         m["vault"],
-        serde_json::json!([{"entry": "keyfile-plugin/neovim", "saved_at": entry["saved_at"]}])
+        serde_json::json!([{"assistant": "keyfile-plugin", "entry": "keyfile-plugin/neovim", "saved_at": entry["saved_at"]}])
     );
     assert!(text(&o).contains("DEBUG"), "the run logged at debug");
     assert!(!text(&o).contains(key));

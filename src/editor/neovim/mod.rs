@@ -51,7 +51,6 @@ mod signed_in;
 mod suggest;
 mod waits;
 
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
