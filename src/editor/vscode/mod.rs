@@ -47,6 +47,7 @@ pub mod instance;
 mod keys;
 mod launch;
 mod lists;
+mod login;
 mod open;
 mod page;
 pub(super) mod refuse;
@@ -217,17 +218,4 @@ impl VscodeSession {
     }
 }
 
-/// `typist login --editor vscode`: see `login.rs` (the editor layer's interface).
-pub async fn login(
-    _host: &std::sync::Arc<VscodeHost>,
-    _app: &crate::editor::kind::EditorApp,
-    profile: &crate::editor::profile::Profile,
-    _entry: &crate::vault::Entry,
-    _script: crate::editor::login::LoginScript,
-) -> Result<crate::editor::login::LoginDone, SessionError> {
-    Err(crate::editor::EditorError::Failed(format!(
-        "{}: vscode login: not built yet",
-        profile.name
-    ))
-    .into())
-}
+pub use login::login;

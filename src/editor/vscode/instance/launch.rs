@@ -111,6 +111,8 @@ impl Instance {
             hint: INSTALL_HINT.into(),
         })?;
         let scratch = Scratch::make(setup)?;
+        // The sign-in, before code-server reads its user data (`signin.rs`).
+        let seeded = super::signin::seed(setup, &scratch.dir)?;
         // Extensions first, with code-server's own installer.
         let mut installed = Vec::new();
         for x in &setup.extensions {
@@ -121,7 +123,8 @@ impl Instance {
         let version = version_of(&code_server, &scratch.env, &scratch.dir).await?;
         let password = random_password()?;
         crate::secrets::register(&password);
-        let (server, port) = start_code_server(&code_server, &scratch, &password).await?;
+        let (server, port) =
+            start_code_server(&code_server, &scratch, &password, setup.github).await?;
         let (browser, cdp, events) = start_chromium(&chromium, &scratch)?;
         let i = Instance {
             cdp,
@@ -135,22 +138,26 @@ impl Instance {
             server_exit: server.exit,
             browser: browser.process,
             browser_exit: browser.exit,
+            signin: std::sync::Mutex::new(seeded.signin),
         };
         i.cdp
             .call("Browser.getVersion", json!({}), None, PAGE_WITHIN)
             .await
             .map_err(|e| failed(format!("chromium: {e}")))?;
-        i.login(&password).await?;
+        i.login(&password, &seeded.storage).await?;
         Ok(i)
     }
 }
 
 /// code-server under its guard, listening on 127.0.0.1 at a port it picks (read from
-/// its log), with password authentication (`password` in its environment).
+/// its log), with password authentication (`password` in its environment); `github`:
+/// the built-in GitHub authentication disabled, so that typist's own provider serves
+/// `github`.
 async fn start_code_server(
     code_server: &Path,
     s: &Scratch,
     password: &str,
+    github: bool,
 ) -> Result<(Started, u16), SessionError> {
     let mut server_env = s.env.clone();
     server_env.push(("PASSWORD".into(), password.to_string()));
@@ -168,6 +175,13 @@ async fn start_code_server(
         .map(String::from),
     );
     args.push(format!("--reconnection-grace-time={GRACE_S}"));
+    if github {
+        // Extension hosts register authentication providers first come, first served
+        // (and the workbench keeps the last one registered): the built-in one must not
+        // register at all.
+        args.push("--vscode-option".into());
+        args.push(format!("disable-extension={}", super::BUILTIN_GITHUB_AUTH));
+    }
     let (process, stdin, stdout, exit) =
         ServerProcess::spawn_guarded("code-server", code_server, &args, &server_env, &s.dir)
             .map_err(SessionError::Lsp)?;
