@@ -43,9 +43,12 @@ enum Command {
     /// baseline, or with --upstream a llama.cpp server fronted with Tabby's and Ollama's
     /// APIs.
     ServeModel(ServeModelArgs),
-    /// Sign in to an assistant that needs an account, through its own server's flow,
-    /// and keep the credentials in typist's config folder (sessions get a copy).
+    /// Sign an assistant in once, in the editor a run uses, and keep what it needs in
+    /// typist's vault (every session starts from a copy): `typist login copilot`,
+    /// `typist login --editor neovim|vscode --assistant NAME`, `typist login --list`.
     Login(LoginArgs),
+    /// Remove an assistant's sign-in from the vault.
+    Logout(LogoutArgs),
     /// Check each server profile: installed? starts? answers a probe suggestion?
     Doctor(DoctorArgs),
     /// Score records files: help metrics, bootstrap intervals, paired p-values.
@@ -96,7 +99,8 @@ fn dispatch(command: Command) -> Result<ExitCode> {
         Command::Merge(a) => commands::merge(a),
         Command::Host(a) => commands::host(a),
         Command::ServeModel(a) => commands::serve_model(a),
-        Command::Login(a) => commands::login(a),
+        Command::Login(a) => cli::login::login(a),
+        Command::Logout(a) => cli::login::logout(a),
         Command::Doctor(a) => commands::doctor(a),
         Command::Score(a) => commands::score(a),
         Command::Check(a) => commands::check(a),

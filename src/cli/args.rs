@@ -93,18 +93,65 @@ pub struct ServeModelArgs {
 }
 
 #[derive(clap::Args, Debug, Clone)]
+#[command(group(clap::ArgGroup::new("what").args(["target", "assistant", "list"]).required(true)))]
 pub struct LoginArgs {
-    #[arg(value_enum)]
-    pub assistant: LoginTarget,
-    /// The profile whose server runs the flow.
+    /// `copilot`: GitHub Copilot's own device flow in its language server; the GitHub
+    /// sign-in it keeps also serves Copilot in Neovim and VS Code (`[signin] github`).
+    #[arg(value_enum, value_name = "copilot")]
+    pub target: Option<LoginTarget>,
+    /// The assistant (an editor profile's name) to sign in, in `--editor`.
+    #[arg(long, value_name = "NAME", conflicts_with = "target")]
+    pub assistant: Option<String>,
+    /// The editor to sign it in: neovim or vscode (the same launch a run uses).
+    #[arg(long, value_parser = super::choice::choice(super::choice::EDITOR), requires = "assistant")]
+    pub editor: Option<typist::editor::EditorKind>,
+    /// Run this command (a palette command's title or id in VS Code, an Ex command in
+    /// Neovim) instead of the profile's `[signin] command`; repeatable, in order.
+    #[arg(long = "command", value_name = "CMD", requires = "assistant")]
+    pub commands: Vec<String>,
+    /// Type TEXT into the next prompt a command opens; repeatable, in order. `-` reads
+    /// a line from standard input (keeps a token off the command line).
+    #[arg(long = "answer", value_name = "TEXT", requires = "assistant")]
+    pub answers: Vec<String>,
+    /// Copilot: read a GitHub OAuth token (`gho_…`/`ghu_…`, as copilot.vim keeps) from
+    /// standard input and keep it, instead of the device flow (not checked until a
+    /// session asks the server).
+    #[arg(long, requires = "target")]
+    pub token_stdin: bool,
+    /// List the vault's entries (name, when saved, when last written back).
+    #[arg(long, conflicts_with_all = ["target", "assistant"])]
+    pub list: bool,
+    /// With --list: JSON.
+    #[arg(long, requires = "list")]
+    pub json: bool,
+    /// Copilot: the profile whose server runs the flow.
     #[arg(long, default_value = "copilot", value_name = "NAME")]
     pub profile: String,
     #[arg(long, value_name = "DIR")]
     pub editors: Option<PathBuf>,
-    /// How long the sign-in request may take before the network is taken as
-    /// unreachable.
-    #[arg(long, default_value_t = 30, value_name = "SECS")]
-    pub timeout: u64,
+    /// How long the sign-in may take (Copilot: before the network is taken as
+    /// unreachable; an editor: the whole sign-in, the person's typing included).
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<u64>,
+}
+
+/// `typist logout`.
+#[derive(clap::Args, Debug, Clone)]
+#[command(group(clap::ArgGroup::new("what").args(["target", "assistant"]).required(true)))]
+pub struct LogoutArgs {
+    /// `copilot`: the GitHub sign-in of `typist login copilot`.
+    #[arg(value_enum, value_name = "copilot")]
+    pub target: Option<LoginTarget>,
+    /// The assistant whose entry goes, with --editor.
+    #[arg(
+        long,
+        value_name = "NAME",
+        conflicts_with = "target",
+        requires = "editor"
+    )]
+    pub assistant: Option<String>,
+    #[arg(long, value_parser = super::choice::choice(super::choice::EDITOR))]
+    pub editor: Option<typist::editor::EditorKind>,
 }
 
 #[derive(clap::Args, Debug, Clone)]

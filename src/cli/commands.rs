@@ -5,8 +5,8 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use super::args::{
-    BenchCommand, CheckArgs, DoctorArgs, DrillArgs, LoginArgs, LoginTarget, MergeArgs,
-    ProfilesArgs, ReportArgs, SampleArgs, SampleCases, ScoreArgs, ServeModelArgs,
+    BenchCommand, CheckArgs, DoctorArgs, DrillArgs, MergeArgs, ProfilesArgs, ReportArgs,
+    SampleArgs, SampleCases, ScoreArgs, ServeModelArgs,
 };
 use super::{EXIT_NO_ANSWERS, runtime, silent_assistants};
 use typist::dataset::tokens::{self, TokenOptions};
@@ -68,18 +68,6 @@ pub fn doctor(a: DoctorArgs) -> Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
-}
-
-pub fn login(a: LoginArgs) -> Result<ExitCode> {
-    let LoginTarget::Copilot = a.assistant;
-    let p = profile::find_profile(&a.profile, a.editors.as_deref())?;
-    let rt = runtime()?;
-    let done = rt.block_on(typist::copilot::login::login(
-        &p,
-        std::time::Duration::from_secs(a.timeout),
-    ))?;
-    out!("{done}");
-    Ok(ExitCode::SUCCESS)
 }
 
 pub fn score(a: ScoreArgs) -> Result<ExitCode> {

@@ -10,7 +10,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
-use super::{copy_files, is_network_failure, store};
+use super::{APP_ID, is_network_failure};
 use crate::editor::Profile;
 use crate::lsp::{Client, ClientOptions, LspError};
 
@@ -31,10 +31,10 @@ pub async fn login(profile: &Profile, wait: Duration) -> Result<String> {
             profile.command, profile.install_hint
         )
     })?;
-    let store = store().context("no HOME: cannot place typist's config folder")?;
+    let entry = github_entry()?;
     // Named `typist-PID-…` like the workspaces: swept if typist is killed meanwhile.
     let tmp = crate::editor::workspace::scratch_dir("login-")?;
-    let config = tmp.path().join("config");
+    let config = tmp.path().join("home").join(".config");
     let client = start_server(profile, &program, tmp.path(), &config).await?;
     let signed_in = sign_in(&client, wait).await;
     // What the server says now, with the network.
@@ -57,10 +57,55 @@ pub async fn login(profile: &Profile, wait: Duration) -> Result<String> {
         .map(str::to_string)
         .or(user)
         .unwrap_or_else(|| "?".into());
-    keep(&config.join("github-copilot"), &store)?;
+    keep(
+        &config.join("github-copilot"),
+        &tmp.path().join("home"),
+        &entry,
+        "device flow",
+    )?;
     Ok(format!(
-        "signed in to GitHub Copilot as {user}; credentials kept in {} (each Copilot session gets a copy in its sandbox HOME)",
-        store.display()
+        "signed in to GitHub Copilot as {user}; kept in the vault as {} ({}): every Copilot session (the language server, copilot.lua, VS Code's `github` sign-in) gets a copy",
+        entry.name(),
+        entry.dir().display()
+    ))
+}
+
+/// The vault entry of the GitHub sign-in.
+fn github_entry() -> Result<crate::vault::Entry> {
+    let (a, e) = super::GITHUB_ENTRY;
+    crate::vault::Vault::open()?.entry(a, e)
+}
+
+/// `typist login copilot --token-stdin`: a GitHub OAuth token kept as copilot.vim keeps
+/// it (`apps.json`, which the language server reads and migrates), unchecked: offline
+/// nothing can check it, and the first session's status says whether GitHub takes it.
+pub fn keep_token(token: &str) -> Result<String> {
+    let token = token.trim();
+    if token.len() < 20 || token.contains(char::is_whitespace) {
+        bail!("that is not a GitHub OAuth token (gho_…/ghu_…, one line on standard input)");
+    }
+    if token.starts_with("ghp_") || token.starts_with("github_pat_") {
+        bail!(
+            "a personal access token: Copilot refuses them; sign in with `typist login copilot` (the device flow) or paste the OAuth token (gho_…/ghu_…) a Copilot plugin keeps"
+        );
+    }
+    crate::secrets::register(token);
+    let entry = github_entry()?;
+    let tmp = crate::editor::workspace::scratch_dir("login-")?;
+    let home = tmp.path().join("home");
+    let dir = home.join(".config").join("github-copilot");
+    std::fs::create_dir_all(&dir)?;
+    let apps = json!({ format!("github.com:{APP_ID}"): {
+        "user": "",
+        "oauth_token": token,
+        "githubAppId": APP_ID,
+    }});
+    std::fs::write(dir.join("apps.json"), serde_json::to_vec_pretty(&apps)?)?;
+    keep(&dir, &home, &entry, "token from standard input")?;
+    Ok(format!(
+        "kept the GitHub token in the vault as {} ({}), not checked (offline it cannot be): every Copilot session (the language server, copilot.lua, VS Code's `github` sign-in) gets a copy; `typist doctor --profile copilot` asks GitHub",
+        entry.name(),
+        entry.dir().display()
     ))
 }
 
@@ -197,18 +242,19 @@ async fn device_flow(client: &Client, answer: &Value) -> Result<Option<String>> 
         .map(str::to_string))
 }
 
-/// Replaces the store whole with the server's files from `from`: written beside it, then
-/// renamed over it.
-fn keep(from: &Path, store: &Path) -> Result<()> {
-    let parent = store.parent().context("store has no parent")?;
-    std::fs::create_dir_all(parent)?;
-    let staged = parent.join("github-copilot.new");
-    let _ = std::fs::remove_dir_all(&staged);
-    let n = copy_files(from, &staged)?;
-    if n == 0 {
+/// Saves the server's files from `from` (a `github-copilot` folder under `home`) as the
+/// vault's GitHub entry, replacing it whole.
+fn keep(from: &Path, home: &Path, entry: &crate::vault::Entry, how: &str) -> Result<()> {
+    if !super::has_sign_in_files(from) {
         bail!("the server reported a sign-in but wrote no credentials file");
     }
-    let _ = std::fs::remove_dir_all(store);
-    std::fs::rename(&staged, store)?;
+    entry.save(
+        &[crate::vault::Part {
+            name: crate::vault::HOME,
+            root: home,
+            paths: vec![".config/github-copilot".into()],
+        }],
+        vec![how.to_string()],
+    )?;
     Ok(())
 }

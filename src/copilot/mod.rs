@@ -37,24 +37,86 @@ const FILES: [&str; 5] = [
     "hosts.json",
 ];
 
-/// Typist's own config folder: `$TYPIST_CONFIG_DIR`, else `$XDG_CONFIG_HOME/typist`,
-/// else `~/.config/typist`.
-pub fn config_dir() -> Option<PathBuf> {
-    if let Some(d) = std::env::var_os("TYPIST_CONFIG_DIR") {
-        return Some(PathBuf::from(d));
+pub use crate::vault::config_dir;
+
+/// The vault entry (assistant, editor) that holds the GitHub sign-in.
+pub const GITHUB_ENTRY: (&str, &str) = ("copilot", "github");
+/// The GitHub app id Copilot's plugins sign in as (the key of `apps.json`).
+pub const APP_ID: &str = "Iv1.b507a08c87ecfe98";
+
+/// Where `typist login copilot` keeps the server's `github-copilot` folder: the home
+/// part of the vault's GitHub entry (before the vault, `<config>/copilot/github-copilot`,
+/// still read when the vault has none).
+pub fn store() -> Option<PathBuf> {
+    let (a, e) = GITHUB_ENTRY;
+    let in_vault = crate::vault::Vault::open()
+        .ok()?
+        .entry(a, e)
+        .ok()?
+        .dir()
+        .join(crate::vault::HOME)
+        .join(".config")
+        .join("github-copilot");
+    let legacy = config_dir()?.join("copilot").join("github-copilot");
+    if !has_sign_in_files(&in_vault) && has_sign_in_files(&legacy) {
+        return Some(legacy);
     }
-    if let Some(x) = std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from)
-        && x.is_absolute()
-    {
-        return Some(x.join("typist"));
-    }
-    let home = std::env::var_os("HOME").filter(|h| !h.is_empty())?;
-    Some(PathBuf::from(home).join(".config").join("typist"))
+    Some(in_vault)
 }
 
-/// Where `typist login copilot` keeps the server's `github-copilot` folder.
-pub fn store() -> Option<PathBuf> {
-    config_dir().map(|d| d.join("copilot").join("github-copilot"))
+/// The GitHub OAuth token of a `github-copilot` folder: `apps.json`'s or `hosts.json`'s
+/// `oauth_token`, else the newest `gho_`/`ghu_` token written in `auth.db`'s WAL or
+/// `auth.db` (SQLite keeps it as plain text where no desktop keyring encrypts it).
+pub fn github_token(dir: &Path) -> Option<String> {
+    for f in ["apps.json", "hosts.json"] {
+        let Ok(text) = std::fs::read_to_string(dir.join(f)) else {
+            continue;
+        };
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else {
+            continue;
+        };
+        let found = v.as_object().and_then(|o| {
+            o.values()
+                .filter_map(|x| x.get("oauth_token").and_then(|t| t.as_str()))
+                .find(|t| !t.is_empty())
+                .map(str::to_string)
+        });
+        if found.is_some() {
+            return found;
+        }
+    }
+    for f in ["auth.db-wal", "auth.db"] {
+        let Ok(bytes) = std::fs::read(dir.join(f)) else {
+            continue;
+        };
+        if let Some(t) = last_token_in(&bytes) {
+            return Some(t);
+        }
+    }
+    None
+}
+
+/// The last `gho_`/`ghu_` token (the prefix and at least 36 more letters and digits) in
+/// `bytes`.
+fn last_token_in(bytes: &[u8]) -> Option<String> {
+    let mut found = None;
+    let mut i = 0;
+    while i + 4 <= bytes.len() {
+        let p = &bytes[i..i + 4];
+        if p == b"gho_" || p == b"ghu_" {
+            let n = bytes[i + 4..]
+                .iter()
+                .take_while(|b| b.is_ascii_alphanumeric())
+                .count();
+            if n >= 36 {
+                found = Some(String::from_utf8_lossy(&bytes[i..i + 4 + n]).into_owned());
+                i += 4 + n;
+                continue;
+            }
+        }
+        i += 1;
+    }
+    found
 }
 
 /// The user's own `github-copilot` folder, where the server itself looks.
@@ -93,7 +155,7 @@ impl std::fmt::Display for Credentials {
     }
 }
 
-fn has_sign_in_files(dir: &Path) -> bool {
+pub(super) fn has_sign_in_files(dir: &Path) -> bool {
     // auth.db alone may be an empty store (the server creates it on every start); the
     // server's own check says whether it holds a token.
     FILES.iter().any(|f| dir.join(f).is_file())
@@ -218,6 +280,27 @@ pub fn is_network_failure(message: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_token_is_read_from_apps_json_or_found_in_auth_db() {
+        let t = tempfile::tempdir().unwrap();
+        let tok = format!("gho_{}", "a1".repeat(18));
+        std::fs::write(
+            t.path().join("apps.json"),
+            format!(r#"{{"github.com:{APP_ID}":{{"user":"u","oauth_token":"{tok}"}}}}"#),
+        )
+        .unwrap();
+        assert_eq!(github_token(t.path()).as_deref(), Some(tok.as_str()));
+        let u = tempfile::tempdir().unwrap();
+        let newer = format!("ghu_{}", "b2".repeat(18));
+        let mut db = b"SQLite format 3\0....".to_vec();
+        db.extend_from_slice(tok.as_bytes());
+        db.extend_from_slice(b"\x01\x02");
+        db.extend_from_slice(newer.as_bytes());
+        std::fs::write(u.path().join("auth.db"), db).unwrap();
+        assert_eq!(github_token(u.path()).as_deref(), Some(newer.as_str()));
+        assert_eq!(last_token_in(b"gho_short"), None);
+    }
 
     #[test]
     fn network_failures_are_told_apart() {

@@ -37,8 +37,7 @@ struct SignIns {
     used: Mutex<BTreeSet<Used>>,
 }
 
-/// The vault entry that holds the GitHub sign-in of `typist login copilot`.
-pub const GITHUB_ENTRY: (&str, &str) = ("copilot", "github");
+pub use crate::copilot::GITHUB_ENTRY;
 
 impl Editors {
     /// The run's editors, with the vault in typist's config folder.
