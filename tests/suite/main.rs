@@ -26,4 +26,5 @@ mod report;
 mod sample;
 mod score;
 mod secrets;
+mod signin_vscode;
 mod vscode;

@@ -64,13 +64,15 @@ pub(super) fn seed(setup: &Setup, dir: &Path) -> Result<Seeded, SessionError> {
     s.seed(BROWSER, &browser)?;
     let storage = read_storage_file(&browser.join(LOCAL_STORAGE));
     if setup.github {
-        let token = github_token(&home).ok_or_else(|| SessionError::NotSignedIn {
-            server: entry.assistant.clone(),
-            message: format!(
-                "the GitHub sign-in {} holds no token; run `typist login copilot`",
-                entry.name()
-            ),
-        })?;
+        let token = crate::copilot::github_token(&home.join(".config/github-copilot")).ok_or_else(
+            || SessionError::NotSignedIn {
+                server: entry.assistant.clone(),
+                message: format!(
+                    "the GitHub sign-in {} holds no token; run `typist login copilot`",
+                    entry.name()
+                ),
+            },
+        )?;
         crate::secrets::register(&token);
         write_github_session(&home, &token)?;
     }
@@ -85,39 +87,6 @@ fn read_storage_file(p: &Path) -> BTreeMap<String, String> {
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())
         .unwrap_or_default()
-}
-
-/// The GitHub token of a GitHub entry's home part: the `oauth_token` of copilot.vim's
-/// `apps.json` or `hosts.json` (`$XDG_CONFIG_HOME/github-copilot/`), else a `gho_`/`ghu_`
-/// token found in the language server's `auth.db`.
-pub fn github_token(home: &Path) -> Option<String> {
-    let dir = home.join(".config/github-copilot");
-    for f in ["apps.json", "hosts.json"] {
-        let Ok(text) = std::fs::read(dir.join(f)) else {
-            continue;
-        };
-        let Ok(Value::Object(o)) = serde_json::from_slice::<Value>(&text) else {
-            continue;
-        };
-        if let Some(t) = o
-            .values()
-            .filter_map(|v| v["oauth_token"].as_str())
-            .find(|t| !t.is_empty())
-        {
-            return Some(t.to_string());
-        }
-    }
-    // auth.db: the token stored as plain text in the SQLite file.
-    let db = std::fs::read(dir.join("auth.db")).ok()?;
-    let text = String::from_utf8_lossy(&db);
-    ["gho_", "ghu_"].iter().find_map(|p| {
-        let at = text.find(p)?;
-        let t: String = text[at..]
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-            .collect();
-        (t.len() > 8).then_some(t)
-    })
 }
 
 /// Writes the session typist's `github` provider serves into `home` (mode 0600).
@@ -248,35 +217,4 @@ pub fn write_storage_file(p: &Path, items: &BTreeMap<String, String>) -> std::io
         .mode(0o600)
         .open(p)?;
     f.write_all(&serde_json::to_vec_pretty(items).unwrap_or_default())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_github_token_is_read_from_apps_json_or_auth_db() {
-        let t = tempfile::tempdir().unwrap();
-        assert_eq!(github_token(t.path()), None);
-        let d = t.path().join(".config/github-copilot");
-        std::fs::create_dir_all(&d).unwrap();
-        std::fs::write(
-            d.join("auth.db"),
-            b"SQLite format 3\0..gho_abcdefghij1234\0..",
-        )
-        .unwrap();
-        assert_eq!(
-            github_token(t.path()).as_deref(),
-            Some("gho_abcdefghij1234")
-        );
-        std::fs::write(
-            d.join("apps.json"),
-            r#"{"github.com:Iv1.b507a08c87ecfe98":{"user":"u","oauth_token":"gho_fromappsjson99"}}"#,
-        )
-        .unwrap();
-        assert_eq!(
-            github_token(t.path()).as_deref(),
-            Some("gho_fromappsjson99")
-        );
-    }
 }

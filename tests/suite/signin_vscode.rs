@@ -1,0 +1,155 @@
+//! VS Code starts signed in (issue 41): `typist login --editor vscode` signs an
+//! extension in through its own "Provide Authentication Token" input box
+//! (`fixtures/vscode/typist-secret`, its token in VS Code's secret storage, which
+//! code-server keeps in the browser's localStorage) and saves the vault entry; every
+//! session of a run then starts from it and every case is answered; the token is in no
+//! output; after `typist logout` the run is refused, naming the login to run. An
+//! assistant that signs in with GitHub (`[signin] github`) with no GitHub sign-in is
+//! refused naming `typist login copilot`. Real code-server and Chromium.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::common::{DATASET, ok, typist};
+use crate::vscode::require_vscode;
+
+const TOKEN: &str = "tsk_Q7mZ2xK9pL4vN8rT3wY6";
+
+fn editors() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/vscode/editors")
+        .display()
+        .to_string()
+}
+
+fn run(cfg: &Path, out: &Path, assistant: &str) -> std::process::Output {
+    let dataset = format!("{DATASET}/semver");
+    let editors = editors();
+    typist()
+        .env("TYPIST_CONFIG_DIR", cfg)
+        .env("RUST_LOG", "debug")
+        .args([
+            "run",
+            "--config",
+            "/dev/null",
+            "--quiet",
+            "--no-latency",
+            "--dataset",
+            &dataset,
+            "--single-repo",
+            "--assistant",
+            assistant,
+            "--rate",
+            "0.005",
+            "--seed",
+            "1",
+            "--typed-prefix",
+            "2",
+            "--jobs",
+            "2",
+            "--display-deadline-ms",
+            "5000",
+            "--editors",
+            &editors,
+            "--editor",
+            "vscode",
+            "--out",
+        ])
+        .arg(out)
+        .output()
+        .unwrap()
+}
+
+fn mode(p: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).unwrap().permissions().mode() & 0o777
+}
+
+#[test]
+fn an_extension_signed_in_once_starts_signed_in_in_every_run_and_is_refused_once_logged_out() {
+    require_vscode();
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = tmp.path().join("config");
+    let login = typist()
+        .env("TYPIST_CONFIG_DIR", &cfg)
+        .env("RUST_LOG", "debug")
+        .args([
+            "login",
+            "--editor",
+            "vscode",
+            "--assistant",
+            "typist-secret",
+        ])
+        .args(["--editors", &editors()])
+        .args(["--command", "typist-secret: Provide Authentication Token"])
+        .args(["--answer", TOKEN])
+        .output()
+        .unwrap();
+    ok(&login);
+    let mut said = String::from_utf8_lossy(&login.stdout).to_string()
+        + &String::from_utf8_lossy(&login.stderr);
+    assert!(said.contains("input box: typist-secret: paste"), "{said}");
+    let entry = cfg.join("vault/typist-secret/vscode");
+    for d in [cfg.join("vault"), entry.clone(), entry.join("browser")] {
+        assert_eq!(mode(&d), 0o700, "{}", d.display());
+    }
+    for f in [
+        "browser/local-storage.json",
+        "user-data/serve-web-key-half",
+        "entry.json",
+    ] {
+        assert_eq!(mode(&entry.join(f)), 0o600, "{f}");
+    }
+
+    let out = tmp.path().join("run");
+    let r = run(&cfg, &out, "typist-secret");
+    ok(&r);
+    said += &(String::from_utf8_lossy(&r.stdout).to_string() + &String::from_utf8_lossy(&r.stderr));
+    let records = std::fs::read_to_string(out.join("records.jsonl")).unwrap();
+    let recs: Vec<Value> = records
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(recs.len() >= 3, "{records}");
+    for r in &recs {
+        assert_eq!(r["outcome"], "suggestion", "{r}");
+    }
+    let manifest = std::fs::read_to_string(out.join("manifest.json")).unwrap();
+    let m: Value = serde_json::from_str(&manifest).unwrap();
+    assert_eq!(m["vault"][0]["entry"], "typist-secret/vscode", "{manifest}");
+    for (what, text) in [
+        ("records", &records),
+        ("manifest", &manifest),
+        ("output", &said),
+    ] {
+        assert!(!text.contains(TOKEN), "the token is in the {what}");
+    }
+
+    // Logged out: refused, naming the assistant and the login to run.
+    ok(&typist()
+        .env("TYPIST_CONFIG_DIR", &cfg)
+        .args([
+            "logout",
+            "--editor",
+            "vscode",
+            "--assistant",
+            "typist-secret",
+        ])
+        .output()
+        .unwrap());
+    let r = run(&cfg, &tmp.path().join("refused"), "typist-secret");
+    assert!(!r.status.success());
+    let e = String::from_utf8_lossy(&r.stderr);
+    assert!(
+        e.contains("typist-secret")
+            && e.contains("typist login --editor vscode --assistant typist-secret"),
+        "{e}"
+    );
+
+    // Signs in with GitHub, and there is no GitHub sign-in: refused before VS Code starts.
+    let r = run(&cfg, &tmp.path().join("github"), "typist-github");
+    assert!(!r.status.success());
+    let e = String::from_utf8_lossy(&r.stderr);
+    assert!(e.contains("typist login copilot"), "{e}");
+}
