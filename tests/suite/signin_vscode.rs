@@ -15,6 +15,8 @@ use crate::common::{DATASET, ok, typist};
 use crate::vscode::require_vscode;
 
 const TOKEN: &str = "tsk_Q7mZ2xK9pL4vN8rT3wY6";
+/// A made-up GitHub OAuth token (nothing here asks GitHub).
+const GITHUB_TOKEN: &str = "gho_typistVsCodeFixture0123456789abcd";
 
 fn editors() -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -152,4 +154,50 @@ fn an_extension_signed_in_once_starts_signed_in_in_every_run_and_is_refused_once
     assert!(!r.status.success());
     let e = String::from_utf8_lossy(&r.stderr);
     assert!(e.contains("typist login copilot"), "{e}");
+
+    // `typist login copilot --token-stdin`: every case of a run is answered, the
+    // extension served the session by typist's own `github` provider (the built-in one
+    // not loaded); the token is in no output.
+    let mut login = typist()
+        .env("TYPIST_CONFIG_DIR", &cfg)
+        .env("RUST_LOG", "debug")
+        .args(["login", "copilot", "--token-stdin"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = login.stdin.take().unwrap();
+        writeln!(stdin, "{GITHUB_TOKEN}").unwrap();
+    }
+    let login = login.wait_with_output().unwrap();
+    ok(&login);
+    let mut said = String::from_utf8_lossy(&login.stdout).to_string()
+        + &String::from_utf8_lossy(&login.stderr);
+    let out = tmp.path().join("github-run");
+    let r = run(&cfg, &out, "typist-github");
+    said += &(String::from_utf8_lossy(&r.stdout).to_string() + &String::from_utf8_lossy(&r.stderr));
+    ok(&r);
+    let records = std::fs::read_to_string(out.join("records.jsonl")).unwrap();
+    let recs: Vec<Value> = records
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(recs.len() >= 3, "{records}");
+    for r in &recs {
+        assert_eq!(r["outcome"], "suggestion", "{r}");
+    }
+    let manifest = std::fs::read_to_string(out.join("manifest.json")).unwrap();
+    for (what, text) in [
+        ("records", &records),
+        ("manifest", &manifest),
+        ("output", &said),
+    ] {
+        assert!(
+            !text.contains(GITHUB_TOKEN),
+            "the GitHub token is in the {what}"
+        );
+    }
 }

@@ -151,7 +151,7 @@ impl Instance {
 
 /// code-server under its guard, listening on 127.0.0.1 at a port it picks (read from
 /// its log), with password authentication (`password` in its environment); `github`:
-/// the built-in GitHub authentication disabled, so that typist's own provider serves
+/// the built-in GitHub authentication not loaded, so that typist's own provider serves
 /// `github`.
 async fn start_code_server(
     code_server: &Path,
@@ -176,11 +176,16 @@ async fn start_code_server(
     );
     args.push(format!("--reconnection-grace-time={GRACE_S}"));
     if github {
-        // Extension hosts register authentication providers first come, first served
-        // (and the workbench keeps the last one registered): the built-in one must not
-        // register at all.
-        args.push("--vscode-option".into());
-        args.push(format!("disable-extension={}", super::BUILTIN_GITHUB_AUTH));
+        // An extension host keeps the first `github` provider registered and refuses the
+        // next, and every `getSession('github')` activates the built-in one
+        // (`onAuthenticationRequest:github`), racing typist's: the built-in must not be
+        // loaded at all. The server's scanner of built-in extensions skips the ids in
+        // `VSCODE_SKIP_BUILTIN_EXTENSIONS` (code-server has no `--disable-extension`,
+        // and the workbench of the browser ignores the server's).
+        server_env.push((
+            "VSCODE_SKIP_BUILTIN_EXTENSIONS".into(),
+            super::BUILTIN_GITHUB_AUTH.into(),
+        ));
     }
     let (process, stdin, stdout, exit) =
         ServerProcess::spawn_guarded("code-server", code_server, &args, &server_env, &s.dir)

@@ -92,7 +92,7 @@ fn packed_vsix(name: &str) -> Option<PathBuf> {
 }
 
 /// The built-in extension that would register the `github` authentication provider
-/// before typist's own (`[signin] github`): disabled in that VS Code.
+/// before typist's own (`[signin] github`): not loaded in that VS Code.
 pub const BUILTIN_GITHUB_AUTH: &str = "vscode.github-authentication";
 
 /// An extension installed into the run's extensions folder.
