@@ -4,8 +4,11 @@
 //! code-server keeps in the browser's localStorage) and saves the vault entry; every
 //! session of a run then starts from it and every case is answered; the token is in no
 //! output; after `typist logout` the run is refused, naming the login to run. An
-//! assistant that signs in with GitHub (`[signin] github`) with no GitHub sign-in is
-//! refused naming `typist login copilot`. Real code-server and Chromium.
+//! assistant that signs in with GitHub (`[signin] github`, `fixtures/vscode/typist-github`)
+//! is refused naming `typist login copilot` while there is no GitHub sign-in, and after
+//! `typist login copilot --token-stdin` typist's own `github` provider serves it a
+//! session in every case (the built-in provider not loaded). Real code-server and
+//! Chromium; four cases in two files, so that each run opens two windows at once.
 
 use std::path::Path;
 
@@ -25,8 +28,34 @@ fn editors() -> String {
         .to_string()
 }
 
-fn run(cfg: &Path, out: &Path, assistant: &str) -> std::process::Output {
-    let dataset = format!("{DATASET}/semver");
+/// Two cases in each of two files of semver's plan: each of the two sessions of a
+/// `--jobs 2` run opens one file (a window each; a window's load is most of a run's time).
+fn plan(dir: &Path) -> std::path::PathBuf {
+    let all = dir.join("all.jsonl");
+    ok(&typist()
+        .args(["sample", "--dataset", &format!("{DATASET}/semver")])
+        .args(["--single-repo", "--rate", "0.02", "--seed", "1", "--out"])
+        .arg(&all)
+        .output()
+        .unwrap());
+    let text = std::fs::read_to_string(&all).unwrap();
+    let mut lines = text.lines();
+    let mut kept = vec![lines.next().unwrap().to_string()];
+    for file in ["classes/range.js", "classes/semver.js"] {
+        let cases: Vec<&str> = text
+            .lines()
+            .filter(|l| serde_json::from_str::<Value>(l).unwrap()["file"].as_str() == Some(file))
+            .take(2)
+            .collect();
+        assert_eq!(cases.len(), 2, "{text}");
+        kept.extend(cases.into_iter().map(String::from));
+    }
+    let p = dir.join("plan.jsonl");
+    std::fs::write(&p, kept.join("\n") + "\n").unwrap();
+    p
+}
+
+fn run(cfg: &Path, plan: &Path, out: &Path, assistant: &str) -> std::process::Output {
     let editors = editors();
     typist()
         .env("TYPIST_CONFIG_DIR", cfg)
@@ -37,15 +66,8 @@ fn run(cfg: &Path, out: &Path, assistant: &str) -> std::process::Output {
             "/dev/null",
             "--quiet",
             "--no-latency",
-            "--dataset",
-            &dataset,
-            "--single-repo",
             "--assistant",
             assistant,
-            "--rate",
-            "0.005",
-            "--seed",
-            "1",
             "--typed-prefix",
             "2",
             "--jobs",
@@ -56,8 +78,10 @@ fn run(cfg: &Path, out: &Path, assistant: &str) -> std::process::Output {
             &editors,
             "--editor",
             "vscode",
-            "--out",
+            "--plan",
         ])
+        .arg(plan)
+        .arg("--out")
         .arg(out)
         .output()
         .unwrap()
@@ -73,6 +97,7 @@ fn an_extension_signed_in_once_starts_signed_in_in_every_run_and_is_refused_once
     require_vscode();
     let tmp = tempfile::tempdir().unwrap();
     let cfg = tmp.path().join("config");
+    let plan = plan(tmp.path());
     let login = typist()
         .env("TYPIST_CONFIG_DIR", &cfg)
         .env("RUST_LOG", "debug")
@@ -105,7 +130,7 @@ fn an_extension_signed_in_once_starts_signed_in_in_every_run_and_is_refused_once
     }
 
     let out = tmp.path().join("run");
-    let r = run(&cfg, &out, "typist-secret");
+    let r = run(&cfg, &plan, &out, "typist-secret");
     ok(&r);
     said += &(String::from_utf8_lossy(&r.stdout).to_string() + &String::from_utf8_lossy(&r.stderr));
     let records = std::fs::read_to_string(out.join("records.jsonl")).unwrap();
@@ -113,7 +138,7 @@ fn an_extension_signed_in_once_starts_signed_in_in_every_run_and_is_refused_once
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert!(recs.len() >= 3, "{records}");
+    assert_eq!(recs.len(), 4, "{records}");
     for r in &recs {
         assert_eq!(r["outcome"], "suggestion", "{r}");
     }
@@ -140,7 +165,7 @@ fn an_extension_signed_in_once_starts_signed_in_in_every_run_and_is_refused_once
         ])
         .output()
         .unwrap());
-    let r = run(&cfg, &tmp.path().join("refused"), "typist-secret");
+    let r = run(&cfg, &plan, &tmp.path().join("refused"), "typist-secret");
     assert!(!r.status.success());
     let e = String::from_utf8_lossy(&r.stderr);
     assert!(
@@ -150,7 +175,7 @@ fn an_extension_signed_in_once_starts_signed_in_in_every_run_and_is_refused_once
     );
 
     // Signs in with GitHub, and there is no GitHub sign-in: refused before VS Code starts.
-    let r = run(&cfg, &tmp.path().join("github"), "typist-github");
+    let r = run(&cfg, &plan, &tmp.path().join("github"), "typist-github");
     assert!(!r.status.success());
     let e = String::from_utf8_lossy(&r.stderr);
     assert!(e.contains("typist login copilot"), "{e}");
@@ -177,7 +202,7 @@ fn an_extension_signed_in_once_starts_signed_in_in_every_run_and_is_refused_once
     let mut said = String::from_utf8_lossy(&login.stdout).to_string()
         + &String::from_utf8_lossy(&login.stderr);
     let out = tmp.path().join("github-run");
-    let r = run(&cfg, &out, "typist-github");
+    let r = run(&cfg, &plan, &out, "typist-github");
     said += &(String::from_utf8_lossy(&r.stdout).to_string() + &String::from_utf8_lossy(&r.stderr));
     ok(&r);
     let records = std::fs::read_to_string(out.join("records.jsonl")).unwrap();
@@ -185,7 +210,7 @@ fn an_extension_signed_in_once_starts_signed_in_in_every_run_and_is_refused_once
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert!(recs.len() >= 3, "{records}");
+    assert_eq!(recs.len(), 4, "{records}");
     for r in &recs {
         assert_eq!(r["outcome"], "suggestion", "{r}");
     }
