@@ -56,7 +56,17 @@ fn plan(dir: &Path) -> std::path::PathBuf {
 }
 
 fn run(cfg: &Path, plan: &Path, out: &Path, assistant: &str) -> std::process::Output {
-    let editors = editors();
+    run_in(&editors(), cfg, plan, out, assistant)
+}
+
+/// A run with the profiles of the folder `editors`.
+fn run_in(
+    editors: &str,
+    cfg: &Path,
+    plan: &Path,
+    out: &Path,
+    assistant: &str,
+) -> std::process::Output {
     typist()
         .env("TYPIST_CONFIG_DIR", cfg)
         .env("RUST_LOG", "debug")
@@ -75,7 +85,7 @@ fn run(cfg: &Path, plan: &Path, out: &Path, assistant: &str) -> std::process::Ou
             "--display-deadline-ms",
             "5000",
             "--editors",
-            &editors,
+            editors,
             "--editor",
             "vscode",
             "--plan",
@@ -129,28 +139,60 @@ fn an_extension_signed_in_once_starts_signed_in_in_every_run_and_is_refused_once
         assert_eq!(mode(&entry.join(f)), 0o600, "{f}");
     }
 
-    let out = tmp.path().join("run");
-    let r = run(&cfg, &plan, &out, "typist-secret");
-    ok(&r);
-    said += &(String::from_utf8_lossy(&r.stdout).to_string() + &String::from_utf8_lossy(&r.stderr));
-    let records = std::fs::read_to_string(out.join("records.jsonl")).unwrap();
-    let recs: Vec<Value> = records
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    assert_eq!(recs.len(), 4, "{records}");
-    for r in &recs {
-        assert_eq!(r["outcome"], "suggestion", "{r}");
-    }
-    let manifest = std::fs::read_to_string(out.join("manifest.json")).unwrap();
-    let m: Value = serde_json::from_str(&manifest).unwrap();
-    assert_eq!(m["vault"][0]["entry"], "typist-secret/vscode", "{manifest}");
-    for (what, text) in [
-        ("records", &records),
-        ("manifest", &manifest),
-        ("output", &said),
-    ] {
-        assert!(!text.contains(TOKEN), "the token is in the {what}");
+    // The first run's extension rotates its token after every completion (its setting
+    // `typistSecret.rotateEvery`, the profile copied with it), as Tabnine's binary
+    // refreshes its own: the rotated token is written back into the entry, and the
+    // second run starts from it.
+    let storage = entry.join("browser/local-storage.json");
+    let at_login = std::fs::read(&storage).unwrap();
+    let rotating = tmp.path().join("rotating");
+    std::fs::create_dir_all(&rotating).unwrap();
+    let profile =
+        std::fs::read_to_string(Path::new(&editors()).join("typist-secret.toml")).unwrap();
+    std::fs::write(
+        rotating.join("typist-secret.toml"),
+        profile + "\n[vscode.settings]\n\"typistSecret.rotateEvery\" = 1\n",
+    )
+    .unwrap();
+    for (i, editors) in [rotating.display().to_string(), editors()]
+        .iter()
+        .enumerate()
+    {
+        let out = tmp.path().join(format!("run{i}"));
+        let r = run_in(editors, &cfg, &plan, &out, "typist-secret");
+        said +=
+            &(String::from_utf8_lossy(&r.stdout).to_string() + &String::from_utf8_lossy(&r.stderr));
+        ok(&r);
+        let records = std::fs::read_to_string(out.join("records.jsonl")).unwrap();
+        let recs: Vec<Value> = records
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(recs.len(), 4, "run {i}: {records}");
+        for r in &recs {
+            assert_eq!(r["outcome"], "suggestion", "run {i}: {r}");
+        }
+        let manifest = std::fs::read_to_string(out.join("manifest.json")).unwrap();
+        let m: Value = serde_json::from_str(&manifest).unwrap();
+        assert_eq!(m["vault"][0]["entry"], "typist-secret/vscode", "{manifest}");
+        for (what, text) in [
+            ("records", &records),
+            ("manifest", &manifest),
+            ("output", &said),
+        ] {
+            assert!(
+                !text.contains(TOKEN),
+                "the token is in the {what} (run {i})"
+            );
+        }
+        if i == 0 {
+            assert_ne!(
+                std::fs::read(&storage).unwrap(),
+                at_login,
+                "the rotated token was not written back"
+            );
+            assert_eq!(mode(&storage), 0o600);
+        }
     }
 
     // Logged out: refused, naming the assistant and the login to run.
