@@ -3,7 +3,9 @@
 //! (`fixtures/vscode/typist-secret`, its token in VS Code's secret storage, which
 //! code-server keeps in the browser's localStorage) and saves the vault entry; every
 //! session of a run then starts from it and every case is answered; the token is in no
-//! output; after `typist logout` the run is refused, naming the login to run. An
+//! output; a run whose extension rotates its token writes it back into the entry, and
+//! the next run starts from it; after `typist logout` the run is refused, naming the
+//! login to run. An
 //! assistant that signs in with GitHub (`[signin] github`, `fixtures/vscode/typist-github`)
 //! is refused naming `typist login copilot` while there is no GitHub sign-in, and after
 //! `typist login copilot --token-stdin` typist's own `github` provider serves it a
@@ -154,12 +156,21 @@ fn an_extension_signed_in_once_starts_signed_in_in_every_run_and_is_refused_once
         profile + "\n[vscode.settings]\n\"typistSecret.rotateEvery\" = 1\n",
     )
     .unwrap();
-    for (i, editors) in [rotating.display().to_string(), editors()]
-        .iter()
-        .enumerate()
-    {
+    // The second run: the first file's two cases (one window; a run's time is its load).
+    let text = std::fs::read_to_string(&plan).unwrap();
+    let one_file = tmp.path().join("one-file.jsonl");
+    std::fs::write(
+        &one_file,
+        text.lines().take(3).collect::<Vec<_>>().join("\n") + "\n",
+    )
+    .unwrap();
+    let runs = [
+        (rotating.display().to_string(), &plan, 4),
+        (editors(), &one_file, 2),
+    ];
+    for (i, (editors, plan, cases)) in runs.iter().enumerate() {
         let out = tmp.path().join(format!("run{i}"));
-        let r = run_in(editors, &cfg, &plan, &out, "typist-secret");
+        let r = run_in(editors, &cfg, plan, &out, "typist-secret");
         said +=
             &(String::from_utf8_lossy(&r.stdout).to_string() + &String::from_utf8_lossy(&r.stderr));
         ok(&r);
@@ -168,7 +179,7 @@ fn an_extension_signed_in_once_starts_signed_in_in_every_run_and_is_refused_once
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
             .collect();
-        assert_eq!(recs.len(), 4, "run {i}: {records}");
+        assert_eq!(recs.len(), *cases, "run {i}: {records}");
         for r in &recs {
             assert_eq!(r["outcome"], "suggestion", "run {i}: {r}");
         }
