@@ -131,7 +131,7 @@ pub struct Setup {
     /// The vault entry copied in before code-server starts (`signin.rs`).
     pub signin: Option<crate::vault::Entry>,
     /// typist's own `github` provider serves the entry's GitHub token
-    /// (`[signin] github`), the built-in one disabled.
+    /// (`[signin] github`), the built-in one not loaded (`VSCODE_SKIP_BUILTIN_EXTENSIONS`).
     pub github: bool,
 }
 
