@@ -259,11 +259,13 @@ install_code_server() {
 # The project's own VS Code extensions: fixtures/vscode/typist-inline (inline
 # completions from any LSP server through vscode-languageclient), typist-cheat (the
 # adversary that reads the workspace folder), typist-signin (an extension that asks
-# to be signed in) and typist-auto (answers automatic triggers only, opens a page and a
-# dialog on its first start), each packed as a .vsix (the folder and its
+# to be signed in), typist-auto (answers automatic triggers only, opens a page and a
+# dialog on its first start), typist-secret and typist-github (signed in with a token in
+# secret storage, and with GitHub) and typist-github-auth (typist's own `github`
+# authentication provider, installed for profiles with `[signin] github`), each packed as a .vsix (the folder and its
 # npm dependencies, zipped) at $prefix/vscode/NAME.vsix. The stamp holds the sha256 of
 # the fixtures' files, so an edited fixture is repacked.
-vscode_fixtures=(typist-inline typist-cheat typist-signin typist-auto)
+vscode_fixtures=(typist-inline typist-cheat typist-signin typist-auto typist-secret typist-github typist-github-auth)
 install_vscode_fixture() {
   local sum name
   sum=$(cd "$here/fixtures/vscode" && find "${vscode_fixtures[@]}" -type f -not -path '*/node_modules/*' | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-64)

@@ -29,7 +29,7 @@ pub async fn login(
     match app.kind {
         EditorKind::Neovim => super::neovim::login::login(app, profile, &entry, script).await,
         EditorKind::Vscode => {
-            super::vscode::login(editors.vscode(), app, profile, &entry, script).await
+            super::vscode::login::login(editors.vscode(), app, profile, &entry, script).await
         }
         EditorKind::Typist => Err(SessionError::Editor(EditorError::Failed(format!(
             "{}: typist's own client has no sign-in of its own to run: sign Copilot in with `typist login copilot`, give a server its key in the profile's env, or sign in with --editor neovim|vscode",

@@ -38,11 +38,9 @@ impl EditorSession {
         mut opts: SessionOptions,
     ) -> Result<EditorSession, SessionError> {
         // The assistant's sign-in (refused here, naming `typist login`, when it has
-        // none); VS Code's lives in its instance, not in a session's `HOME`.
-        let signin = editors.sign_in(profile, app.kind)?;
-        if app.kind != EditorKind::Vscode {
-            opts.signin = signin;
-        }
+        // none); VS Code's goes into its instance (shared by the assistant's sessions),
+        // not into a session's `HOME`.
+        opts.signin = editors.sign_in(profile, app.kind)?;
         Ok(match app.kind {
             EditorKind::Typist => {
                 EditorSession::Typist(TypistSession::start(profile, conditions, opts).await?)

@@ -27,4 +27,5 @@ mod sample;
 mod score;
 mod secrets;
 mod signin_neovim;
+mod signin_vscode;
 mod vscode;

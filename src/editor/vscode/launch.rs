@@ -42,7 +42,7 @@ impl VscodeSession {
         host: &Arc<VscodeHost>,
         profile: &Profile,
         app: &EditorApp,
-        opts: SessionOptions,
+        mut opts: SessionOptions,
     ) -> Result<VscodeSession, SessionError> {
         if profile.connect.is_some() {
             return Err(failed(format!(
@@ -51,7 +51,10 @@ impl VscodeSession {
             )));
         }
         let fixture = !profile.is_plugin_only();
-        let setup = instance_setup(profile, app, fixture)?;
+        // The sign-in is the VS Code's (its instance's user data, HOME and browser
+        // storage), shared by the assistant's sessions; not the session's HOME.
+        let signin = opts.signin.take();
+        let setup = instance_setup(profile, app, fixture, signin)?;
         let Workspace { dir, root, env, .. } = workspace::prepare(profile, &opts)?;
         let settings = if fixture {
             fixture_settings(profile, &env)?
@@ -327,16 +330,21 @@ impl Window {
 
 /// What the run's VS Code for this profile is started with: the fixture (it serves the
 /// profile's server; with extensions alone it only says whether the extension host has
-/// the window's folder, `0 no-server`), the profile's extensions and settings, and
-/// `--extension`s.
-fn instance_setup(
+/// the window's folder, `0 no-server`), typist's own `github` authentication provider
+/// for a profile that signs in with GitHub, the profile's extensions and settings,
+/// `--extension`s, and the sign-in (`signin`: the vault entry).
+pub(super) fn instance_setup(
     profile: &Profile,
     app: &EditorApp,
     fixture: bool,
+    signin: Option<crate::vault::Entry>,
 ) -> Result<instance::Setup, SessionError> {
+    let github = profile.signin.as_ref().is_some_and(|s| s.github);
     let mut setup = instance::Setup {
         extensions: Vec::new(),
         settings: instance::user_settings(),
+        signin,
+        github,
     };
     let f = instance::fixture_vsix().ok_or_else(|| SessionError::Missing {
         server: "vscode".into(),
@@ -344,6 +352,15 @@ fn instance_setup(
         hint: "run scripts/install-servers.sh (it packs the fixture extension)".into(),
     })?;
     setup.extensions.push(f.display().to_string());
+    if github {
+        let g = instance::github_auth_vsix().ok_or_else(|| SessionError::Missing {
+            server: "vscode".into(),
+            command: ".servers/vscode/typist-github-auth.vsix".into(),
+            hint: "run scripts/install-servers.sh (it packs typist's GitHub sign-in extension)"
+                .into(),
+        })?;
+        setup.extensions.push(g.display().to_string());
+    }
     if let Some(v) = &profile.vscode {
         if fixture && !v.extensions.is_empty() {
             return Err(failed(format!(
@@ -362,7 +379,7 @@ fn instance_setup(
             setup.extensions.push(x.clone());
         }
     }
-    if !fixture && setup.extensions.len() == 1 {
+    if !fixture && setup.extensions.len() == 1 + usize::from(github) {
         return Err(failed(format!(
             "{}: no VS Code extension to measure: name one with --extension FILE.vsix|ID",
             profile.name

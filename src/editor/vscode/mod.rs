@@ -47,6 +47,7 @@ pub mod instance;
 mod keys;
 mod launch;
 mod lists;
+pub mod login;
 mod open;
 mod page;
 pub(super) mod refuse;
@@ -215,19 +216,4 @@ impl VscodeSession {
     pub async fn shutdown(self) {
         self.vs.close_tab(&self.target).await;
     }
-}
-
-/// `typist login --editor vscode`: see `login.rs` (the editor layer's interface).
-pub async fn login(
-    _host: &std::sync::Arc<VscodeHost>,
-    _app: &crate::editor::kind::EditorApp,
-    profile: &crate::editor::profile::Profile,
-    _entry: &crate::vault::Entry,
-    _script: crate::editor::options::LoginScript,
-) -> Result<crate::editor::options::LoginDone, SessionError> {
-    Err(crate::editor::EditorError::Failed(format!(
-        "{}: vscode login: not built yet",
-        profile.name
-    ))
-    .into())
 }

@@ -160,8 +160,9 @@ impl VscodeSession {
             return Err(SessionError::NotSignedIn {
                 server: self.profile.name.clone(),
                 message: format!(
-                    "VS Code shows {} (check `typist doctor --editor vscode`)",
-                    asks.join("; ")
+                    "VS Code shows {}; run `{}` (or check `typist doctor --editor vscode`)",
+                    asks.join("; "),
+                    self.login_command()
                 ),
             });
         }
@@ -208,6 +209,18 @@ impl VscodeSession {
                 .into());
             }
             tokio::time::sleep(PAGE_POLL * 10).await;
+        }
+    }
+
+    /// The `typist login` that signs this profile's assistant in.
+    pub(super) fn login_command(&self) -> String {
+        if self.profile.signin.as_ref().is_some_and(|s| s.github) {
+            "typist login copilot".into()
+        } else {
+            format!(
+                "typist login --editor vscode --assistant {}",
+                self.profile.name
+            )
         }
     }
 

@@ -26,6 +26,8 @@ pub(super) const WHERE: &str = include_str!("where.js");
 pub(super) const FOCUS: &str = include_str!("focus.js");
 /// What the page shows that asks the user to sign in.
 pub(super) const SIGN_IN: &str = include_str!("sign_in.js");
+/// What the page shows during `typist login` (`login.rs`).
+pub(super) const LOGIN_PAGE: &str = include_str!("login_page.js");
 /// The editor's layout when a line does not show (for the error).
 pub(super) const DUMP: &str = include_str!("dump.js");
 /// The quick-input box (Quick Open, Go to Line, the command palette) is open and

@@ -62,7 +62,8 @@ impl VscodeSession {
         if !self.fixture {
             // Extensions alone: their requests are not seen, only what the page shows.
             let drawn = Drawn::alone(t0, display, by_palette);
-            return self.wait_drawn(drawn, row, &typed_line).await;
+            let r = self.wait_drawn(drawn, row, &typed_line).await;
+            return self.signed_in_after(r).await;
         }
         let (status, first) = self.wait_status(seq0, at_cursor, t0).await?;
         let drawn = Drawn::answered(status.seq, at_cursor, first, t0, display, by_palette);
@@ -72,6 +73,30 @@ impl VscodeSession {
             Fate::Items(0) => Ok(empty(t0)),
             _ => self.wait_drawn(drawn, row, &typed_line).await,
         }
+    }
+
+    /// A case that showed nothing while the page asks to sign in (a token that expired
+    /// mid-run): the run stops with [`SessionError::NotSignedIn`], naming the `typist
+    /// login` to run, never a run of `empty` records. An answered case costs nothing.
+    async fn signed_in_after(
+        &mut self,
+        r: Result<Timed<Suggestions>, SessionError>,
+    ) -> Result<Timed<Suggestions>, SessionError> {
+        if !matches!(&r, Ok(t) if t.value.is_empty()) {
+            return r;
+        }
+        let asks = self.sign_in_prompts(Duration::ZERO).await;
+        if asks.is_empty() {
+            return r;
+        }
+        Err(SessionError::NotSignedIn {
+            server: self.profile.name.clone(),
+            message: format!(
+                "VS Code shows {}; run `{}`",
+                asks.join("; "),
+                self.login_command()
+            ),
+        })
     }
 
     /// Puts the case's context in the editor and the cursor where typing begins: with

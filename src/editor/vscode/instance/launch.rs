@@ -111,6 +111,8 @@ impl Instance {
             hint: INSTALL_HINT.into(),
         })?;
         let scratch = Scratch::make(setup)?;
+        // The sign-in, before code-server reads its user data (`signin.rs`).
+        let seeded = super::signin::seed(setup, &scratch.dir)?;
         // Extensions first, with code-server's own installer.
         let mut installed = Vec::new();
         for x in &setup.extensions {
@@ -121,7 +123,8 @@ impl Instance {
         let version = version_of(&code_server, &scratch.env, &scratch.dir).await?;
         let password = random_password()?;
         crate::secrets::register(&password);
-        let (server, port) = start_code_server(&code_server, &scratch, &password).await?;
+        let (server, port) =
+            start_code_server(&code_server, &scratch, &password, setup.github).await?;
         let (browser, cdp, events) = start_chromium(&chromium, &scratch)?;
         let i = Instance {
             cdp,
@@ -135,22 +138,26 @@ impl Instance {
             server_exit: server.exit,
             browser: browser.process,
             browser_exit: browser.exit,
+            signin: std::sync::Mutex::new(seeded.signin),
         };
         i.cdp
             .call("Browser.getVersion", json!({}), None, PAGE_WITHIN)
             .await
             .map_err(|e| failed(format!("chromium: {e}")))?;
-        i.login(&password).await?;
+        i.login(&password, &seeded.storage).await?;
         Ok(i)
     }
 }
 
 /// code-server under its guard, listening on 127.0.0.1 at a port it picks (read from
-/// its log), with password authentication (`password` in its environment).
+/// its log), with password authentication (`password` in its environment); `github`:
+/// the built-in GitHub authentication not loaded, so that typist's own provider serves
+/// `github`.
 async fn start_code_server(
     code_server: &Path,
     s: &Scratch,
     password: &str,
+    github: bool,
 ) -> Result<(Started, u16), SessionError> {
     let mut server_env = s.env.clone();
     server_env.push(("PASSWORD".into(), password.to_string()));
@@ -168,6 +175,18 @@ async fn start_code_server(
         .map(String::from),
     );
     args.push(format!("--reconnection-grace-time={GRACE_S}"));
+    if github {
+        // An extension host keeps the first `github` provider registered and refuses the
+        // next, and every `getSession('github')` activates the built-in one
+        // (`onAuthenticationRequest:github`), racing typist's: the built-in must not be
+        // loaded at all. The server's scanner of built-in extensions skips the ids in
+        // `VSCODE_SKIP_BUILTIN_EXTENSIONS` (code-server has no `--disable-extension`,
+        // and the workbench of the browser ignores the server's).
+        server_env.push((
+            "VSCODE_SKIP_BUILTIN_EXTENSIONS".into(),
+            super::BUILTIN_GITHUB_AUTH.into(),
+        ));
+    }
     let (process, stdin, stdout, exit) =
         ServerProcess::spawn_guarded("code-server", code_server, &args, &server_env, &s.dir)
             .map_err(SessionError::Lsp)?;

@@ -13,6 +13,7 @@
 mod extensions;
 mod launch;
 pub mod shared;
+pub(super) mod signin;
 mod tabs;
 
 use std::path::{Path, PathBuf};
@@ -68,13 +69,31 @@ pub fn chromium_program() -> Option<PathBuf> {
 
 /// The project's fixture extension, as the install script packs it.
 pub fn fixture_vsix() -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join(".servers/vscode/typist-inline.vsix");
-    let servers = std::env::var_os("TYPIST_SERVERS")
-        .map(|s| PathBuf::from(s).join("vscode/typist-inline.vsix"));
+    packed_vsix("typist-inline")
+}
+
+/// typist's own `github` authentication provider (`fixtures/vscode/typist-github-auth`),
+/// as the install script packs it: installed for profiles with `[signin] github`.
+pub fn github_auth_vsix() -> Option<PathBuf> {
+    packed_vsix("typist-github-auth")
+}
+
+/// One of the project's own extensions, packed by the install script into
+/// `.servers/vscode/NAME.vsix` (or `$TYPIST_SERVERS/vscode/`).
+fn packed_vsix(name: &str) -> Option<PathBuf> {
+    let file = format!("vscode/{name}.vsix");
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(".servers")
+        .join(&file);
+    let servers = std::env::var_os("TYPIST_SERVERS").map(|s| PathBuf::from(s).join(&file));
     servers
         .filter(|p| p.is_file())
         .or(Some(p).filter(|p| p.is_file()))
 }
+
+/// The built-in extension that would register the `github` authentication provider
+/// before typist's own (`[signin] github`): not loaded in that VS Code.
+pub const BUILTIN_GITHUB_AUTH: &str = "vscode.github-authentication";
 
 /// An extension installed into the run's extensions folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,17 +113,35 @@ pub struct Instance {
     server_exit: watch::Receiver<Option<ExitInfo>>,
     browser: ServerProcess,
     browser_exit: watch::Receiver<Option<ExitInfo>>,
+    /// The sign-in this VS Code started from (`signin.rs`): written back when it stops,
+    /// before its folder goes.
+    signin: std::sync::Mutex<Option<crate::editor::signin::SessionSignIn>>,
     /// Last: dropped after the processes, so their folder goes once they have.
     _scratch: tempfile::TempDir,
 }
 
 /// What a VS Code of the run is started with: the extensions installed (files as
-/// absolute paths, or ids) and the user settings written. Sessions asking for the same
-/// share one code-server and Chromium; another set gets its own.
-#[derive(Debug, Clone, PartialEq)]
+/// absolute paths, or ids), the user settings written, and the sign-in it starts from.
+/// Sessions asking for the same share one code-server and Chromium (so the sessions of
+/// one assistant share one signed-in VS Code); another set gets its own.
+#[derive(Debug, Clone)]
 pub struct Setup {
     pub extensions: Vec<String>,
     pub settings: Value,
+    /// The vault entry copied in before code-server starts (`signin.rs`).
+    pub signin: Option<crate::vault::Entry>,
+    /// typist's own `github` provider serves the entry's GitHub token
+    /// (`[signin] github`), the built-in one not loaded (`VSCODE_SKIP_BUILTIN_EXTENSIONS`).
+    pub github: bool,
+}
+
+impl PartialEq for Setup {
+    fn eq(&self, o: &Setup) -> bool {
+        self.extensions == o.extensions
+            && self.settings == o.settings
+            && self.github == o.github
+            && self.signin.as_ref().map(|e| e.dir()) == o.signin.as_ref().map(|e| e.dir())
+    }
 }
 
 /// The user settings typist writes for VS Code: what typing produces is what the plan

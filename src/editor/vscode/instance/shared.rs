@@ -29,7 +29,7 @@ impl VscodeHost {
                 return Ok(s[at].1.clone());
             }
             let (_, old) = s.remove(at);
-            self.stop(&old);
+            self.stop(&old).await;
         }
         let i = Arc::new(Instance::start(setup).await?);
         s.push((setup.clone(), i.clone()));
@@ -50,8 +50,9 @@ impl VscodeHost {
     /// Stops the run's VS Codes (code-server, its extension hosts, Chromium), if any,
     /// and returns what each extension did in them and what typist closed.
     pub async fn close(&self) -> Closed {
-        for (_, i) in self.running.lock().await.drain(..) {
-            self.stop(&i);
+        let running: Vec<_> = self.running.lock().await.drain(..).collect();
+        for (_, i) in running {
+            self.stop(&i).await;
         }
         Closed {
             extensions: self
@@ -74,8 +75,11 @@ impl VscodeHost {
     }
 
     /// Stops `i`, keeping what its extensions did first: an extension activated in any
-    /// VS Code of the run counts as activated, and its first activation error is kept.
-    fn stop(&self, i: &Instance) {
+    /// VS Code of the run counts as activated, and its first activation error is kept;
+    /// and writes back what it changed of its sign-in (the browser's storage read back
+    /// while it still runs, the files once it has stopped).
+    async fn stop(&self, i: &Instance) {
+        i.read_back_storage().await;
         let states = i.extension_states();
         if let Ok(mut seen) = self.seen.lock() {
             for st in states {
@@ -91,5 +95,6 @@ impl VscodeHost {
             }
         }
         i.kill();
+        i.write_back_signin();
     }
 }

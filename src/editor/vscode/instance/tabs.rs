@@ -91,8 +91,14 @@ impl Instance {
     }
 
     /// Logs Chromium in once: code-server's login page, the password typed into its
-    /// form; the session cookie then serves every tab.
-    pub(super) async fn login(&self, password: &str) -> Result<(), SessionError> {
+    /// form; the session cookie then serves every tab. `storage`: localStorage entries
+    /// of the origin set on the login page first, before any workbench loads (the
+    /// sign-in, `signin.rs`).
+    pub(super) async fn login(
+        &self,
+        password: &str,
+        storage: &std::collections::BTreeMap<String, String>,
+    ) -> Result<(), SessionError> {
         let (target, s) = self.new_tab().await?;
         let url = format!("{}/login", self.url());
         self.cdp
@@ -108,6 +114,7 @@ impl Instance {
             }
             tokio::time::sleep(PAGE_POLL).await;
         }
+        super::signin::set_storage(self, &s, storage).await?;
         let submit = format!("({LOGIN_SUBMIT})({})", json!(password));
         self.eval(&s, &submit).await?;
         loop {
