@@ -65,11 +65,7 @@ pub fn doctor(a: DoctorArgs) -> Result<ExitCode> {
     } else {
         out!("{}", doctor::table(&reports));
         for r in reports.iter().filter(|r| r.vault.is_some()) {
-            out!(
-                "{} signs in from the vault: {}",
-                r.name,
-                r.vault.as_deref().unwrap_or("")
-            );
+            out!("{} sign-in: {}", r.name, r.vault.as_deref().unwrap_or(""));
         }
         if !vault.is_empty() {
             out!("vault: {}", vault.join("; "));
