@@ -147,16 +147,35 @@ impl RunSection {
         }
     }
 
-    /// How a dataset is sampled into a plan, defaults where nothing is set.
-    pub fn sample_options(&self) -> SampleOptions {
+    /// How a dataset is sampled into a plan, defaults where nothing is set; a rate that
+    /// is no probability is refused (it was taken as "every line" or "none").
+    pub fn sample_options(&self) -> anyhow::Result<SampleOptions> {
         let d = SampleOptions::default();
-        SampleOptions {
+        if let Some(r) = self.rate
+            && !(r > 0.0 && r <= 1.0)
+        {
+            anyhow::bail!(
+                "--rate {r}: the share of code lines that are cases, above 0 and at most 1 (the study used 0.01; --lines all takes every line)"
+            );
+        }
+        Ok(SampleOptions {
             rate: self.rate.unwrap_or(d.rate),
             seed: self.seed.unwrap_or(d.seed),
             all_lines: self.lines.as_deref() == Some("all"),
             max_per_file: self.max_per_file,
             max_per_repo: self.max_per_repo,
+        })
+    }
+
+    /// Refuses counts that were silently read as 1: `--jobs 0`, `--passes 0`.
+    pub fn check_counts(&self) -> anyhow::Result<()> {
+        if self.jobs == Some(0) {
+            anyhow::bail!("--jobs 0: a run needs at least one worker (--jobs 1 or more)");
         }
+        if self.passes == Some(0) {
+            anyhow::bail!("--passes 0: a run replays its plan at least once (--passes 1 or more)");
+        }
+        Ok(())
     }
 }
 
@@ -241,7 +260,7 @@ mod tests {
         assert_eq!(s.conditions.settle_ms, 7);
         assert_eq!(s.conditions.typed_prefix, 4);
         assert!(!s.conditions.latency);
-        let o = s.run.sample_options();
+        let o = s.run.sample_options().unwrap();
         assert_eq!((o.rate, o.seed, o.all_lines), (0.05, 9, false));
     }
 }

@@ -79,14 +79,16 @@ pub fn doctor(a: DoctorArgs) -> Result<ExitCode> {
     })
 }
 
-pub fn score(a: ScoreArgs) -> Result<ExitCode> {
+pub fn score(mut a: ScoreArgs) -> Result<ExitCode> {
     let t0 = std::time::Instant::now();
+    a.records = super::records_files(a.records)?;
     let table = typist::score::read_records(&a.records, a.strict, a.threads)?;
     tracing::debug!(
         rows = table.rows.len(),
         secs = t0.elapsed().as_secs_f64(),
         "records read"
     );
+    super::some_records(&table, &a.records)?;
     if table.skipped > 0 {
         eprintln!("typist: skipped {} malformed line(s):", table.skipped);
         for p in &table.problems {
@@ -134,7 +136,7 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
         .map(|n| profile::find_profile(n, a.editors.as_deref()))
         .transpose()?;
     let opts = typist::check::CheckOptions {
-        records: a.records,
+        records: super::records_files(a.records)?,
         dataset: a.dataset,
         single_repo: a.single_repo,
         checker,
@@ -161,7 +163,7 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
 }
 
 pub fn sample(a: SampleArgs) -> Result<ExitCode> {
-    let opts = a.sampling.layer().sample_options();
+    let opts = a.sampling.layer().sample_options()?;
     if a.cases != SampleCases::Tokens && (!a.prefix.is_empty() || a.context.is_some()) {
         anyhow::bail!("--prefix and --context are options of --cases tokens");
     }
@@ -198,9 +200,15 @@ pub fn sample(a: SampleArgs) -> Result<ExitCode> {
             (plan, Some(summary))
         }
     };
+    let files: usize = ds.repos.iter().map(|r| r.files.len()).sum();
+    if plan.is_empty() {
+        anyhow::bail!(
+            "{}",
+            super::no_cases(&a.dataset, files, ds.repos.len(), a.sampling.single_repo)
+        );
+    }
     let source = typist::dataset::PlanSource::new(&a.dataset, a.sampling.single_repo, &a.out);
     typist::dataset::write_plan(&a.out, &plan, Some(&source))?;
-    let files: usize = ds.repos.iter().map(|r| r.files.len()).sum();
     out!(
         "{} cases from {} files in {} repositories ({} skipped) -> {} ({})",
         plan.len(),
@@ -258,7 +266,8 @@ fn token_summary(s: &tokens::TokenSummary) -> String {
     text
 }
 
-pub fn report(a: ReportArgs) -> Result<ExitCode> {
+pub fn report(mut a: ReportArgs) -> Result<ExitCode> {
+    a.records = super::records_files(a.records)?;
     let r = typist::report::build(
         &a.records,
         &typist::report::ReportOptions {
@@ -267,6 +276,12 @@ pub fn report(a: ReportArgs) -> Result<ExitCode> {
             pass: a.pass,
         },
     )?;
+    if r.summary.skipped_lines > 0 {
+        eprintln!(
+            "typist: skipped {} malformed line(s) (a cut last line?); `typist score` names them",
+            r.summary.skipped_lines
+        );
+    }
     super::write_scrubbed(&a.out, &r.html)?;
     if let Some(md) = &a.markdown {
         super::write_scrubbed(md, &r.markdown)?;

@@ -51,6 +51,64 @@ pub const EXIT_NO_ANSWERS: u8 = 3;
 /// Stopped by Ctrl-C (128 + SIGINT, as shells report it).
 pub const EXIT_INTERRUPTED: u8 = 130;
 
+/// Records files as given: a run's output folder stands for its `records.jsonl`.
+pub fn records_files(given: Vec<std::path::PathBuf>) -> Result<Vec<std::path::PathBuf>> {
+    given
+        .into_iter()
+        .map(|p| {
+            if !p.is_dir() {
+                return Ok(p);
+            }
+            let r = p.join("records.jsonl");
+            anyhow::ensure!(
+                r.is_file(),
+                "{} is a folder with no records.jsonl: give a run's output folder or a records file",
+                p.display()
+            );
+            Ok(r)
+        })
+        .collect()
+}
+
+/// Refuses a read that found no record: the wrong file (a plan), an empty one.
+pub fn some_records(table: &typist::score::Table, files: &[std::path::PathBuf]) -> Result<()> {
+    if !table.rows.is_empty() {
+        return Ok(());
+    }
+    let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    let first = table
+        .problems
+        .first()
+        .map(|p| format!(" (first: {p})"))
+        .unwrap_or_default();
+    anyhow::bail!(
+        "no record in {}: {} line(s) were not records{first}; give the records.jsonl a run wrote (or its folder), not a plan",
+        names.join(", "),
+        table.skipped
+    )
+}
+
+/// Why sampling `dataset` gave no case, and what to do: nothing is written.
+pub fn no_cases(
+    dataset: &std::path::Path,
+    files: usize,
+    repos: usize,
+    single_repo: bool,
+) -> String {
+    let d = dataset.display();
+    if files == 0 && !single_repo {
+        format!(
+            "0 cases: {d} holds no repository with code files; a dataset is a folder of repositories (DIR/REPO/…): for one project's own folder add --single-repo; nothing written"
+        )
+    } else if files == 0 {
+        format!("0 cases: {d} holds no code file typist reads; nothing written")
+    } else {
+        format!(
+            "0 cases from {files} files in {repos} repositories of {d}: raise --rate (or --lines all); nothing written"
+        )
+    }
+}
+
 pub fn runtime() -> Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()

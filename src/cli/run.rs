@@ -35,6 +35,7 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
             "--retry-errors goes with --resume (it asks again the failed cases of a run in --out)"
         );
     }
+    s.check_counts()?;
     let jobs = jobs(s);
     check_attached(&profiles, jobs)?;
     // Model services the profiles declare: started once, shared by every worker, stopped
@@ -246,14 +247,22 @@ pub(super) fn plan(s: &RunSection, read: Option<ReadPlan>) -> Result<Planned> {
         },
     )?;
     let Some(((cases, source), path)) = read.zip(s.plan.as_deref()) else {
-        let o = s.sample_options();
+        let o = s.sample_options()?;
         let how = if o.all_lines {
             "all lines".to_string()
         } else {
             format!("rate {} seed {}", o.rate, o.seed)
         };
+        let cases = typist::dataset::sample(&ds, &o);
+        if cases.is_empty() {
+            let files = ds.repos.iter().map(|r| r.files.len()).sum();
+            bail!(
+                "{}",
+                super::no_cases(&dataset, files, ds.repos.len(), single_repo)
+            );
+        }
         return Ok(Planned {
-            cases: typist::dataset::sample(&ds, &o),
+            cases,
             source: format!("sampled from {} ({how})", dataset.display()),
             ds,
         });

@@ -181,3 +181,115 @@ fn a_profile_with_an_unknown_key_and_a_config_of_the_wrong_type_are_refused_by_l
         .unwrap();
     refused(&o, &["config-wrong-type.toml", "line 2", "expected f64"]);
 }
+
+/// The careless inputs of a newcomer's first steps (issue 42): a rate that is no
+/// probability, no worker, a folder of one's own code sampled as a dataset of
+/// repositories, an empty dataset, the wrong file (or none) given to `score` and
+/// `report`: each refused with what to do, nothing written. A run's folder stands for
+/// its records, and a cut line is said by `report` as by `score`.
+#[test]
+fn a_newcomers_careless_inputs_are_refused_with_what_to_do() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = |args: &[&str]| typist().args(args).output().unwrap();
+    let plan = tmp.path().join("plan.jsonl");
+    let p = plan.to_str().unwrap();
+    let ds = "fixtures/dataset";
+    refused(
+        &t(&["sample", "--dataset", ds, "--rate", "2", "--out", p]),
+        &["--rate 2", "above 0 and at most 1"],
+    );
+    assert!(!plan.exists());
+    let out = tmp.path().join("out");
+    let o = out.to_str().unwrap();
+    let run = ["run", "--config", "/dev/null", "--quiet", "--dataset", ds];
+    let prev = ["--assistant", "typist-previous-line", "--out", o];
+    refused(
+        &t(&[&run[..], &["--rate", "0.05", "--jobs", "0"], &prev[..]].concat()),
+        &["--jobs 0", "at least one worker"],
+    );
+    refused(
+        &t(&[&run[..], &["--rate", "0.05", "--passes", "0"], &prev[..]].concat()),
+        &["--passes 0"],
+    );
+    assert!(!out.exists());
+
+    // Own code: a folder of files, not of repositories.
+    let mine = tmp.path().join("mycode");
+    std::fs::create_dir_all(&mine).unwrap();
+    for i in 0..3 {
+        std::fs::write(
+            mine.join(format!("m{i}.py")),
+            format!("import os\n\ndef f{i}(x):\n    y = x + 1\n    return y * 2\n"),
+        )
+        .unwrap();
+    }
+    let m = mine.to_str().unwrap();
+    refused(
+        &t(&["sample", "--dataset", m, "--rate", "0.5", "--out", p]),
+        &["0 cases", "--single-repo", "nothing written"],
+    );
+    assert!(!plan.exists());
+    let o2 = t(&[
+        "sample",
+        "--dataset",
+        m,
+        "--rate",
+        "0.5",
+        "--single-repo",
+        "--out",
+        p,
+    ]);
+    assert!(o2.status.success(), "{}", stderr(&o2));
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let e = empty.to_str().unwrap();
+    refused(
+        &t(&[
+            "run",
+            "--config",
+            "/dev/null",
+            "--quiet",
+            "--dataset",
+            e,
+            "--assistant",
+            "typist-previous-line",
+            "--out",
+            o,
+        ]),
+        &["0 cases", "nothing written"],
+    );
+    assert!(!out.exists());
+
+    // The wrong file, or none, to score and report.
+    refused(&t(&["score", "/dev/null"]), &["no record in /dev/null"]);
+    refused(&t(&["score", p]), &["no record in", "not a plan"]);
+    let html = tmp.path().join("r.html");
+    let h = html.to_str().unwrap();
+    refused(&t(&["report", p, "--out", h]), &["no record in"]);
+    refused(
+        &t(&["score", tmp.path().to_str().unwrap()]),
+        &["is a folder with no records.jsonl"],
+    );
+
+    // A run's folder stands for its records; a cut line is said by report too.
+    let ran = t(&[&run[..], &["--rate", "0.05"], &prev[..]].concat());
+    assert!(ran.status.success(), "{}", stderr(&ran));
+    let by_folder = t(&["score", o, "--json"]);
+    let by_file = t(&[
+        "score",
+        out.join("records.jsonl").to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(by_folder.status.success(), "{}", stderr(&by_folder));
+    assert_eq!(by_folder.stdout, by_file.stdout);
+    let text = std::fs::read_to_string(out.join("records.jsonl")).unwrap();
+    let cut = tmp.path().join("cut.jsonl");
+    std::fs::write(&cut, &text[..text.len() - 20]).unwrap();
+    let r = t(&["report", cut.to_str().unwrap(), "--out", h]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    assert!(
+        stderr(&r).contains("skipped 1 malformed line"),
+        "{}",
+        stderr(&r)
+    );
+}
