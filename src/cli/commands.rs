@@ -276,6 +276,17 @@ pub fn report(mut a: ReportArgs) -> Result<ExitCode> {
             pass: a.pass,
         },
     )?;
+    if r.summary.assistants.is_empty() {
+        anyhow::bail!(
+            "no record in {}: {} line(s) were not records; give the records.jsonl a run wrote (or its folder), not a plan",
+            a.records
+                .iter()
+                .map(|f| f.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            r.summary.skipped_lines
+        );
+    }
     if r.summary.skipped_lines > 0 {
         eprintln!(
             "typist: skipped {} malformed line(s) (a cut last line?); `typist score` names them",
