@@ -231,10 +231,7 @@ fn vault_state(editors: &Editors, profile: &Profile, kind: EditorKind) -> Option
     profile.signin.as_ref()?;
     Some(match editors.sign_in(profile, kind) {
         Ok(Some(entry)) => match entry.meta() {
-            Ok(m) => match &m.written_back_at {
-                Some(w) => format!("{}: saved {}, written back {w}", m.name(), m.saved_at),
-                None => format!("{}: saved {}", m.name(), m.saved_at),
-            },
+            Ok(m) => m.state(),
             Err(e) => format!("{}: unreadable ({e:#})", entry.name()),
         },
         Ok(None) => "none".into(),
@@ -250,10 +247,7 @@ pub fn vault_entries(editors: &Editors) -> Vec<String> {
     v.list()
         .into_iter()
         .map(|e| match e {
-            Ok(m) => match &m.written_back_at {
-                Some(w) => format!("{}: saved {}, written back {w}", m.name(), m.saved_at),
-                None => format!("{}: saved {}", m.name(), m.saved_at),
-            },
+            Ok(m) => m.state(),
             Err(e) => format!("unreadable: {e}"),
         })
         .collect()

@@ -92,6 +92,14 @@ impl Meta {
     pub fn name(&self) -> String {
         format!("{}/{}", self.assistant, self.editor)
     }
+
+    /// `NAME: saved WHEN[, written back WHEN]`, as `doctor` shows an entry.
+    pub fn state(&self) -> String {
+        match &self.written_back_at {
+            Some(w) => format!("{}: saved {}, written back {w}", self.name(), self.saved_at),
+            None => format!("{}: saved {}", self.name(), self.saved_at),
+        }
+    }
 }
 
 /// A part to save: the files and folders `paths` under `root`.
@@ -223,7 +231,6 @@ fn mtime_nanos(p: &Path) -> u128 {
 /// short text's trimmed text.
 fn register(bytes: &[u8]) {
     if let Ok(v) = serde_json::from_slice::<serde_json::Value>(bytes) {
-        crate::secrets::register_value(&v);
         register_strings(&v);
         return;
     }

@@ -88,7 +88,12 @@ pub fn score(mut a: ScoreArgs) -> Result<ExitCode> {
         secs = t0.elapsed().as_secs_f64(),
         "records read"
     );
-    super::some_records(&table, &a.records)?;
+    super::some_records(
+        table.rows.len(),
+        &a.records,
+        table.skipped,
+        table.problems.first().map(String::as_str),
+    )?;
     if table.skipped > 0 {
         eprintln!("typist: skipped {} malformed line(s):", table.skipped);
         for p in &table.problems {
@@ -276,17 +281,12 @@ pub fn report(mut a: ReportArgs) -> Result<ExitCode> {
             pass: a.pass,
         },
     )?;
-    if r.summary.assistants.is_empty() {
-        anyhow::bail!(
-            "no record in {}: {} line(s) were not records; give the records.jsonl a run wrote (or its folder), not a plan",
-            a.records
-                .iter()
-                .map(|f| f.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
-            r.summary.skipped_lines
-        );
-    }
+    super::some_records(
+        r.summary.assistants.len(),
+        &a.records,
+        r.summary.skipped_lines,
+        None,
+    )?;
     if r.summary.skipped_lines > 0 {
         eprintln!(
             "typist: skipped {} malformed line(s) (a cut last line?); `typist score` names them",

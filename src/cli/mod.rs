@@ -71,20 +71,21 @@ pub fn records_files(given: Vec<std::path::PathBuf>) -> Result<Vec<std::path::Pa
 }
 
 /// Refuses a read that found no record: the wrong file (a plan), an empty one.
-pub fn some_records(table: &typist::score::Table, files: &[std::path::PathBuf]) -> Result<()> {
-    if !table.rows.is_empty() {
+/// `first`: the first line that was not a record, where known.
+pub fn some_records(
+    records: usize,
+    files: &[std::path::PathBuf],
+    skipped: u64,
+    first: Option<&str>,
+) -> Result<()> {
+    if records > 0 {
         return Ok(());
     }
     let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
-    let first = table
-        .problems
-        .first()
-        .map(|p| format!(" (first: {p})"))
-        .unwrap_or_default();
+    let first = first.map(|p| format!(" (first: {p})")).unwrap_or_default();
     anyhow::bail!(
-        "no record in {}: {} line(s) were not records{first}; give the records.jsonl a run wrote (or its folder), not a plan",
+        "no record in {}: {skipped} line(s) were not records{first}; give the records.jsonl a run wrote (or its folder), not a plan",
         names.join(", "),
-        table.skipped
     )
 }
 

@@ -107,15 +107,20 @@ impl Editors {
                 entry.dir().display()
             ))
         })?;
-        if let Ok(mut u) = self.signins.used.lock() {
-            u.insert(used);
-        }
+        self.note(used);
         Ok(Some(entry))
     }
 
     /// The run's VS Codes.
     pub(super) fn vscode(&self) -> &Arc<VscodeHost> {
         &self.vscode
+    }
+
+    /// Notes an entry a session started from, for the manifest.
+    fn note(&self, used: Used) {
+        if let Ok(mut u) = self.signins.used.lock() {
+            u.insert(used);
+        }
     }
 
     /// Copilot's language server (the `copilot` dialect), which also takes a token from
@@ -131,10 +136,7 @@ impl Editors {
             crate::copilot::Credentials::Folder { path, typist: true }
                 if path.starts_with(entry.dir()) =>
             {
-                let used = entry.used(&profile.name).ok()?;
-                if let Ok(mut u) = self.signins.used.lock() {
-                    u.insert(used);
-                }
+                self.note(entry.used(&profile.name).ok()?);
                 Some(entry)
             }
             _ => None,

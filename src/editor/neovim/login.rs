@@ -285,14 +285,7 @@ async fn interactive(
     let ws = workspace::prepare(&profile, &SessionOptions::default())?;
     let sandbox = Sandbox::of(&ws)?;
     let config = app.config.clone().map(PathBuf::from);
-    let mut args: Vec<String> = ["--clean", "-n", "-i", "NONE"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    if let Some(c) = &config {
-        args.push("-c".into());
-        args.push(format!("source {}", vim_escape(c)));
-    }
+    let mut args = nvim_args(&[], config.as_deref());
     for c in commands {
         args.push("-c".into());
         args.push(c.clone());
@@ -307,7 +300,39 @@ async fn interactive(
     if !status.success() {
         tracing::info!(%status, "neovim (interactive sign-in) ended");
     }
-    let chunk = status_chunk(&profile);
+    status_after(&nvim, &profile, &ws, &sandbox, config.as_deref(), timeout).await?;
+    let workspace::Workspace { dir, signin, .. } = ws;
+    drop(signin);
+    Ok((dir, Vec::new()))
+}
+
+/// Neovim's arguments with no user configuration, swap or shada file, `first` before
+/// them, and the plugin's `config` sourced.
+fn nvim_args(first: &[&str], config: Option<&Path>) -> Vec<String> {
+    let mut args: Vec<String> = first
+        .iter()
+        .chain(&["--clean", "-n", "-i", "NONE"])
+        .map(|s| s.to_string())
+        .collect();
+    if let Some(c) = config {
+        args.push("-c".into());
+        args.push(format!("source {}", vim_escape(c)));
+    }
+    args
+}
+
+/// After the person's `nvim` has ended: a headless Neovim with the same `HOME` and the
+/// plugin loaded asks the profile's status; not signed in is `NotSignedIn` in the
+/// plugin's words.
+async fn status_after(
+    nvim: &Path,
+    profile: &Profile,
+    ws: &workspace::Workspace,
+    sandbox: &Sandbox,
+    config: Option<&Path>,
+    timeout: Duration,
+) -> Result<(), SessionError> {
+    let chunk = status_chunk(profile);
     let chunk_file = ws.dir.path().join("status.lua");
     std::fs::write(
         &chunk_file,
@@ -317,17 +342,7 @@ async fn interactive(
         ),
     )
     .map_err(SessionError::file(&chunk_file))?;
-    let mut check = vec![
-        "--headless".to_string(),
-        "--clean".into(),
-        "-n".into(),
-        "-i".into(),
-        "NONE".into(),
-    ];
-    if let Some(c) = &config {
-        check.push("-c".into());
-        check.push(format!("source {}", vim_escape(c)));
-    }
+    let mut check = nvim_args(&["--headless"], config);
     check.push("-c".into());
     check.push(format!(
         "lua local s = dofile({:?}) io.stdout:write(s == true and '\\nSIGNED-IN\\n' or ('\\nNOT:' .. tostring(s) .. '\\n'))",
@@ -337,7 +352,7 @@ async fn interactive(
     check.push("qa!".into());
     let out = tokio::time::timeout(
         timeout.max(Duration::from_secs(10)),
-        tokio::process::Command::new(&nvim)
+        tokio::process::Command::new(nvim)
             .args(&check)
             .envs(sandbox.env.iter().map(|(k, v)| (k, v)))
             .current_dir(&ws.root)
@@ -348,20 +363,17 @@ async fn interactive(
     .map_err(|_| failed("neovim: the status check did not end".into()))?
     .map_err(|e| failed(format!("cannot start {}: {e}", nvim.display())))?;
     let said = String::from_utf8_lossy(&out.stdout);
-    if !said.lines().any(|l| l == "SIGNED-IN") {
-        let why = said
-            .lines()
-            .find_map(|l| l.strip_prefix("NOT:"))
-            .unwrap_or("the status check said nothing")
-            .to_string();
-        return Err(SessionError::NotSignedIn {
-            server: profile.name.clone(),
-            message: scrub(&why),
-        });
+    if said.lines().any(|l| l == "SIGNED-IN") {
+        return Ok(());
     }
-    let workspace::Workspace { dir, signin, .. } = ws;
-    drop(signin);
-    Ok((dir, Vec::new()))
+    let why = said
+        .lines()
+        .find_map(|l| l.strip_prefix("NOT:"))
+        .unwrap_or("the status check said nothing");
+    Err(SessionError::NotSignedIn {
+        server: profile.name.clone(),
+        message: scrub(why),
+    })
 }
 
 /// A path for an Ex command (`:source`).
