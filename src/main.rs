@@ -75,6 +75,12 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
         .with_writer(typist::secrets::ScrubbedStderr)
+        // Colour only for a person at a terminal (and not with NO_COLOR): a pipe or a
+        // log file gets plain lines.
+        .with_ansi(
+            std::io::IsTerminal::is_terminal(&std::io::stderr())
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        )
         .init();
     typist::secrets::register_env();
     let cli = Cli::parse();

@@ -49,6 +49,10 @@ pub struct SampleArgs {
     /// Where to write the plan.
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
+    /// Replace an existing plan file (runs made from the old plan can no longer resume
+    /// from it or be scored against it).
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// What `typist sample` makes a case of.

@@ -38,9 +38,13 @@ pub fn doctor(a: DoctorArgs) -> Result<ExitCode> {
         typist::service::Services::start_each(&list, 1, typist::service::threads_for(app.kind))?;
     let mut reports = Vec::new();
     let editors = typist::editor::Editors::new();
-    for (p, filled) in list.iter().zip(filled) {
-        if !a.json {
-            eprintln!("checking {} …", p.name);
+    // Progress on one line rewritten in place, only for a person at a terminal, erased
+    // before the table: a pipe or a log gets the table alone.
+    let progress = !a.json && std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let total = list.len();
+    for (i, (p, filled)) in list.iter().zip(filled).enumerate() {
+        if progress {
+            eprint!("\r\x1b[Kchecking {}/{total}: {} …", i + 1, p.name);
         }
         reports.push(match filled {
             Ok(f) => rt.block_on(doctor::examine_in(
@@ -54,6 +58,9 @@ pub fn doctor(a: DoctorArgs) -> Result<ExitCode> {
     }
     // The VS Code the profiles were examined in, if any.
     rt.block_on(editors.close());
+    if progress {
+        eprint!("\r\x1b[K");
+    }
     let vault = doctor::vault_entries(&editors);
     if a.json {
         out!(
@@ -178,6 +185,12 @@ pub fn sample(a: SampleArgs) -> Result<ExitCode> {
     if a.max_lines == Some(0) {
         anyhow::bail!("--max-lines must be at least 1");
     }
+    if a.out.exists() && !a.force {
+        anyhow::bail!(
+            "{} exists: runs made from it would be orphaned; choose another --out, or add --force to replace it",
+            a.out.display()
+        );
+    }
     let ds = typist::dataset::walk(
         &a.dataset,
         &typist::dataset::WalkOptions {
@@ -207,18 +220,15 @@ pub fn sample(a: SampleArgs) -> Result<ExitCode> {
     };
     let files: usize = ds.repos.iter().map(|r| r.files.len()).sum();
     if plan.is_empty() {
-        anyhow::bail!(
-            "{}",
-            super::no_cases(&a.dataset, files, ds.repos.len(), a.sampling.single_repo)
-        );
+        anyhow::bail!("{}", super::no_cases(&ds));
     }
     let source = typist::dataset::PlanSource::new(&a.dataset, a.sampling.single_repo, &a.out);
     typist::dataset::write_plan(&a.out, &plan, Some(&source))?;
     out!(
-        "{} cases from {} files in {} repositories ({} skipped) -> {} ({})",
-        plan.len(),
-        files,
-        ds.repos.len(),
+        "{} from {} in {} ({} skipped) -> {} ({})",
+        typist::score::count(plan.len(), "case"),
+        typist::score::count(files, "file"),
+        super::layout(&ds),
         ds.skipped.len(),
         a.out.display(),
         typist::dataset::plan_hash(&plan)

@@ -89,24 +89,44 @@ pub fn some_records(
     )
 }
 
-/// Why sampling `dataset` gave no case, and what to do: nothing is written.
-pub fn no_cases(
-    dataset: &std::path::Path,
-    files: usize,
-    repos: usize,
-    single_repo: bool,
-) -> String {
-    let d = dataset.display();
-    if files == 0 && !single_repo {
+/// Why sampling `ds` gave no case, and what to do: nothing is written.
+pub fn no_cases(ds: &typist::dataset::Dataset) -> String {
+    use typist::score::count;
+    let d = ds.root.display();
+    let files: usize = ds.repos.iter().map(|r| r.files.len()).sum();
+    if files == 0 && ds.one_repo.is_none() {
+        let folders = ds.repos.len();
         format!(
-            "0 cases: {d} holds no repository with code files; a dataset is a folder of repositories (DIR/REPO/…): for one project's own folder add --single-repo; nothing written"
+            "0 cases: {d} holds {} and no code file of a known language at its top level; a dataset is a project's folder or a folder of projects (DIR/REPO/…): point --dataset at the folder with the code, or add --single-repo; nothing written",
+            match folders {
+                0 => "no folder".to_string(),
+                n => format!("{} without code files", count(n, "folder")),
+            }
         )
     } else if files == 0 {
-        format!("0 cases: {d} holds no code file typist reads; nothing written")
+        format!(
+            "0 cases: {d} holds no code file typist reads ({}skipped); nothing written",
+            match ds.skipped.len() {
+                0 => String::new(),
+                n => format!("{} ", count(n, "file")),
+            }
+        )
     } else {
         format!(
-            "0 cases from {files} files in {repos} repositories of {d}: raise --rate (or --lines all); nothing written"
+            "0 cases from {} in {} of {d}: raise --rate (or pass --lines all); nothing written",
+            count(files, "file"),
+            count(ds.repos.len(), "repository"),
         )
+    }
+}
+
+/// How a dataset was read, for the line a sampling prints: "1 repository (DIR is one:
+/// it holds pyproject.toml)", "13 repositories".
+pub fn layout(ds: &typist::dataset::Dataset) -> String {
+    let n = typist::score::count(ds.repos.len(), "repository");
+    match &ds.one_repo {
+        Some(why) => format!("{n} ({} is one: {why})", ds.root.display()),
+        None => n,
     }
 }
 

@@ -51,11 +51,11 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
     };
     if !a.quiet {
         eprintln!(
-            "typist run: {} cases, {} assistant(s), {} job(s), {} pass(es) -> {}",
-            planned.cases.len(),
-            profiles.len(),
-            opts.jobs,
-            opts.passes,
+            "typist run: {}, {}, {}, {} -> {}",
+            typist::score::count(planned.cases.len(), "case"),
+            typist::score::count(profiles.len(), "assistant"),
+            typist::score::count(opts.jobs, "job"),
+            typist::score::count(opts.passes as usize, "pass"),
             out.display()
         );
     }
@@ -255,11 +255,7 @@ pub(super) fn plan(s: &RunSection, read: Option<ReadPlan>) -> Result<Planned> {
         };
         let cases = typist::dataset::sample(&ds, &o);
         if cases.is_empty() {
-            let files = ds.repos.iter().map(|r| r.files.len()).sum();
-            bail!(
-                "{}",
-                super::no_cases(&dataset, files, ds.repos.len(), single_repo)
-            );
+            bail!("{}", super::no_cases(&ds));
         }
         return Ok(Planned {
             cases,

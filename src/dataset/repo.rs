@@ -119,6 +119,10 @@ pub struct Dataset {
     pub root: PathBuf,
     pub repos: Vec<Repo>,
     pub skipped: Vec<Skipped>,
+    /// Why the folder itself is one repository (`holds .git`, `--single-repo`, `code
+    /// files at its top level`, `holds pyproject.toml`), or `None` when each top-level
+    /// folder is one.
+    pub one_repo: Option<String>,
 }
 
 impl Dataset {

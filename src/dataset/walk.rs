@@ -35,8 +35,62 @@ impl Default for WalkOptions {
     }
 }
 
-/// Walks `dir`: each top-level folder is a repository, or `dir` itself when it holds
-/// a `.git` or `single_repo` is set. Files in `.gitignore`d paths are not walked;
+/// Files whose presence at a folder's top level makes it one project (one repository),
+/// not a folder of repositories.
+pub const PROJECT_FILES: &[&str] = &[
+    "pyproject.toml",
+    "setup.py",
+    "setup.cfg",
+    "requirements.txt",
+    "package.json",
+    "tsconfig.json",
+    "Cargo.toml",
+    "go.mod",
+    "pom.xml",
+    "build.gradle",
+    "build.gradle.kts",
+    "settings.gradle",
+    "CMakeLists.txt",
+    "meson.build",
+    "compile_flags.txt",
+    "compile_commands.json",
+];
+
+/// Why `dir` itself is one repository, or `None` when it is a folder of repositories:
+/// `--single-repo`, a `.git`, a project file ([`PROJECT_FILES`]) or a code file of a
+/// known language at its top level. A folder of repositories holds only folders (and
+/// notes such as a README).
+fn one_repo(dir: &Path, single_repo: bool) -> Option<String> {
+    if single_repo {
+        return Some("--single-repo".into());
+    }
+    if dir.join(".git").exists() {
+        return Some("it holds .git".into());
+    }
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with('.'))
+        .collect();
+    names.sort();
+    if let Some(n) = names.iter().find(|n| PROJECT_FILES.contains(&n.as_str())) {
+        return Some(format!("it holds {n}"));
+    }
+    let code = names.iter().find(|n| {
+        Path::new(n)
+            .extension()
+            .and_then(|e| e.to_str())
+            .and_then(Language::from_extension)
+            .is_some()
+    })?;
+    Some(format!("code files at its top level, {code} …"))
+}
+
+/// Walks `dir`: each top-level folder is a repository, or `dir` itself when it is one
+/// project (see [`one_repo`]: `single_repo` set, a `.git`, a project file or code files
+/// at its top level). Files in `.gitignore`d paths are not walked;
 /// binary, non-UTF-8, oversized, unreadable files and symlinks are skipped with a reason.
 pub fn walk(dir: &Path, opts: &WalkOptions) -> Result<Dataset> {
     let meta =
@@ -46,7 +100,8 @@ pub fn walk(dir: &Path, opts: &WalkOptions) -> Result<Dataset> {
     }
     let mut skipped = Vec::new();
     let mut roots: Vec<(String, PathBuf)> = Vec::new();
-    if opts.single_repo || dir.join(".git").exists() {
+    let one = one_repo(dir, opts.single_repo);
+    if one.is_some() {
         let name = dir
             .canonicalize()
             .ok()
@@ -95,6 +150,7 @@ pub fn walk(dir: &Path, opts: &WalkOptions) -> Result<Dataset> {
         root: dir.to_path_buf(),
         repos,
         skipped,
+        one_repo: one,
     })
 }
 
@@ -297,5 +353,34 @@ mod tests {
         .unwrap();
         assert_eq!(single.repos.len(), 1);
         assert_eq!(single.repos[0].files.len(), 3);
+        assert_eq!(single.one_repo.as_deref(), Some("--single-repo"));
+        assert_eq!(ds.one_repo, None, "a README beside repositories is a note");
+    }
+
+    #[test]
+    fn a_project_folder_is_one_repository() {
+        // Code files at the top level: one's own folder of files.
+        let d = tempfile::tempdir().unwrap();
+        write(d.path(), "m.py", "x = 1\n");
+        write(d.path(), "pkg/n.py", "y = 2\n");
+        let ds = walk(d.path(), &WalkOptions::default()).unwrap();
+        assert_eq!(ds.repos.len(), 1);
+        assert_eq!(ds.repos[0].files.len(), 2);
+        assert!(ds.one_repo.unwrap().contains("m.py"));
+        // A project file at the top level, the code in folders below.
+        let d = tempfile::tempdir().unwrap();
+        write(d.path(), "pyproject.toml", "[project]\n");
+        write(d.path(), "src/a.py", "x = 1\n");
+        write(d.path(), "tests/t.py", "y = 2\n");
+        let ds = walk(d.path(), &WalkOptions::default()).unwrap();
+        assert_eq!(ds.repos.len(), 1);
+        assert_eq!(ds.one_repo.as_deref(), Some("it holds pyproject.toml"));
+        // Only folders: a folder of repositories.
+        let d = tempfile::tempdir().unwrap();
+        write(d.path(), "src/a.py", "x = 1\n");
+        write(d.path(), "tests/t.py", "y = 2\n");
+        let ds = walk(d.path(), &WalkOptions::default()).unwrap();
+        assert_eq!(ds.repos.len(), 2);
+        assert_eq!(ds.one_repo, None);
     }
 }

@@ -30,4 +30,4 @@ pub use options::Options;
 pub use pairs::Pair;
 pub use records::{Outcome, RecordKind, Table, read_records, read_records_and_pairs};
 pub use summary::{Summary, summarize};
-pub use table::score_table;
+pub use table::{count, score_table};

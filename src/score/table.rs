@@ -21,7 +21,17 @@ fn pct(x: f64) -> String {
 pub fn plural(unit: &str) -> String {
     match unit.strip_suffix('y') {
         Some(stem) => format!("{stem}ies"),
+        None if ["s", "x", "ch", "sh"].iter().any(|e| unit.ends_with(e)) => format!("{unit}es"),
         None => format!("{unit}s"),
+    }
+}
+
+/// `n` and the unit, singular for one: "1 repository", "2 repositories".
+pub fn count(n: usize, unit: &str) -> String {
+    if n == 1 {
+        format!("1 {unit}")
+    } else {
+        format!("{n} {}", plural(unit))
     }
 }
 
@@ -30,13 +40,12 @@ pub fn plural(unit: &str) -> String {
 pub fn score_table(s: &Summary) -> String {
     let lines = s.assistants.values().any(|a| !lists_only(a));
     let mut out = format!(
-        "{} records, {} repositories, pass {}, {} resamples of {} {} (seed {}){}{}",
-        s.records,
-        s.repositories,
+        "{}, {}, pass {}, {} resamples of {} (seed {}){}{}",
+        count(s.records as usize, "record"),
+        count(s.repositories as usize, "repository"),
         s.pass,
         s.bootstrap,
-        s.units,
-        plural(s.unit),
+        count(s.units as usize, s.unit),
         s.seed,
         match &s.estimand {
             Some(e) => format!(" — fewer than 10 repositories: files are resampled.\n{e}"),

@@ -183,8 +183,8 @@ fn a_profile_with_an_unknown_key_and_a_config_of_the_wrong_type_are_refused_by_l
 }
 
 /// The careless inputs of a newcomer's first steps (issue 42): a rate that is no
-/// probability, no worker, a folder of one's own code sampled as a dataset of
-/// repositories, an empty dataset, the wrong file (or none) given to `score` and
+/// probability, no worker, one's own folder of code (one repository, said so), a
+/// folder with no code, a plan sampled over, an empty dataset, the wrong file (or none) given to `score` and
 /// `report`: each refused with what to do, nothing written. A run's folder stands for
 /// its records, and a cut line is said by `report` as by `score`.
 #[test]
@@ -213,7 +213,8 @@ fn a_newcomers_careless_inputs_are_refused_with_what_to_do() {
     );
     assert!(!out.exists());
 
-    // Own code: a folder of files, not of repositories.
+    // Own code: a folder of files is one repository, said so; a folder of folders
+    // without code is refused naming what it holds and what to pass.
     let mine = tmp.path().join("mycode");
     std::fs::create_dir_all(&mine).unwrap();
     for i in 0..3 {
@@ -225,21 +226,56 @@ fn a_newcomers_careless_inputs_are_refused_with_what_to_do() {
     }
     let m = mine.to_str().unwrap();
     refused(
-        &t(&["sample", "--dataset", m, "--rate", "0.5", "--out", p]),
-        &["0 cases", "--single-repo", "nothing written"],
+        &t(&["sample", "--dataset", m, "--rate", "0.01", "--out", p]),
+        &["0 cases from 3 files in 1 repository", "raise --rate"],
     );
     assert!(!plan.exists());
-    let o2 = t(&[
+    let o2 = t(&["sample", "--dataset", m, "--rate", "0.5", "--out", p]);
+    assert!(o2.status.success(), "{}", stderr(&o2));
+    let said = String::from_utf8_lossy(&o2.stdout);
+    assert!(
+        said.contains("in 1 repository (") && said.contains("code files at its top level"),
+        "{said}"
+    );
+    // A second sampling over the plan is refused: runs made from it would be orphaned.
+    let before = std::fs::read(&plan).unwrap();
+    refused(
+        &t(&["sample", "--dataset", m, "--rate", "0.4", "--out", p]),
+        &[p, "exists", "--force"],
+    );
+    assert_eq!(std::fs::read(&plan).unwrap(), before);
+    let forced = t(&[
         "sample",
         "--dataset",
         m,
         "--rate",
-        "0.5",
-        "--single-repo",
+        "0.4",
         "--out",
         p,
+        "--force",
     ]);
-    assert!(o2.status.success(), "{}", stderr(&o2));
+    assert!(forced.status.success(), "{}", stderr(&forced));
+    assert_ne!(std::fs::read(&plan).unwrap(), before);
+    let nested = tmp.path().join("nested");
+    std::fs::create_dir_all(nested.join("docs")).unwrap();
+    std::fs::write(nested.join("docs/notes.txt"), "not code\n").unwrap();
+    let q = tmp.path().join("q.jsonl");
+    refused(
+        &t(&[
+            "sample",
+            "--dataset",
+            nested.to_str().unwrap(),
+            "--out",
+            q.to_str().unwrap(),
+        ]),
+        &[
+            "0 cases",
+            "1 folder without code files",
+            "--single-repo",
+            "nothing written",
+        ],
+    );
+    assert!(!q.exists());
     let empty = tmp.path().join("empty");
     std::fs::create_dir_all(&empty).unwrap();
     let e = empty.to_str().unwrap();

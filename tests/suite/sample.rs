@@ -15,6 +15,7 @@ fn sample(dataset: &str, out: &std::path::Path, args: &[&str]) -> (String, Strin
             dataset,
             "--out",
             out.to_str().unwrap(),
+            "--force",
         ])
         .args(args)
         .output()

@@ -229,6 +229,7 @@ mod tests {
             build: Vec::new(),
         };
         Dataset {
+            one_repo: None,
             root: PathBuf::from("."),
             repos: vec![
                 repo(
