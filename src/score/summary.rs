@@ -244,13 +244,12 @@ fn bands(
 pub fn estimand(by_file: bool, repositories: usize) -> Option<String> {
     by_file.then(|| {
         format!(
-            "Intervals and p-values are about the files of these {repositories} {}; \
-             they do not carry over to other code (that needs at least {MIN_UNITS} \
-             repositories).",
+            "Intervals and p-values are about the files of {}; they do not carry over \
+             to other code (that needs at least {MIN_UNITS} repositories).",
             if repositories == 1 {
-                "repository"
+                "this repository".to_string()
             } else {
-                "repositories"
+                format!("these {repositories} repositories")
             }
         )
     })

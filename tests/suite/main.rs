@@ -20,6 +20,7 @@ mod module_graph;
 mod neovim;
 mod protocol;
 mod ranking_fixtures;
+mod readme;
 mod real_servers;
 mod replay;
 mod report;

@@ -1,0 +1,102 @@
+//! The README's recipes, run as written: the shell block under a recipe's heading is
+//! read from README.md and each line given to `sh` with `typist` on the PATH and HOME a
+//! scratch folder (so `~/src/myproject` is a project made there). A recipe changed in
+//! the README is the recipe tested.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::common::TYPIST;
+
+/// The command lines of the first ```sh block after `heading` in README.md.
+fn recipe(heading: &str) -> Vec<String> {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let at = readme
+        .find(heading)
+        .unwrap_or_else(|| panic!("README.md has no {heading:?}"));
+    let block = readme[at..].split("```sh\n").nth(1).unwrap();
+    let block = block.split("```").next().unwrap();
+    block
+        .lines()
+        .map(|l| l.split(" # ").next().unwrap().trim().to_string())
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
+/// Runs `line` in `home` as a user's shell would, with `typist` on the PATH.
+fn sh(home: &Path, line: &str) -> std::process::Output {
+    let bin = home.join("bin");
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    Command::new("sh")
+        .arg("-c")
+        .arg(line)
+        .current_dir(home)
+        .env("HOME", home)
+        .env("PATH", path)
+        .env("TYPIST_EXE", TYPIST)
+        .env("TYPIST_CONFIG_DIR", home.join(".config/typist"))
+        .env("RUST_LOG", "warn")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn the_readmes_own_code_recipe_runs_as_written() {
+    let lines = recipe("**Your own code, two assistants, a comparison.**");
+    assert_eq!(lines.len(), 3, "three commands: {lines:?}");
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path();
+    std::fs::create_dir_all(home.join("bin")).unwrap();
+    std::os::unix::fs::symlink(TYPIST, home.join("bin/typist")).unwrap();
+    // A user's project: a package folder and its pyproject.toml.
+    let project = home.join("src/myproject");
+    std::fs::create_dir_all(&project).unwrap();
+    let status = Command::new("cp")
+        .arg("-a")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fixtures/default-dataset/colorama/colorama"
+        ))
+        .arg(&project)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    std::fs::write(
+        project.join("pyproject.toml"),
+        "[project]\nname = \"mine\"\n",
+    )
+    .unwrap();
+    let mut outs = Vec::new();
+    for line in &lines {
+        let o = sh(home, line);
+        assert!(
+            o.status.success(),
+            "{line}\n{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        outs.push(String::from_utf8_lossy(&o.stdout).into_owned());
+    }
+    // The sampling said how it read the folder; the score names both assistants and
+    // the pair between them.
+    assert!(
+        outs[0].contains("in 1 repository (") && outs[0].contains("it holds pyproject.toml"),
+        "{}",
+        outs[0]
+    );
+    let score = outs.last().unwrap();
+    for name in ["typist-ngram", "typist-previous-line"] {
+        assert!(score.contains(name), "{name} not in {score}");
+    }
+    assert!(
+        score.lines().any(|l| l.contains("| typist-ngram ")
+            && l.contains("| typist-previous-line ")
+            && l.contains("integral_help")),
+        "no pair in {score}"
+    );
+}
