@@ -69,19 +69,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .with_writer(typist::secrets::ScrubbedStderr)
-        // Colour only for a person at a terminal (and not with NO_COLOR): a pipe or a
-        // log file gets plain lines.
-        .with_ansi(
-            std::io::IsTerminal::is_terminal(&std::io::stderr())
-                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
-        )
-        .init();
+    cli::log::init();
     typist::secrets::register_env();
     let cli = Cli::parse();
     match dispatch(cli.command) {

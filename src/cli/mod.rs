@@ -39,6 +39,7 @@ pub mod bench_model;
 pub mod choice;
 pub mod commands;
 pub mod host_args;
+pub mod log;
 pub mod login;
 pub mod run;
 pub mod server_args;
