@@ -319,7 +319,9 @@ pub struct RunArgs {
     pub passes: Option<u32>,
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Continue the run in --out, skipping recorded cases.
+    /// Continue the run in --out as its manifest says it was made, skipping recorded
+    /// cases: no other flag is needed; one given again must agree (--jobs,
+    /// --retry-errors, --max-restarts, --transcripts, --quiet, --check may differ).
     #[arg(long)]
     pub resume: bool,
     /// With --resume: ask again the cases recorded as error or timeout (the new record
@@ -459,6 +461,22 @@ impl SamplingArgs {
 }
 
 impl RunArgs {
+    /// The conditions with `--golf`'s, when given (else those of the settings).
+    pub fn with_golf(
+        &self,
+        mut conditions: typist::replay::RunConditions,
+    ) -> typist::replay::RunConditions {
+        if let Some(mode) = self.golf {
+            conditions.golf = Some(typist::replay::golf::Golf {
+                mode,
+                max_requests: self
+                    .golf_max_requests
+                    .unwrap_or(typist::replay::golf::DEFAULT_MAX_REQUESTS),
+            });
+        }
+        conditions
+    }
+
     /// The flags as the top layer of the run's settings (over `config.toml`).
     pub fn layer(&self) -> typist::config::Layer {
         use typist::config::{ConditionsLayer, Layer, RunSection};

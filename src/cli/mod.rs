@@ -40,6 +40,7 @@ pub mod choice;
 pub mod commands;
 pub mod host_args;
 pub mod login;
+pub mod resume;
 pub mod run;
 pub mod server_args;
 
