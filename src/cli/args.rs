@@ -73,7 +73,7 @@ pub enum Cases {
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct MergeArgs {
-    /// Output folders of the shards.
+    /// Output folders of the shards (a records file stands for its folder).
     #[arg(required = true, value_name = "DIR")]
     pub shards: Vec<PathBuf>,
     #[arg(long, value_name = "DIR")]
@@ -205,6 +205,37 @@ pub struct ScoreArgs {
     /// Also bootstrap 95% bands of the H(S|t) curves.
     #[arg(long)]
     pub bands: bool,
+}
+
+/// `typist compare`.
+#[derive(clap::Args, Debug, Clone)]
+#[command(
+    after_help = "Example: typist compare before after --label old --label new\n  (each assistant of run A becomes A/assistant; p-values pair the shared cases)"
+)]
+pub struct CompareArgs {
+    /// The two runs: their output folders (or records files).
+    #[arg(required = true, num_args = 2, value_name = "RUN")]
+    pub runs: Vec<PathBuf>,
+    /// The runs' labels, in order (`--label A --label B`) [default: the runs' folder
+    /// names].
+    #[arg(long = "label", value_name = "NAME")]
+    pub labels: Vec<String>,
+    /// Print the full summary as JSON, with a `compare` object (labels, shared cases,
+    /// notes).
+    #[arg(long)]
+    pub json: bool,
+    /// Bootstrap resamples.
+    #[arg(long, default_value_t = 1000, value_name = "B")]
+    pub bootstrap: usize,
+    /// Seed of the bootstrap's RNG.
+    #[arg(long, default_value_t = 0, value_name = "S")]
+    pub seed: u64,
+    /// Which pass to score.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub pass: u32,
+    /// Parsing threads (0: every core).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
 }
 
 #[derive(clap::Args, Debug, Clone)]
