@@ -53,6 +53,10 @@ enum Command {
     Doctor(DoctorArgs),
     /// Score records files: help metrics, bootstrap intervals, paired p-values.
     Score(ScoreArgs),
+    /// Score two runs as labelled arms (A/assistant, B/assistant): paired p-values on
+    /// their shared cases; differing plans and conditions are said, no shared case is
+    /// refused.
+    Compare(CompareArgs),
     /// What accepted suggestions do to the file (methodology §11): each suggestion put in
     /// its file and parsed; the results in a sidecar beside the records
     /// (NAME.checks.jsonl), which score and report read on their own.
@@ -97,6 +101,7 @@ fn dispatch(command: Command) -> Result<ExitCode> {
         Command::Logout(a) => cli::login::logout(a),
         Command::Doctor(a) => commands::doctor(a),
         Command::Score(a) => commands::score(a),
+        Command::Compare(a) => cli::compare::compare(a),
         Command::Check(a) => commands::check(a),
         Command::Bench(c) => commands::bench(c),
         Command::Drill(a) => commands::drill(a),

@@ -77,7 +77,7 @@ pub enum Cases {
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct MergeArgs {
-    /// Output folders of the shards.
+    /// Output folders of the shards (a records file stands for its folder).
     #[arg(required = true, value_name = "DIR")]
     pub shards: Vec<PathBuf>,
     #[arg(long, value_name = "DIR")]
@@ -211,6 +211,37 @@ pub struct ScoreArgs {
     pub bands: bool,
 }
 
+/// `typist compare`.
+#[derive(clap::Args, Debug, Clone)]
+#[command(
+    after_help = "Example: typist compare before after --label old --label new\n  (each assistant of run A becomes A/assistant; p-values pair the shared cases)"
+)]
+pub struct CompareArgs {
+    /// The two runs: their output folders (or records files).
+    #[arg(required = true, num_args = 2, value_name = "RUN")]
+    pub runs: Vec<PathBuf>,
+    /// The runs' labels, in order (`--label A --label B`) [default: the runs' folder
+    /// names].
+    #[arg(long = "label", value_name = "NAME")]
+    pub labels: Vec<String>,
+    /// Print the full summary as JSON, with a `compare` object (labels, shared cases,
+    /// notes).
+    #[arg(long)]
+    pub json: bool,
+    /// Bootstrap resamples.
+    #[arg(long, default_value_t = 1000, value_name = "B")]
+    pub bootstrap: usize,
+    /// Seed of the bootstrap's RNG.
+    #[arg(long, default_value_t = 0, value_name = "S")]
+    pub seed: u64,
+    /// Which pass to score.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub pass: u32,
+    /// Parsing threads (0: every core).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+}
+
 #[derive(clap::Args, Debug, Clone)]
 pub struct CheckArgs {
     /// Records files (JSON Lines); each gets its own sidecar.
@@ -323,7 +354,9 @@ pub struct RunArgs {
     pub passes: Option<u32>,
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Continue the run in --out, skipping recorded cases.
+    /// Continue the run in --out as its manifest says it was made, skipping recorded
+    /// cases: no other flag is needed; one given again must agree (--jobs,
+    /// --retry-errors, --max-restarts, --transcripts, --quiet, --check may differ).
     #[arg(long)]
     pub resume: bool,
     /// With --resume: ask again the cases recorded as error or timeout (the new record
@@ -463,6 +496,22 @@ impl SamplingArgs {
 }
 
 impl RunArgs {
+    /// The conditions with `--golf`'s, when given (else those of the settings).
+    pub fn with_golf(
+        &self,
+        mut conditions: typist::replay::RunConditions,
+    ) -> typist::replay::RunConditions {
+        if let Some(mode) = self.golf {
+            conditions.golf = Some(typist::replay::golf::Golf {
+                mode,
+                max_requests: self
+                    .golf_max_requests
+                    .unwrap_or(typist::replay::golf::DEFAULT_MAX_REQUESTS),
+            });
+        }
+        conditions
+    }
+
     /// The flags as the top layer of the run's settings (over `config.toml`).
     pub fn layer(&self) -> typist::config::Layer {
         use typist::config::{ConditionsLayer, Layer, RunSection};

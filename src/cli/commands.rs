@@ -117,6 +117,7 @@ pub fn score(mut a: ScoreArgs) -> Result<ExitCode> {
         },
     );
     tracing::debug!(secs = t0.elapsed().as_secs_f64(), "summarized");
+    super::warn_duplicates("score", summary.duplicates, &a.records);
     if a.json {
         out!("{}", serde_json::to_string(&summary)?);
     } else {
@@ -303,6 +304,7 @@ pub fn report(mut a: ReportArgs) -> Result<ExitCode> {
             r.summary.skipped_lines
         );
     }
+    super::warn_duplicates("report", r.summary.duplicates, &a.records);
     super::write_scrubbed(&a.out, &r.html)?;
     if let Some(md) = &a.markdown {
         super::write_scrubbed(md, &r.markdown)?;
@@ -315,7 +317,16 @@ pub fn report(mut a: ReportArgs) -> Result<ExitCode> {
 }
 
 pub fn merge(a: MergeArgs) -> Result<ExitCode> {
-    let n = typist::replay::merge(&a.shards, &a.out)?;
+    // A shard's records file stands for its folder (where its manifest is).
+    let shards: Vec<std::path::PathBuf> = a
+        .shards
+        .iter()
+        .map(|p| match p.parent() {
+            Some(dir) if p.is_file() => dir.to_path_buf(),
+            _ => p.clone(),
+        })
+        .collect();
+    let n = typist::replay::merge(&shards, &a.out)?;
     out!("{n} records -> {}", a.out.join("records.jsonl").display());
     Ok(ExitCode::SUCCESS)
 }

@@ -38,9 +38,11 @@ pub mod args;
 pub mod bench_model;
 pub mod choice;
 pub mod commands;
+pub mod compare;
 pub mod host_args;
 pub mod log;
 pub mod login;
+pub mod resume;
 pub mod run;
 pub mod server_args;
 
@@ -88,6 +90,28 @@ pub fn some_records(
         "no record in {}: {skipped} line(s) were not records{first}; give the records.jsonl a run wrote (or its folder), not a plan",
         names.join(", "),
     )
+}
+
+/// Says, in one line, that records repeating an (assistant, pass, case) were left out:
+/// two runs of the same assistants read as one (`typist compare` keeps them apart).
+pub fn warn_duplicates(command: &str, duplicates: u64, files: &[std::path::PathBuf]) {
+    if duplicates == 0 {
+        return;
+    }
+    let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    let hint = if files.len() > 1 {
+        format!(
+            "; to compare runs, `typist compare {}`",
+            names.iter().take(2).cloned().collect::<Vec<_>>().join(" ")
+        )
+    } else {
+        String::new()
+    };
+    eprintln!(
+        "typist {command}: warning: {} repeating an (assistant, pass, case) in {} left out (one of each kept){hint}",
+        typist::score::count(duplicates as usize, "duplicate record"),
+        names.join(", ")
+    );
 }
 
 /// Why sampling `ds` gave no case, and what to do: nothing is written.

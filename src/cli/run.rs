@@ -18,8 +18,12 @@ use typist::dataset::{Case, Dataset};
 use typist::editor::{Profile, profile};
 use typist::replay::{RunConditions, RunOptions, RunReport, RunStatus};
 
-pub fn run(a: RunArgs) -> Result<ExitCode> {
-    let (mut settings, read) = settings(&a)?;
+pub fn run(mut a: RunArgs) -> Result<ExitCode> {
+    // A resume is the run its manifest describes; else the flags over config.toml.
+    let (mut settings, read) = match super::resume::from_manifest(&mut a)? {
+        Some(resumed) => resumed,
+        None => settings(&a)?,
+    };
     pin_editor_config(&mut settings.conditions.app)?;
     let s = &settings.run;
     let profiles = profiles(s, &a)?;
@@ -59,7 +63,7 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
             out.display()
         );
     }
-    let conditions = with_golf(settings.conditions, &a);
+    let conditions = a.with_golf(settings.conditions);
     let report = replay(planned.ds, &planned.cases, profiles, conditions, &opts);
     // The replay is over: the model services stop now, not after the scoring.
     drop(services);
@@ -96,20 +100,8 @@ pub(super) fn run_options(
         retry_errors: a.retry_errors,
         services,
         panic_at: a.drill_panic_at,
+        settings: Some(super::resume::settings_of(a, s)),
     }
-}
-
-/// The conditions with `--golf`'s, when given (else those of the settings).
-fn with_golf(mut conditions: RunConditions, a: &RunArgs) -> RunConditions {
-    if let Some(mode) = a.golf {
-        conditions.golf = Some(typist::replay::golf::Golf {
-            mode,
-            max_requests: a
-                .golf_max_requests
-                .unwrap_or(typist::replay::golf::DEFAULT_MAX_REQUESTS),
-        });
-    }
-    conditions
 }
 
 /// `--check`: `typist check` on the run's records, the results beside them.
@@ -202,8 +194,7 @@ fn check_attached(profiles: &[Profile], jobs: usize) -> Result<()> {
     Ok(())
 }
 
-/// A plan as read: its cases and what it says of its dataset.
-pub(super) type ReadPlan = (Vec<Case>, Option<typist::dataset::PlanSource>);
+pub(super) use super::resume::ReadPlan;
 
 /// The run's settings in one step, in layers: `config.toml`, under the dataset a plan
 /// says it was sampled from, under the flags. Also the plan, when there is one.
@@ -295,6 +286,7 @@ pub(super) fn replay(
 ) -> Result<RunReport> {
     let rt = replay_runtime(opts.jobs)?;
     let cancel = Arc::new(AtomicBool::new(false));
+    let out = opts.out.clone();
     rt.block_on(async {
         let flag = cancel.clone();
         tokio::spawn(async move {
@@ -303,10 +295,19 @@ pub(super) fn replay(
                 flag.store(true, Ordering::SeqCst);
             }
             // A second Ctrl-C does not wait for slow servers: every finished record is
-            // already on disk (each is written and flushed whole), and the servers die
-            // with typist (PR_SET_PDEATHSIG).
+            // already on disk (each is written and flushed whole), no other is appended,
+            // the manifest says `interrupted`, and the servers die with typist
+            // (PR_SET_PDEATHSIG).
             if tokio::signal::ctrl_c().await.is_ok() {
-                eprintln!("typist: stopped at once; finished records are kept (--resume continues)");
+                match typist::replay::stop_now(&out) {
+                    Ok(n) => eprintln!(
+                        "typist: stopped at once; {n} finished records kept in {} (--resume continues)",
+                        out.display()
+                    ),
+                    Err(e) => eprintln!(
+                        "typist: stopped at once; finished records are kept (--resume continues), but the manifest was not updated: {e:#}"
+                    ),
+                }
                 typist::service::stop_all_now();
                 std::process::exit(EXIT_INTERRUPTED.into());
             }
@@ -315,9 +316,22 @@ pub(super) fn replay(
     })
 }
 
-/// The score and the report of what is recorded, kept beside the records; the score
-/// table unless quiet; the exit code of how the run ended.
+/// How the run ended (see `ended`), then where its report is.
 fn finish(out: &Path, report: RunReport, quiet: bool) -> Result<ExitCode> {
+    let code = ended(out, &report, quiet)?;
+    if !quiet {
+        eprintln!(
+            "typist run: report: {} (score: {})",
+            out.join("report.html").display(),
+            out.join("score.json").display()
+        );
+    }
+    Ok(code)
+}
+
+/// The score and the report of what is recorded, kept beside the records; the score
+/// table unless quiet; how the run ended, said, and its exit code.
+fn ended(out: &Path, report: &RunReport, quiet: bool) -> Result<ExitCode> {
     let records = out.join("records.jsonl");
     let built = typist::report::build(
         std::slice::from_ref(&records),
@@ -354,8 +368,9 @@ fn finish(out: &Path, report: RunReport, quiet: bool) -> Result<ExitCode> {
         }
         RunStatus::Interrupted => {
             eprintln!(
-                "typist run: interrupted; {} records kept in {} (continue with --resume)",
+                "typist run: interrupted; {} records kept in {} (continue with: typist run --resume --out {})",
                 report.records,
+                out.display(),
                 out.display()
             );
             Ok(ExitCode::from(EXIT_INTERRUPTED))
@@ -363,7 +378,7 @@ fn finish(out: &Path, report: RunReport, quiet: bool) -> Result<ExitCode> {
         _ => {
             eprintln!(
                 "typist run: failed: {}; {} records kept in {}",
-                report.message.unwrap_or_default(),
+                report.message.clone().unwrap_or_default(),
                 report.records,
                 out.display()
             );

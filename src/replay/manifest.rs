@@ -13,6 +13,7 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::options::RunSettings;
 use super::shard::Shard;
 use super::{RunConditions, RunStatus};
 use crate::dataset::{Dataset, Skipped};
@@ -22,6 +23,7 @@ use crate::editor::{EditorApp, EditorKind, Profile};
 pub struct Manifest {
     pub typist_version: String,
     pub status: RunStatus,
+    /// When the run first started (a resume keeps it; each start is in `history`).
     pub started_at: String,
     pub ended_at: Option<String>,
     pub plan: PlanInfo,
@@ -55,6 +57,14 @@ pub struct Manifest {
     /// `typist login` saved it (never its content, nor a hash of it).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub vault: Vec<crate::vault::Used>,
+    /// How the run was asked for: what `--resume` reads instead of the flags (absent
+    /// from manifests made before it was kept, and from merged ones).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settings: Option<RunSettings>,
+    /// Each start of the run, the first and every resume, oldest first (absent from
+    /// manifests made before it was kept).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub history: Vec<Start>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -148,6 +158,23 @@ pub struct Sessions {
     pub restarted_after_timeouts: u64,
 }
 
+/// One start of a run (the first, or a resume) and how it ended. A start still
+/// `running` in a later manifest was killed: its end, CPU and sessions are unknown.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Start {
+    pub started_at: String,
+    pub ended_at: Option<String>,
+    pub status: RunStatus,
+    /// A resume (`--resume`) rather than the run's first start.
+    pub resumed: bool,
+    pub typist_version: String,
+    pub jobs: usize,
+    /// Records this start wrote (null while it runs).
+    pub new_records: Option<usize>,
+    pub cpu_seconds: Option<CpuSeconds>,
+    pub sessions: Option<Sessions>,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MergedPart {
     pub path: String,
@@ -167,6 +194,7 @@ pub struct RunIdentity<'a> {
     pub profiles: &'a [Profile],
     pub services: Vec<Value>,
     pub skipped_cases: BTreeMap<String, BTreeMap<String, u64>>,
+    pub settings: Option<RunSettings>,
 }
 
 impl Manifest {
@@ -174,10 +202,22 @@ impl Manifest {
     pub fn start(id: RunIdentity<'_>) -> Manifest {
         let ds = id.ds;
         let files = ds.repos.iter().flat_map(|r| r.files.iter());
+        let started_at = now_rfc3339();
         Manifest {
             typist_version: env!("CARGO_PKG_VERSION").to_string(),
             status: RunStatus::Running,
-            started_at: now_rfc3339(),
+            history: vec![Start {
+                started_at: started_at.clone(),
+                ended_at: None,
+                status: RunStatus::Running,
+                resumed: false,
+                typist_version: env!("CARGO_PKG_VERSION").to_string(),
+                jobs: id.jobs,
+                new_records: None,
+                cpu_seconds: None,
+                sessions: None,
+            }],
+            started_at,
             ended_at: None,
             plan: id.plan,
             dataset: DatasetInfo {
@@ -216,8 +256,81 @@ impl Manifest {
             editor: None,
             merged_from: None,
             vault: Vec::new(),
+            settings: id.settings,
             extra: Map::new(),
         }
+    }
+
+    /// A resume of the run `previous` describes: its starts come first (a manifest
+    /// made before they were kept gives one, from its own fields), the run's first
+    /// start time is kept, and this start is marked a resume.
+    pub fn continues(&mut self, previous: &Manifest) {
+        let mut history = previous.history.clone();
+        if history.is_empty() {
+            history.push(Start {
+                started_at: previous.started_at.clone(),
+                ended_at: previous.ended_at.clone(),
+                status: previous.status,
+                resumed: false,
+                typist_version: previous.typist_version.clone(),
+                jobs: previous.jobs,
+                new_records: previous.records,
+                cpu_seconds: previous.cpu_seconds,
+                sessions: previous.sessions,
+            });
+        }
+        let mut now = self
+            .history
+            .pop()
+            .expect("a started manifest has its start");
+        now.resumed = true;
+        history.push(now);
+        self.started_at = history[0].started_at.clone();
+        self.history = history;
+        self.totals();
+    }
+
+    /// The work of the run's starts that ended: records written and seconds taken
+    /// (at least one); a manifest without history gives its own ends and records.
+    pub fn work(&self) -> Option<(usize, f64)> {
+        let time = |t: &str| humantime::parse_rfc3339(t).ok();
+        let seconds = |a: &str, b: Option<&str>| {
+            let (a, b) = (time(a)?, time(b?)?);
+            b.duration_since(a).ok().map(|d| d.as_secs_f64())
+        };
+        if self.history.is_empty() {
+            let s = seconds(&self.started_at, self.ended_at.as_deref())?;
+            return Some((self.records?, s.max(1.0)));
+        }
+        let mut work = None;
+        for h in &self.history {
+            if let (Some(n), Some(s)) =
+                (h.new_records, seconds(&h.started_at, h.ended_at.as_deref()))
+            {
+                let (records, secs) = work.unwrap_or((0, 0.0));
+                work = Some((records + n, secs + s));
+            }
+        }
+        work.map(|(n, s): (usize, f64)| (n, s.max(1.0)))
+    }
+
+    /// The run's CPU seconds and sessions: the sums over its starts (of those known).
+    fn totals(&mut self) {
+        let sum = |f: &dyn Fn(&Start) -> Option<f64>| {
+            let known: Vec<f64> = self.history.iter().filter_map(f).collect();
+            (!known.is_empty()).then(|| known.iter().sum())
+        };
+        let cpu = CpuSeconds {
+            typist: sum(&|h| h.cpu_seconds.and_then(|c| c.typist)),
+            servers: sum(&|h| h.cpu_seconds.and_then(|c| c.servers)),
+        };
+        self.cpu_seconds = (cpu.typist.is_some() || cpu.servers.is_some()).then_some(cpu);
+        let known: Vec<Sessions> = self.history.iter().filter_map(|h| h.sessions).collect();
+        self.sessions = (!known.is_empty()).then(|| Sessions {
+            started: known.iter().map(|s| s.started).sum(),
+            restarted_after_exit: known.iter().map(|s| s.restarted_after_exit).sum(),
+            restarted_after_timeouts: known.iter().map(|s| s.restarted_after_timeouts).sum(),
+        });
     }
 
     /// Reads `path`, naming it in every error.
@@ -272,13 +385,32 @@ impl Manifest {
         });
     }
 
-    /// Ends the run: status, time, CPU and records.
-    pub fn finish(&mut self, status: RunStatus, records: usize, message: Option<String>) {
+    /// Ends this start of the run: status, time, CPU, sessions (when known) and
+    /// records; the run's CPU seconds and sessions are the sums over its starts.
+    pub fn finish(
+        &mut self,
+        status: RunStatus,
+        records: usize,
+        new_records: Option<usize>,
+        sessions: Option<Sessions>,
+        message: Option<String>,
+    ) {
+        let ended_at = now_rfc3339();
         self.status = status;
-        self.ended_at = Some(now_rfc3339());
-        self.cpu_seconds = Some(CpuSeconds::now());
+        self.ended_at = Some(ended_at.clone());
         self.records = Some(records);
         self.message = message;
+        if let Some(h) = self.history.last_mut() {
+            h.ended_at = Some(ended_at);
+            h.status = status;
+            h.new_records = new_records;
+            h.cpu_seconds = Some(CpuSeconds::now());
+            h.sessions = sessions;
+            self.totals();
+        } else {
+            self.cpu_seconds = Some(CpuSeconds::now());
+            self.sessions = sessions;
+        }
     }
 }
 

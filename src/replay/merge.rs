@@ -59,6 +59,8 @@ pub fn merge(shards: &[PathBuf], out: &Path) -> Result<usize> {
     records::write_sorted(&out.join("records.jsonl"), &all)?;
     manifest.set_servers(&servers);
     manifest.shard = None;
+    // Each part's starts are in its own folder's manifest.
+    manifest.history = Vec::new();
     manifest.merged_from = Some(parts);
     manifest.records = Some(all.len());
     manifest.status = if complete {

@@ -38,7 +38,9 @@ use crate::editor::{Editors, Profile, refusals};
 pub use checks::{check_assistants, check_blocks, check_plan, skip_reason};
 pub use manifest::Manifest;
 pub use merge::merge;
-pub use options::{RunConditions, RunOptions, RunReport, RunStatus};
+pub use options::{
+    RunConditions, RunOptions, RunReport, RunSettings, RunStatus, Sampling, ServerSpec,
+};
 use records::Record;
 pub use shard::Shard;
 use typing::{ContextMode, TypingMode};
@@ -60,6 +62,7 @@ pub async fn run(
     let records_path = opts.out.join("records.jsonl");
     let manifest_path = opts.out.join("manifest.json");
     let plan_hash = crate::dataset::plan_hash(plan);
+    let previous = previous_run(&manifest_path, &plan_hash, &cond, opts)?;
     let done = recorded_cases(&records_path, &manifest_path, &plan_hash, &cond, opts)?;
     let units = units::plan_units(plan, opts.shard, &profiles, opts.passes, &cond, &done);
     units.warn_skipped();
@@ -77,7 +80,11 @@ pub async fn run(
         profiles: &profiles,
         services: opts.services.clone(),
         skipped_cases: units.skipped,
+        settings: opts.settings.clone(),
     });
+    if let Some(p) = &previous {
+        manifest.continues(p);
+    }
     manifest.write(&manifest_path)?;
 
     let editors = Editors::new();
@@ -115,8 +122,13 @@ pub async fn run(
         shared.editor_version(),
         closed,
     );
-    manifest.sessions = Some(shared.sessions());
-    manifest.finish(status, total, failure.clone());
+    manifest.finish(
+        status,
+        total,
+        Some(new_records),
+        Some(shared.sessions()),
+        failure.clone(),
+    );
     manifest.write(&manifest_path)?;
     Ok(RunReport {
         status,
@@ -157,6 +169,41 @@ async fn refuse(
     };
     refusals::refuse(&cond.app, &asks)?;
     refusals::check_capabilities(profiles, &cond.editor).await
+}
+
+/// Resume: the manifest of the run this one continues, when `--resume` finds one of
+/// the same plan and conditions (its history goes on in the new manifest).
+fn previous_run(
+    manifest_path: &Path,
+    plan_hash: &str,
+    cond: &RunConditions,
+    opts: &RunOptions,
+) -> Result<Option<Manifest>> {
+    if !opts.resume || !manifest_path.exists() {
+        return Ok(None);
+    }
+    let m = Manifest::read(manifest_path)?;
+    Ok((m.plan.hash == plan_hash && m.conditions == *cond).then_some(m))
+}
+
+/// A second Ctrl-C: nothing is appended to the records from now on (until the process
+/// exits, which the caller does next), and a manifest still `running` says
+/// `interrupted`, with the complete records in the file (left unsorted: `--resume`
+/// sorts them). Returns how many records there are.
+pub fn stop_now(out: &Path) -> Result<usize> {
+    records::freeze_appends();
+    let kept: BTreeSet<_> = records::read_all(&out.join("records.jsonl"))
+        .unwrap_or_default()
+        .iter()
+        .map(Record::done_key)
+        .collect();
+    let path = out.join("manifest.json");
+    let mut m = Manifest::read(&path)?;
+    if m.status == RunStatus::Running {
+        m.finish(RunStatus::Interrupted, kept.len(), None, None, None);
+        m.write(&path)?;
+    }
+    Ok(kept.len())
 }
 
 /// Resume: the cases (assistant, pass, case) already recorded in `records_path`, after

@@ -85,6 +85,48 @@ pub struct RunOptions {
     /// For the interruption drills only: a worker panics when the run has recorded this
     /// many cases (`--drill-panic-at`, hidden from `--help`).
     pub panic_at: Option<u64>,
+    /// How the run was asked for, kept in the manifest for `--resume` (none: not kept).
+    pub settings: Option<RunSettings>,
+}
+
+/// How a run was asked for, beyond what the manifest says of it anyway (plan, passes,
+/// shard, conditions): what `typist run --resume --out DIR` reads instead of the flags.
+/// Paths are absolute.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RunSettings {
+    pub dataset: Option<String>,
+    pub single_repo: bool,
+    /// The plan file the run read (none: the run sampled its dataset, `sampling`).
+    pub plan: Option<String>,
+    pub sampling: Option<Sampling>,
+    /// The assistants named (profiles of `editors`, or the built-in ones).
+    pub assistants: Vec<String>,
+    pub editors: Option<String>,
+    /// The server the flags described or attached (`--server`, `--connect`, …).
+    pub server: Option<ServerSpec>,
+}
+
+/// How a dataset was sampled into the run's plan, defaults filled in.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Sampling {
+    pub rate: f64,
+    pub seed: u64,
+    pub all_lines: bool,
+    pub max_per_file: Option<usize>,
+    pub max_per_repo: Option<usize>,
+}
+
+/// The flags that describe a server without a profile file, or attach one.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ServerSpec {
+    pub server: Option<String>,
+    pub dialect: Option<crate::editor::DialectKind>,
+    pub languages: Vec<String>,
+    pub name: Option<String>,
+    pub readiness: Option<crate::editor::ReadinessRule>,
+    pub connect: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -227,6 +227,16 @@ pub fn write_sorted(path: &Path, records: &[Record]) -> Result<()> {
     Ok(())
 }
 
+/// Held while a record is appended; [`freeze_appends`] takes it for good.
+static APPENDING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// No record is appended from now on by this process (a second Ctrl-C, before the
+/// process exits): waits for a record being written to be whole.
+pub fn freeze_appends() {
+    let guard = APPENDING.lock().unwrap_or_else(|e| e.into_inner());
+    std::mem::forget(guard);
+}
+
 /// Appends records one by one, flushing each: a crash loses at most the line being
 /// written, which resume drops.
 pub struct Sink {
@@ -249,6 +259,7 @@ impl Sink {
     pub fn write(&mut self, r: &Record) -> Result<()> {
         let mut line = serde_json::to_vec(r)?;
         line.push(b'\n');
+        let _appending = APPENDING.lock().unwrap_or_else(|e| e.into_inner());
         self.file
             .write_all(&line)
             .and_then(|_| self.file.flush())

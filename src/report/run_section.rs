@@ -19,8 +19,10 @@ pub(super) struct RunView {
     pub plan_source: String,
     pub started: String,
     pub ended: String,
+    /// Resumes of the run (its starts after the first).
+    pub resumes: usize,
     pub typist: String,
-    /// Records per hour, when both ends of the run are known.
+    /// Records per hour of the run's work (every start that ended, `Manifest::work`).
     pub per_hour: Option<String>,
     pub assistants: Vec<RunAssistant>,
     /// The editor conditions, pretty JSON.
@@ -52,14 +54,6 @@ fn txt<T: serde::Serialize>(v: &T) -> String {
 }
 
 pub(super) fn run_view(m: &Manifest, s: &Summary) -> RunView {
-    let time = |t: Option<&str>| t.and_then(|t| humantime::parse_rfc3339(t).ok());
-    let hours = match (time(Some(&m.started_at)), time(m.ended_at.as_deref())) {
-        (Some(a), Some(b)) => b
-            .duration_since(a)
-            .ok()
-            .map(|d| d.as_secs_f64().max(1.0) / 3600.0),
-        _ => None,
-    };
     // Written as a `Value`, so the keys come out sorted as in the file.
     let conditions = serde_json::to_value(&m.conditions).unwrap_or(Value::Null);
     RunView {
@@ -73,8 +67,11 @@ pub(super) fn run_view(m: &Manifest, s: &Summary) -> RunView {
         plan_source: m.plan.source.clone(),
         started: m.started_at.clone(),
         ended: txt(&m.ended_at),
+        resumes: m.history.iter().filter(|h| h.resumed).count(),
         typist: m.typist_version.clone(),
-        per_hour: hours.map(|hr| format!("{:.0}", s.records as f64 / hr)),
+        per_hour: m
+            .work()
+            .map(|(records, secs)| format!("{:.0}", records as f64 * 3600.0 / secs)),
         assistants: m.assistants.iter().map(|a| assistant(a, s)).collect(),
         conditions: serde_json::to_string_pretty(&conditions).unwrap_or_default(),
     }

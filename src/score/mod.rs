@@ -28,6 +28,8 @@ pub mod table;
 pub use bootstrap::Estimate;
 pub use options::Options;
 pub use pairs::Pair;
-pub use records::{Outcome, RecordKind, Table, read_records, read_records_and_pairs};
+pub use records::{
+    Outcome, RecordKind, Table, read_records, read_records_and_pairs, read_records_labelled,
+};
 pub use summary::{Summary, summarize};
 pub use table::{count, score_table};

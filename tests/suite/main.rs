@@ -8,6 +8,7 @@ mod common;
 mod agents;
 mod bad_input;
 mod blocks;
+mod compare;
 mod completion;
 mod completion_native;
 mod connect;

@@ -29,5 +29,5 @@ mod row;
 
 pub use outcome::{Outcome, RecordKind};
 pub(crate) use parse::parse_line_only;
-pub use read::{read_records, read_records_and_pairs};
+pub use read::{read_records, read_records_and_pairs, read_records_labelled};
 pub use row::{GolfTerms, MAX_PROBLEMS, Place, Row, RowParts, TOKEN_KINDS, Table, token_kind_code};

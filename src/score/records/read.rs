@@ -16,7 +16,19 @@ use crate::score::pairs::{self, Pair};
 
 /// Reads every file; `threads` parse in parallel (0 = every core).
 pub fn read_records(paths: &[PathBuf], strict: bool, threads: usize) -> anyhow::Result<Table> {
-    read(paths, strict, threads, false).map(|(table, _)| table)
+    read(paths, strict, threads, false, &[]).map(|(table, _)| table)
+}
+
+/// [`read_records`] with each file's assistants as arms of their own: assistant `a` of
+/// file `i` is read as `labels[i]/a` (two runs of the same assistants, compared).
+pub fn read_records_labelled(
+    paths: &[PathBuf],
+    labels: &[String],
+    strict: bool,
+    threads: usize,
+) -> anyhow::Result<Table> {
+    anyhow::ensure!(paths.len() == labels.len(), "one label per records file");
+    read(paths, strict, threads, false, labels).map(|(table, _)| table)
 }
 
 /// [`read_records`], and from the same parse the line-level records as pairs (malformed
@@ -27,14 +39,16 @@ pub fn read_records_and_pairs(
     strict: bool,
     threads: usize,
 ) -> anyhow::Result<(Table, Vec<Pair>)> {
-    read(paths, strict, threads, true)
+    read(paths, strict, threads, true, &[])
 }
 
+/// `labels`: empty, or one per file (assistant names read as `label/name`).
 fn read(
     paths: &[PathBuf],
     strict: bool,
     threads: usize,
     want_pairs: bool,
+    labels: &[String],
 ) -> anyhow::Result<(Table, Vec<Pair>)> {
     let threads = if threads == 0 {
         std::thread::available_parallelism().map_or(2, |n| n.get())
@@ -42,6 +56,7 @@ fn read(
         threads
     };
     let mut merged = Merged::new(paths, want_pairs);
+    merged.labels = labels.to_vec();
     std::thread::scope(|scope| -> anyhow::Result<()> {
         let (blocks, free_tx, reader) = spawn(scope, paths, threads, want_pairs)?;
         for block in blocks {
@@ -52,9 +67,22 @@ fn read(
             .map_err(|_| anyhow::anyhow!("records reader panicked"))?
     })?;
     let (mut table, pairs) = merged.finish(paths, strict)?;
-    table.checks = crate::score::checks_file::read_beside(paths)?;
+    if labels.is_empty() {
+        table.checks = crate::score::checks_file::read_beside(paths)?;
+    } else {
+        for (path, label) in paths.iter().zip(labels) {
+            let checks = crate::score::checks_file::read_beside(std::slice::from_ref(path))?;
+            table.checks.extend(checks.into_iter().map(|mut c| {
+                c.assistant = format!("{label}/{}", c.assistant);
+                c
+            }));
+        }
+    }
     Ok((table, pairs))
 }
+
+/// The assistant names' index among a block's names.
+const ASSISTANT: usize = 2;
 
 /// The pipeline's ends: blocks out, emptied buffers back, the reader's result.
 type Pipeline<'scope> = (
@@ -121,6 +149,8 @@ struct Merged {
     /// Files with a chunk that is not UTF-8.
     not_utf8: Vec<usize>,
     want_pairs: bool,
+    /// Empty, or each file's label: its assistants are read as `label/name`.
+    labels: Vec<String>,
 }
 
 impl Merged {
@@ -145,6 +175,7 @@ impl Merged {
             pairs: Vec::new(),
             not_utf8: Vec::new(),
             want_pairs,
+            labels: Vec::new(),
         }
     }
 
@@ -153,18 +184,23 @@ impl Merged {
         self.local_problems
             .extend(block.problems.into_iter().map(|(l, m)| (block.seq, l, m)));
         let _ = free_tx.send(block.buffer);
+        let label = self.labels.get(block.file);
         let global: Vec<Vec<u32>> = block
             .names
             .iter()
             .zip(self.interners.iter_mut())
-            .map(|(local, global)| {
+            .enumerate()
+            .map(|(n, (local, global))| {
                 (0..local.len() as u32)
-                    .map(|i| global.id_hashed(local.get(i), local.hash(i)))
+                    .map(|i| match label {
+                        Some(l) if n == ASSISTANT => global.id(&format!("{l}/{}", local.get(i))),
+                        _ => global.id_hashed(local.get(i), local.hash(i)),
+                    })
                     .collect()
             })
             .collect();
         let case = self.cases.merge(&block.cases);
-        let [repo, language, assistant, file, error] = [0, 1, 2, 3, 4].map(|i| &global[i]);
+        let [repo, language, assistant, file, error] = [0, 1, ASSISTANT, 3, 4].map(|i| &global[i]);
         let places: Vec<u32> = block
             .places
             .places()

@@ -332,6 +332,17 @@ fn ctrl_c_twice_forces_exit() {
     let err = stderr.text();
     assert!(err.contains("stopped at once"), "{err}");
     assert_gone_within_5s(&servers);
+    // The manifest says how the run ended, with the records the file holds.
+    let m: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(m["status"], "interrupted", "{m}");
+    assert!(m["ended_at"].is_string(), "{m}");
+    let kept = std::fs::read_to_string(out.join("records.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .count();
+    assert_eq!(m["records"], kept, "{m}");
+    assert_eq!(m["history"][0]["status"], "interrupted", "{m}");
 }
 
 /// Polls `done` every 20 ms until it holds; fails naming `what` after `deadline`.

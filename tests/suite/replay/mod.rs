@@ -6,6 +6,7 @@
 mod faults;
 mod inputs;
 mod interrupts;
+mod resume;
 mod runs;
 mod typing;
 
