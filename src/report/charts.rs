@@ -1,6 +1,8 @@
 //! The report's plots as inline SVG: H(S|t) curves with bootstrap bands (plotters' SVG
 //! backend), and dot-and-whisker interval charts (generated SVG). Okabe–Ito colours,
-//! which stay distinct for the common colour-vision deficiencies.
+//! which stay distinct for the common colour-vision deficiencies. Every curve chart
+//! carries its own legend, and a band is outlined in its assistant's colour (dashed)
+//! so that two overlapping bands stay apart where their fills mix.
 
 use plotters::prelude::*;
 
@@ -18,13 +20,15 @@ fn rgb(hex: &str) -> RGBColor {
     RGBColor((v >> 16) as u8, (v >> 8) as u8, v as u8)
 }
 
-/// One assistant's curve: (t, H) points and an optional (t, lo, hi) band.
+/// One assistant's curve: its name, (t, H) points and an optional (t, lo, hi) band.
 pub struct Curve<'a> {
+    pub name: &'a str,
     pub points: &'a [(f64, f64)],
     pub band: &'a [(f64, f64, f64)],
 }
 
-/// H(S|t) against t, one line per assistant (in `PALETTE` order) over its band.
+/// H(S|t) against t, one line per assistant (in `PALETTE` order) over its band, with a
+/// legend of the assistants that have points.
 pub fn curves_svg(curves: &[Curve], y_desc: &str) -> String {
     let mut svg = String::new();
     let ymax = curves
@@ -57,13 +61,23 @@ pub fn curves_svg(curves: &[Curve], y_desc: &str) -> String {
                 .label_style(("sans-serif", 13))
                 .axis_desc_style(("sans-serif", 14))
                 .draw();
+            let mut labelled = false;
             for (i, c) in curves.iter().enumerate() {
                 let col = rgb(colour(i));
                 if !c.band.is_empty() {
                     let mut poly: Vec<(f64, f64)> = c.band.iter().map(|b| (b.0, b.2)).collect();
                     poly.extend(c.band.iter().rev().map(|b| (b.0, b.1)));
                     let _ = chart
-                        .draw_series(std::iter::once(Polygon::new(poly, col.mix(0.18).filled())));
+                        .draw_series(std::iter::once(Polygon::new(poly, col.mix(0.12).filled())));
+                    for upper in [false, true] {
+                        let edge = c.band.iter().map(|b| (b.0, if upper { b.2 } else { b.1 }));
+                        let _ = chart.draw_series(DashedLineSeries::new(
+                            edge,
+                            5,
+                            4,
+                            col.mix(0.8).stroke_width(1),
+                        ));
+                    }
                 }
                 let pts: Vec<(f64, f64)> = c
                     .points
@@ -71,7 +85,26 @@ pub fn curves_svg(curves: &[Curve], y_desc: &str) -> String {
                     .copied()
                     .filter(|p| p.1.is_finite())
                     .collect();
-                let _ = chart.draw_series(LineSeries::new(pts, col.stroke_width(2)));
+                let shown = !pts.is_empty();
+                labelled |= shown;
+                if let Ok(series) = chart.draw_series(LineSeries::new(pts, col.stroke_width(2)))
+                    && shown
+                {
+                    series.label(c.name).legend(move |(x, y)| {
+                        Rectangle::new([(x, y - 3), (x + 18, y + 3)], col.filled())
+                    });
+                }
+            }
+            if labelled {
+                let _ = chart
+                    .configure_series_labels()
+                    .position(SeriesLabelPosition::UpperRight)
+                    .margin(10)
+                    .legend_area_size(26)
+                    .label_font(("sans-serif", 13))
+                    .background_style(WHITE.mix(0.9))
+                    .border_style(RGBColor(200, 200, 200))
+                    .draw();
             }
         }
         let _ = root.present();

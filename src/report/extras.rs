@@ -10,8 +10,8 @@ use std::path::PathBuf;
 use serde::Deserialize;
 
 use super::charts;
-use super::examples::{Seg, diff_lines};
-use super::format::{num_attr, p_text, pct};
+use super::examples::{Seg, diff_lines, pick};
+use super::format::{mean_with_interval, num_attr, p_text, pct, share_with_interval};
 use crate::score::block_terms::block_terms;
 use crate::score::pairwise::Pairwise;
 use crate::score::side_figures::{self, Column, SideFigure, Value};
@@ -71,8 +71,8 @@ fn cell(v: Value, c: &Column, metrics: bool) -> Cell {
     let (value, text) = match v {
         Value::Count(n) => (n.to_string(), n.to_string()),
         Value::Share(x) => (num_attr(x), pct(x)),
-        Value::Interval(x, half) => (num_attr(x), format!("{} ± {}", pct(x), pct(half))),
-        Value::Mean(x, half) => (num_attr(x), format!("{x:.2} ± {half:.2}")),
+        Value::Interval(x, half) => (num_attr(x), share_with_interval(x, half)),
+        Value::Mean(x, half) => (num_attr(x), mean_with_interval(x, half, f64::INFINITY, 2)),
         Value::Ratio(a, b) => (String::new(), format!("{a} / {b}")),
         Value::Failures(lines, _) => (lines.to_string(), lines.to_string()),
         Value::Missing => (String::new(), "–".into()),
@@ -156,9 +156,9 @@ pub(super) fn block_section<'a>(
                 .unwrap_or_default()
         })
         .collect();
-    let curves: Vec<charts::Curve> = data
-        .iter()
-        .map(|p| charts::Curve {
+    let curves: Vec<charts::Curve> = (data.iter().zip(names))
+        .map(|(p, name)| charts::Curve {
+            name,
             points: p,
             band: &[],
         })
@@ -210,7 +210,8 @@ fn one() -> u32 {
 }
 
 /// Per assistant (by name), the best, typical and worst two non-empty block suggestions
-/// by `c_help_block` (ties: by case id), each with a character diff of the whole block.
+/// by `c_help_block` (ties: by case id; chosen as the line examples are, no case twice),
+/// each with a character diff of the whole block.
 fn block_examples(records: &[PathBuf], pass: u32) -> Vec<BlockExamples> {
     let mut by: std::collections::BTreeMap<String, Vec<(f64, String, String, String)>> =
         Default::default();
@@ -241,21 +242,12 @@ fn block_examples(records: &[PathBuf], pass: u32) -> Vec<BlockExamples> {
         .map(|(name, mut list)| {
             list.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
             list.dedup_by(|a, b| a.1 == b.1);
-            let n = list.len();
-            let mut picks: Vec<(&'static str, usize)> = Vec::new();
-            for i in 0..2.min(n) {
-                picks.push(("best", i));
-            }
-            for i in (n / 2).saturating_sub(1)..(n / 2 + 1).min(n) {
-                picks.push(("typical", i));
-            }
-            for i in (n.saturating_sub(2)..n).rev() {
-                picks.push(("worst", i));
-            }
-            let mut seen = std::collections::BTreeSet::new();
-            let rows = picks
-                .into_iter()
-                .filter(|(_, i)| seen.insert(*i))
+            // Rounded as shown: scores that print alike count as one.
+            let shown: Vec<i64> = list.iter().map(|e| (e.0 * 100.0).round() as i64).collect();
+            let picks = pick(&shown, 2);
+            let rows = (picks.best.into_iter().map(|i| ("best", i)))
+                .chain(picks.typical.into_iter().map(|i| ("typical", i)))
+                .chain(picks.worst.into_iter().map(|i| ("worst", i)))
                 .map(|(title, i)| {
                     let (c, case, t, p) = &list[i];
                     let (expected, predicted) = diff_lines(t, p);

@@ -12,9 +12,10 @@ use askama::Template;
 
 use super::charts;
 use super::examples::{Examples, examples};
-use super::format::{num_attr, p_text, pct};
+use super::format::{INTERVALS_NOTE, count, num_attr, p_text, pct, share_interval};
 use super::ranking::{RankPair, RankRow, ranking, ranking_pairs};
 use super::run_section::{RunView, run_view};
+use super::verdict::{CLEAR_P, Verdict, verdicts};
 use crate::score::summary::{AssistantScore, MIN_UNITS};
 use crate::score::{Estimate, Pair, Summary};
 
@@ -22,9 +23,12 @@ use crate::score::{Estimate, Pair, Summary};
 #[template(path = "report.html")]
 struct Page<'a> {
     head: Head,
+    /// Who helps more, per pair, in words: the summary's first lines.
+    verdicts: Vec<Verdict<'a>>,
+    clear_p: f64,
     headline: Vec<HeadRow<'a>>,
+    intervals_note: &'static str,
     names: Vec<&'a str>,
-    legend: Vec<LegendItem<'a>>,
     curves: Curves,
     /// SVG charts.
     intervals: Vec<String>,
@@ -32,6 +36,7 @@ struct Page<'a> {
     failures: Vec<FailureRow<'a>>,
     repeat_skip: Vec<RepeatRow<'a>>,
     pvalues: Vec<PMatrix<'a>>,
+    p_scale: Vec<PScaleRow>,
     breakdowns: Vec<BreakdownTable<'a>>,
     ranking: Vec<RankRow<'a>>,
     ranking_pairs: Vec<RankPair<'a>>,
@@ -51,6 +56,9 @@ struct Head {
     unit: &'static str,
     /// "files", "repositories".
     unit_plural: String,
+    /// What the bootstrap resamples, for captions: "13 repositories", "57 files of 4
+    /// repositories".
+    resampled: String,
     seed: u64,
     version: &'static str,
     /// With files as the unit: how many repositories there are.
@@ -79,9 +87,10 @@ struct HeadRow<'a> {
     name: &'a str,
     cases: u64,
     integral_help: Fig,
-    integral_help_2sd: String,
+    /// The 95% interval, cut to 0..100%.
+    integral_help_ci: String,
     exact_share: Fig,
-    exact_share_2sd: String,
+    exact_share_ci: String,
     help_at_0: Fig,
     integral_help_nonempty: Fig,
     empty_rate: Fig,
@@ -89,11 +98,6 @@ struct HeadRow<'a> {
     timeout_rate: Fig,
     p50: String,
     p95: String,
-}
-
-struct LegendItem<'a> {
-    colour: &'static str,
-    name: &'a str,
 }
 
 struct Curves {
@@ -149,12 +153,16 @@ struct PCell<'a> {
 struct PPair<'a> {
     background: String,
     colour: &'static str,
+    /// "higher" (the row's assistant ahead), "lower", or "level".
+    direction: &'static str,
+    /// ▲, ▼ or =.
+    arrow: &'static str,
     /// The column's assistant.
     b: &'a str,
     /// The p-value as `data-value` ("n/a" without one).
     value: String,
     few_units: bool,
-    /// Row − column, in points.
+    /// Row − column, in points, signed.
     diff: String,
     cases: u64,
     p: String,
@@ -186,13 +194,10 @@ pub(super) fn html(
     let names: Vec<&str> = s.assistants.keys().map(String::as_str).collect();
     let page = Page {
         head: head(s, records),
+        verdicts: verdicts(s),
+        clear_p: CLEAR_P,
         headline: s.assistants.iter().map(|(n, a)| head_row(n, a)).collect(),
-        legend: (names.iter().enumerate())
-            .map(|(i, n)| LegendItem {
-                colour: charts::colour(i),
-                name: n,
-            })
-            .collect(),
+        intervals_note: INTERVALS_NOTE,
         curves: curves(s, &names),
         intervals: intervals(s),
         rates: rates(s),
@@ -212,6 +217,7 @@ pub(super) fn html(
         .into_iter()
         .map(|(metric, title)| p_matrix(s, &names, metric, title))
         .collect(),
+        p_scale: p_scale(),
         breakdowns: breakdowns(s),
         ranking: ranking(s),
         ranking_pairs: ranking_pairs(s),
@@ -237,6 +243,15 @@ fn head(s: &Summary, records: &[PathBuf]) -> Head {
         units: s.units,
         unit: s.unit,
         unit_plural: crate::score::table::plural(s.unit),
+        resampled: if s.unit == "file" {
+            format!(
+                "{} of {}",
+                count(s.units, "file"),
+                count(s.repositories, "repository")
+            )
+        } else {
+            count(s.units, s.unit)
+        },
         seed: s.seed,
         version: env!("CARGO_PKG_VERSION"),
         few_repositories: (s.unit == "file").then_some(s.repositories),
@@ -255,9 +270,9 @@ fn head_row<'a>(name: &'a str, a: &AssistantScore) -> HeadRow<'a> {
         name,
         cases: a.cases,
         integral_help: a.integral_help.value.into(),
-        integral_help_2sd: pct(a.integral_help.half()),
+        integral_help_ci: share_interval(a.integral_help.value, a.integral_help.half()),
         exact_share: a.exact_share.value.into(),
-        exact_share_2sd: pct(a.exact_share.half()),
+        exact_share_ci: share_interval(a.exact_share.value, a.exact_share.half()),
         help_at_0: a.help_at_0.value.into(),
         integral_help_nonempty: a.integral_help_nonempty.value.into(),
         empty_rate: a.empty_rate.into(),
@@ -284,8 +299,12 @@ fn curves(s: &Summary, names: &[&str]) -> Curves {
                 )
             })
             .collect();
-        let curves: Vec<charts::Curve> = (data.iter())
-            .map(|(p, b)| charts::Curve { points: p, band: b })
+        let curves: Vec<charts::Curve> = (data.iter().zip(names))
+            .map(|((p, b), name)| charts::Curve {
+                name,
+                points: p,
+                band: b,
+            })
             .collect();
         charts::curves_svg(&curves, "AI code help H(S|t)")
     };
@@ -313,7 +332,8 @@ fn intervals(s: &Summary) -> Vec<String> {
             let rows: Vec<(String, f64, f64, f64)> = (s.assistants.iter())
                 .map(|(n, a)| {
                     let e = get(a);
-                    (n.clone(), e.value, e.ci95[0].max(0.0), e.ci95[1])
+                    // Shares: the interval cut to 0..1, as the tables write it.
+                    (n.clone(), e.value, e.ci95[0].max(0.0), e.ci95[1].min(1.0))
                 })
                 .collect();
             charts::intervals_svg(title, &rows)
@@ -360,14 +380,71 @@ fn failures(s: &Summary) -> Vec<FailureRow<'_>> {
         .collect()
 }
 
-/// A light-to-dark blue for 0..1 and a readable text colour on it.
-fn blue(x: f64) -> (String, &'static str) {
-    let lerp = |a: f64, b: f64| (a + (b - a) * x).round() as u8;
-    let (r, g, b) = (lerp(247.0, 8.0), lerp(251.0, 48.0), lerp(255.0, 107.0));
+/// How strongly a p-value speaks, 0..1 on a log scale: 0 at p = 1, 1 at p ≤ 0.001
+/// (0.43 at 0.05, 0.67 at 0.01); none without a p-value.
+fn strength(p: Option<f64>) -> f64 {
+    match p {
+        Some(v) if v.is_finite() && v > 0.0 => (-v.log10() / 3.0).clamp(0.0, 1.0),
+        Some(0.0) => 1.0,
+        _ => 0.0,
+    }
+}
+
+/// A diverging colour (ColorBrewer PRGn, apart from the assistants' colours): from
+/// white towards green when the row's assistant is ahead, towards purple when behind,
+/// as deep as `x` (0..1); and a readable text colour on it.
+fn diverging(x: f64, ahead: bool) -> (String, &'static str) {
+    let to = if ahead {
+        (27.0, 120.0, 55.0)
+    } else {
+        (118.0, 42.0, 131.0)
+    };
+    let lerp = |b: f64| (250.0 + (b - 250.0) * x).round() as u8;
     (
-        format!("rgb({r},{g},{b})"),
+        format!("rgb({},{},{})", lerp(to.0), lerp(to.1), lerp(to.2)),
         if x > 0.55 { "#fff" } else { "#000" },
     )
+}
+
+/// The heat maps' key: per direction, a cell at each of a few p-values.
+struct PScaleRow {
+    label: &'static str,
+    arrow: &'static str,
+    cells: Vec<PScaleCell>,
+}
+
+struct PScaleCell {
+    background: String,
+    colour: &'static str,
+    p: &'static str,
+}
+
+fn p_scale() -> Vec<PScaleRow> {
+    const PS: [(f64, &str); 5] = [
+        (0.5, "p = 0.5"),
+        (0.1, "p = 0.1"),
+        (0.05, "p = 0.05"),
+        (0.01, "p = 0.01"),
+        (0.001, "p ≤ 0.001"),
+    ];
+    [(true, "row ahead", "▲"), (false, "row behind", "▼")]
+        .into_iter()
+        .map(|(ahead, label, arrow)| PScaleRow {
+            label,
+            arrow,
+            cells: PS
+                .iter()
+                .map(|&(p, text)| {
+                    let (background, colour) = diverging(strength(Some(p)), ahead);
+                    PScaleCell {
+                        background,
+                        colour,
+                        p: text,
+                    }
+                })
+                .collect(),
+        })
+        .collect()
 }
 
 fn p_matrix<'a>(
@@ -389,18 +466,27 @@ fn p_matrix<'a>(
             .find(|p| p.metric == metric && ((p.a == a && p.b == b) || (p.a == b && p.b == a)));
         let pair = found.map(|p| {
             let diff = if p.a == a { p.diff } else { -p.diff };
-            let shade = match p.p_value {
-                Some(v) if v.is_finite() => (1.0 - v.clamp(0.0, 1.0)).powi(2),
-                _ => 0.0,
+            let (direction, arrow) = if diff > 0.0 {
+                ("higher", "▲")
+            } else if diff < 0.0 {
+                ("lower", "▼")
+            } else {
+                ("level", "=")
             };
-            let (background, colour) = blue(shade);
+            let (background, colour) = diverging(strength(p.p_value), diff >= 0.0);
             PPair {
                 background,
                 colour,
+                direction,
+                arrow,
                 b,
                 value: p.p_value.map_or("n/a".to_string(), num_attr),
                 few_units: p.few_units,
-                diff: pct(diff),
+                diff: if diff > 0.0 {
+                    format!("+{}", pct(diff))
+                } else {
+                    pct(diff)
+                },
                 cases: p.cases,
                 p: p_text(p.p_value),
             }

@@ -1,8 +1,10 @@
-//! The markdown summary, for a pull-request comment.
+//! The markdown summary, for a pull-request comment: the verdict per pair first, then
+//! the figures.
 
 use std::fmt::Write as _;
 
-use super::format::{p_text, pct};
+use super::format::{INTERVALS_NOTE, mean_with_interval, p_text, pct, share_with_interval};
+use super::verdict::{CLEAR_P, verdicts};
 use crate::score::side_figures::{self, Kind, SideFigure, Value};
 use crate::score::{Estimate, Summary};
 
@@ -19,16 +21,26 @@ pub fn markdown(s: &Summary) -> String {
         s.units,
         crate::score::table::plural(s.unit)
     );
+    let verdicts = verdicts(s);
+    for v in &verdicts {
+        let _ = writeln!(m, "**{}**{}\n", v.lead, v.rest);
+    }
+    if !verdicts.is_empty() {
+        let _ = writeln!(
+            m,
+            "(On integral help; clear: a paired p-value below {CLEAR_P}.)\n"
+        );
+    }
     if let Some(e) = &s.estimand {
         let _ = writeln!(m, "{e}\n");
     }
     let _ = writeln!(
         m,
-        "| assistant | cases | integral help % | exact share % | help at 0 % | empty % | error % | timeout % |"
+        "| assistant | cases | integral help % [95%] | exact share % [95%] | help at 0 % | empty % | error % | timeout % |"
     );
     let _ = writeln!(m, "|---|---:|---:|---:|---:|---:|---:|---:|");
     for (n, a) in &s.assistants {
-        let pm = |e: &Estimate| format!("{} ± {}", pct(e.value), pct(e.half()));
+        let pm = |e: &Estimate| share_with_interval(e.value, e.half());
         let _ = writeln!(
             m,
             "| {n} | {} | {} | {} | {} | {} | {} | {} |",
@@ -41,6 +53,7 @@ pub fn markdown(s: &Summary) -> String {
             pct(a.timeout_rate)
         );
     }
+    let _ = writeln!(m, "\n{INTERVALS_NOTE}");
     let sig: Vec<_> = s
         .pairwise
         .iter()
@@ -142,7 +155,7 @@ fn cell(v: Value) -> String {
     match v {
         Value::Count(n) => n.to_string(),
         Value::Share(x) => pct(x),
-        Value::Interval(x, half) => format!("{} ± {}", pct(x), pct(half)),
+        Value::Interval(x, half) => share_with_interval(x, half),
         Value::Mean(x, _) => format!("{x:.2}"),
         Value::Ratio(a, b) => format!("{a} / {b}"),
         Value::Failures(lines, _) => lines.to_string(),
@@ -158,7 +171,7 @@ fn ranking(s: &Summary, m: &mut String) {
     let _ = writeln!(m, "\nCompletion lists:\n");
     let _ = writeln!(
         m,
-        "| assistant | sessions of | sessions | top-1 % | top-5 % | MRR |"
+        "| assistant | sessions of | sessions | top-1 % [95%] | top-5 % [95%] | MRR [95%] |"
     );
     let _ = writeln!(m, "|---|---|---:|---:|---:|---:|");
     for (n, a) in &s.assistants {
@@ -172,18 +185,23 @@ fn ranking(s: &Summary, m: &mut String) {
                     .map(|(k, r)| (format!("kind {k}"), r, a.ranking_by_kind_ci.get(k))),
             );
         for (g, r, ci) in rows {
-            let half = |f: fn(&crate::score::summary::RankCi) -> f64| ci.map_or(0.0, f);
+            // Without intervals, the half-width is undefined and the value stands alone.
+            let half = |f: fn(&crate::score::summary::RankCi) -> f64| ci.map_or(f64::NAN, f);
+            let share = |v: f64, h: f64| {
+                if h.is_finite() {
+                    share_with_interval(v, h)
+                } else {
+                    pct(v)
+                }
+            };
             let _ = writeln!(
                 m,
-                "| {n} | {} | {} | {} ± {} | {} ± {} | {:.3} ± {:.3} |",
+                "| {n} | {} | {} | {} | {} | {} |",
                 g.replace("prefix all", "all"),
                 r.sessions,
-                pct(r.top1),
-                pct(half(|c| c.top1.half())),
-                pct(r.top5),
-                pct(half(|c| c.top5.half())),
-                r.mrr,
-                half(|c| c.mrr.half())
+                share(r.top1, half(|c| c.top1.half())),
+                share(r.top5, half(|c| c.top5.half())),
+                mean_with_interval(r.mrr, half(|c| c.mrr.half()), 1.0, 3)
             );
         }
     }

@@ -18,6 +18,7 @@ mod markdown;
 pub mod pairs;
 mod ranking;
 mod run_section;
+pub mod verdict;
 
 use std::path::PathBuf;
 

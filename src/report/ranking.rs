@@ -1,7 +1,7 @@
 //! The report's completion-list section: rankings by typed prefix and by token kind
 //! with their intervals, and the paired differences between servers.
 
-use super::format::{p_text, pct};
+use super::format::{mean_with_interval, p_text, pct, share_with_interval};
 use crate::score::Summary;
 
 pub(super) struct RankRow<'a> {
@@ -44,7 +44,7 @@ pub(super) fn ranking(s: &Summary) -> Vec<RankRow<'_>> {
             .map(|(k, r)| (format!("kind {k}"), r, a.ranking_by_kind_ci.get(k)));
         for (group, r, ci) in by_prefix.chain(by_kind) {
             let pm = |v: f64, half: Option<f64>| match half {
-                Some(h) => format!("{} ± {}", pct(v), pct(h)),
+                Some(h) => share_with_interval(v, h),
                 None => pct(v),
             };
             out.push(RankRow {
@@ -56,7 +56,7 @@ pub(super) fn ranking(s: &Summary) -> Vec<RankRow<'_>> {
                 recall: pct(r.recall),
                 mean_position: format!("{:.2}", r.mean_position),
                 mrr: match ci {
-                    Some(c) => format!("{:.3} ± {:.3}", r.mrr, c.mrr.half()),
+                    Some(c) => mean_with_interval(r.mrr, c.mrr.half(), 1.0, 3),
                     None => format!("{:.3}", r.mrr),
                 },
             });

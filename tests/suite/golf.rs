@@ -224,7 +224,7 @@ fn golf_full_oracle_saves_the_most_and_fixed_nothing() {
     ok(&o);
     let md = std::fs::read_to_string(md).unwrap();
     assert!(md.contains("Keystrokes saved"), "{md}");
-    assert!(md.contains("| oracle | 3 | 91.2 ± "), "{md}");
+    assert!(md.contains("| oracle | 3 | 91.2 ["), "{md}");
     html_says_what_score_says(&f.tmp.path().join("report.html"), &s, 3);
 }
 
@@ -274,16 +274,19 @@ fn html_says_what_score_says(page: &Path, s: &Value, assistants: usize) {
             let text = td.text().unwrap();
             match metric {
                 "keystrokes_saved" | "one_accept_share" => {
-                    let half = g[metric]["ci95"][1].as_f64().unwrap()
-                        - g[metric]["ci95"][0].as_f64().unwrap();
+                    // The interval cut to 0..100%, as `[low, high]`.
+                    let half = (g[metric]["ci95"][1].as_f64().unwrap()
+                        - g[metric]["ci95"][0].as_f64().unwrap())
+                        / 2.0;
+                    let (lo, hi) = ((want - half).clamp(0.0, 1.0), (want + half).clamp(0.0, 1.0));
                     assert_eq!(
                         text,
-                        format!("{:.1} ± {:.1}", 100.0 * want, 50.0 * half),
+                        format!("{:.1} [{:.1}, {:.1}]", 100.0 * want, 100.0 * lo, 100.0 * hi),
                         "{name} {metric}"
                     );
                 }
                 "requests_per_line" => {
-                    assert!(text.starts_with(&format!("{want:.2} ± ")), "{text}")
+                    assert!(text.starts_with(&format!("{want:.2} [")), "{text}")
                 }
                 _ => assert_eq!(text, format!("{want}"), "{name} {metric}"),
             }
