@@ -17,7 +17,7 @@ use cli::args::*;
     version,
     about = "Replay typing into language servers and AI coding assistants, capture their suggestions, and score them"
 )]
-struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     command: Command,
 }
