@@ -295,7 +295,7 @@ fn a_newcomers_careless_inputs_are_refused_with_what_to_do() {
 }
 
 /// A misspelt name that typist looks up itself gets the closest known one; clap's own
-/// possible values (a dialect, an editor) get clap's.
+/// possible values (a dialect, an editor, `--lines`) get clap's.
 #[test]
 fn a_misspelt_profile_or_flag_value_is_refused_with_a_did_you_mean() {
     let t = |args: &[&str]| typist().args(args).output().unwrap();
@@ -330,6 +330,7 @@ fn a_misspelt_profile_or_flag_value_is_refused_with_a_did_you_mean() {
             "lsp-ai",
         ),
         (&["run", "--editor", "neovm"][..], "neovim"),
+        (&["run", "--lines", "al"][..], "all"),
     ] {
         let o = t(args);
         let e = stderr(&o);

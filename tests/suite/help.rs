@@ -1,14 +1,101 @@
-//! What `typist profiles` prints is what the flags take (issue 42), checked with clap's
-//! own model of the command line: the binary's `main.rs` (and with it `cli/`) is
-//! compiled into this module, so the parser is exactly the one `typist` uses.
+//! `--help` is complete (issue 42): every visible argument of every command has a
+//! description, every command shows an example that parses, and what `typist profiles`
+//! prints is what the flags take. Read through clap's own model of the command line:
+//! the binary's `main.rs` (and with it `cli/`) is compiled into this module, so the
+//! walk sees exactly the `Command` that `typist` parses with.
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 
 use crate::common::*;
 
 #[allow(dead_code, unused_imports)]
 #[path = "../../src/main.rs"]
 mod bin;
+
+/// Each visible argument without a description, as `typist SUB --flag`, and each
+/// command without an `Example:` block, as `typist SUB: no example`, over `cmd` and
+/// every command below it.
+fn undescribed(cmd: &clap::Command, path: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for a in cmd.get_arguments().filter(|a| !a.is_hide_set()) {
+        let text = a
+            .get_help()
+            .or(a.get_long_help())
+            .map(|h| h.to_string())
+            .unwrap_or_default();
+        if text.trim().is_empty() {
+            let name = match a.get_long() {
+                Some(l) => format!("--{l}"),
+                None => format!("<{}>", a.get_id()),
+            };
+            out.push(format!("{path} {name}"));
+        }
+    }
+    let example = cmd
+        .get_after_help()
+        .or(cmd.get_after_long_help())
+        .map(|h| h.to_string())
+        .unwrap_or_default();
+    if !example.starts_with("Example") {
+        out.push(format!("{path}: no example"));
+    }
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        out.extend(undescribed(sub, &format!("{path} {}", sub.get_name())));
+    }
+    out
+}
+
+/// The example lines (`typist …`) of `cmd` and every command below it.
+fn examples(cmd: &clap::Command, out: &mut Vec<String>) {
+    let text = cmd
+        .get_after_help()
+        .or(cmd.get_after_long_help())
+        .map(|h| h.to_string())
+        .unwrap_or_default();
+    out.extend(
+        text.lines()
+            .map(str::trim)
+            .filter(|l| l.starts_with("typist "))
+            .map(String::from),
+    );
+    for sub in cmd.get_subcommands() {
+        examples(sub, out);
+    }
+}
+
+#[test]
+fn every_argument_of_every_command_is_described_and_every_command_has_an_example() {
+    // The walk itself finds what it is for: a command with one bare flag and no example.
+    let toy = clap::Command::new("toy")
+        .arg(clap::Arg::new("described").long("described").help("Said."))
+        .arg(clap::Arg::new("bare").long("bare"));
+    assert_eq!(
+        undescribed(&toy, "toy"),
+        ["toy --bare", "toy: no example"],
+        "the walk must see a missing description"
+    );
+
+    let cli = bin::Cli::command();
+    let missing = undescribed(&cli, "typist");
+    assert!(
+        missing.is_empty(),
+        "described nowhere in --help:\n  {}",
+        missing.join("\n  ")
+    );
+    // Every subcommand was walked (not only the top).
+    assert!(cli.get_subcommands().count() >= 14);
+
+    // Each example is a command line typist parses.
+    let mut lines = Vec::new();
+    examples(&cli, &mut lines);
+    assert!(lines.len() >= cli.get_subcommands().count(), "{lines:?}");
+    for line in &lines {
+        let words = shlex::split(line).unwrap_or_else(|| panic!("not a command line: {line}"));
+        if let Err(e) = bin::Cli::try_parse_from(&words) {
+            panic!("the example `{line}` does not parse:\n{e}");
+        }
+    }
+}
 
 /// `typist profiles` prints a header, then each profile's dialect exactly as
 /// `--dialect` takes it.
