@@ -158,6 +158,13 @@ impl RunSection {
                 "--rate {r}: the share of code lines that are cases, above 0 and at most 1 (the study used 0.01; --lines all takes every line)"
             );
         }
+        if let Some(l) = self.lines.as_deref()
+            && l != "all"
+        {
+            anyhow::bail!(
+                "lines = {l:?}: the one value is \"all\" (every code line a case); leave it out to sample at the rate"
+            );
+        }
         Ok(SampleOptions {
             rate: self.rate.unwrap_or(d.rate),
             seed: self.seed.unwrap_or(d.seed),

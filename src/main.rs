@@ -15,9 +15,10 @@ use cli::args::*;
 #[command(
     name = "typist",
     version,
-    about = "Replay typing into language servers and AI coding assistants, capture their suggestions, and score them"
+    about = "Replay typing into language servers and AI coding assistants, capture their suggestions, and score them",
+    after_help = "Example (in the source tree):\n  typist run --dataset fixtures/dataset --assistant typist-ngram --assistant typist-previous-line --rate 0.2 --out out/try\n  typist report out/try --out out/try/report.html\n\n`typist COMMAND --help` shows each command's flags, their defaults and an example."
 )]
-struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     command: Command,
 }
@@ -26,32 +27,54 @@ struct Cli {
 enum Command {
     /// Replay a dataset or a plan against assistants and write records, a manifest and
     /// the score (the main job; with no flags, the default run of config.toml).
+    #[command(
+        after_help = "Example:\n  typist run --dataset fixtures/dataset --assistant typist-ngram --assistant typist-previous-line --rate 0.2 --out out/try"
+    )]
     Run(Box<RunArgs>),
     /// Write a self-contained HTML report (and optionally a markdown summary and the
     /// pairs as CSV) from records files.
+    #[command(
+        after_help = "Example:\n  typist report out/try --out out/try/report.html --markdown out/try/summary.md"
+    )]
     Report(ReportArgs),
     /// Sample a dataset into a plan of cases (one JSON line each).
+    #[command(
+        after_help = "Example:\n  typist sample --dataset fixtures/dataset --rate 0.2 --seed 1 --out plan.jsonl"
+    )]
     Sample(SampleArgs),
     /// Join the output folders of shards into the records one run would have written.
+    #[command(
+        after_help = "Example:\n  typist run --plan plan.jsonl --assistant typist-ngram --shard 0/2 --out out/shard-0\n  typist run --plan plan.jsonl --assistant typist-ngram --shard 1/2 --out out/shard-1\n  typist merge out/shard-0 out/shard-1 --out out/all"
+    )]
     Merge(MergeArgs),
     /// The assistant plugin host: an LSP server on stdio answering inline completion
     /// from a built-in model (used by the typist-* profiles).
+    #[command(
+        after_help = "Example:\n  typist host --backend previous-line --listen tcp://127.0.0.1:0"
+    )]
     Host(cli::host_args::HostFlags),
     /// Serve a model over HTTP on 127.0.0.1 (OpenAI-compatible and Tabby
     /// /v1/completions, /v1/health, Ollama /api/generate, llama.cpp /infill, TGI
     /// /generate), so that real agents can run offline against a local model: the n-gram
     /// baseline, or with --upstream a llama.cpp server fronted with Tabby's and Ollama's
     /// APIs.
+    #[command(after_help = "Example:\n  typist serve-model --port 8080")]
     ServeModel(ServeModelArgs),
     /// Sign an assistant in once, in the editor a run uses, and keep what it needs in
     /// typist's vault (every session starts from a copy): `typist login copilot`,
     /// `typist login --editor neovim|vscode --assistant NAME`, `typist login --list`.
+    #[command(after_help = "Example:\n  typist login copilot\n  typist login --list")]
     Login(LoginArgs),
     /// Remove an assistant's sign-in from the vault.
+    #[command(after_help = "Example:\n  typist logout copilot")]
     Logout(LogoutArgs),
     /// Check each server profile: installed? starts? answers a probe suggestion?
+    #[command(
+        after_help = "Example:\n  typist doctor --profile typist-ngram --profile typist-previous-line"
+    )]
     Doctor(DoctorArgs),
     /// Score records files: help metrics, bootstrap intervals, paired p-values.
+    #[command(after_help = "Example:\n  typist score out/try --json")]
     Score(ScoreArgs),
     /// Score two runs as labelled arms (A/assistant, B/assistant): paired p-values on
     /// their shared cases; differing plans and conditions are said, no shared case is
@@ -60,15 +83,19 @@ enum Command {
     /// What accepted suggestions do to the file (methodology §11): each suggestion put in
     /// its file and parsed; the results in a sidecar beside the records
     /// (NAME.checks.jsonl), which score and report read on their own.
+    #[command(after_help = "Example:\n  typist check out/try --dataset fixtures/dataset")]
     Check(CheckArgs),
     /// Benchmarks (print a table; never run as tests).
     #[command(subcommand)]
+    #[command(after_help = "Example:\n  typist bench coverage --replicates 100")]
     Bench(BenchCommand),
     /// Reliability drills: a plan against typist's host with every kind of fault
     /// injected, then SIGKILLs and resumes; prints a table ending `lost: N` and exits 1
     /// unless every promise of docs/reliability.md held.
+    #[command(after_help = "Example:\n  typist drill --quick")]
     Drill(DrillArgs),
     /// List the server profiles.
+    #[command(after_help = "Example:\n  typist profiles\n  typist profiles --show typist-ngram")]
     Profiles(ProfilesArgs),
 }
 

@@ -6,6 +6,8 @@ use std::path::PathBuf;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct ReportArgs {
+    /// Records files (JSON Lines), or run folders (their records.jsonl); several are
+    /// read as one.
     #[arg(required = true, value_name = "RECORDS")]
     pub records: Vec<PathBuf>,
     /// The HTML report.
@@ -17,16 +19,21 @@ pub struct ReportArgs {
     /// The pairs with c_help as CSV (for pandas or polars).
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
+    /// Bootstrap resamples of the intervals and the curves' bands.
     #[arg(long, default_value_t = 1000, value_name = "B")]
     pub bootstrap: usize,
+    /// Seed of the bootstrap's RNG (same seed, same figures on every machine).
     #[arg(long, default_value_t = 0, value_name = "S")]
     pub seed: u64,
+    /// Which pass to report (a run with --passes 2 has passes 1 and 2).
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub pass: u32,
 }
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct SampleArgs {
+    /// Dataset folder: each top-level folder is a repository (the folder itself with
+    /// --single-repo).
     #[arg(long, value_name = "DIR")]
     pub dataset: PathBuf,
     #[command(flatten)]
@@ -36,14 +43,15 @@ pub struct SampleArgs {
     /// the deeper lines after it, methodology §9; the same lines as `lines`).
     #[arg(long, value_enum, default_value_t = SampleCases::Lines)]
     pub cases: SampleCases,
-    /// With --cases blocks: the most lines an expected block has (K).
+    /// With --cases blocks: the most lines an expected block has (K) [default: 8].
     #[arg(long, value_name = "K")]
     pub max_lines: Option<usize>,
     /// With --cases tokens: characters of the token typed before the list is ranked,
     /// each its own case [default: 0,1,2,3].
     #[arg(long, value_delimiter = ',', value_name = "K,...")]
     pub prefix: Vec<u32>,
-    /// With --cases tokens: what the server's document holds around the token.
+    /// With --cases tokens: what the server's document holds around the token [default:
+    /// full].
     #[arg(long, value_parser = super::choice::choice(super::choice::TOKEN_CONTEXT))]
     pub context: Option<typist::dataset::TokenContext>,
     /// Where to write the plan.
@@ -80,6 +88,8 @@ pub struct MergeArgs {
     /// Output folders of the shards (a records file stands for its folder).
     #[arg(required = true, value_name = "DIR")]
     pub shards: Vec<PathBuf>,
+    /// The merged run's folder (records, manifest, score and report, as one run writes
+    /// them).
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
 }
@@ -131,6 +141,8 @@ pub struct LoginArgs {
     /// Copilot: the profile whose server runs the flow.
     #[arg(long, default_value = "copilot", value_name = "NAME")]
     pub profile: String,
+    /// Another folder of profiles, searched first: its profiles are added to the
+    /// built-in ones (editors/), and one named like a built-in replaces it.
     #[arg(long, value_name = "DIR")]
     pub editors: Option<PathBuf>,
     /// How long the sign-in may take (Copilot: before the network is taken as
@@ -154,6 +166,7 @@ pub struct LogoutArgs {
         requires = "editor"
     )]
     pub assistant: Option<String>,
+    /// The editor it was signed in with (`typist login --list` shows the entries).
     #[arg(long, value_parser = super::choice::choice(super::choice::EDITOR))]
     pub editor: Option<typist::editor::EditorKind>,
 }
@@ -163,7 +176,8 @@ pub struct DoctorArgs {
     /// Only these profiles (repeatable); all in editors/ by default.
     #[arg(long = "profile", value_name = "NAME")]
     pub profiles: Vec<String>,
-    /// Folder of profiles (default: ./editors, then the source tree's).
+    /// Another folder of profiles, searched first: its profiles are added to the
+    /// built-in ones (editors/), and one named like a built-in replaces it.
     #[arg(long, value_name = "DIR")]
     pub editors: Option<PathBuf>,
     /// Print JSON instead of a table.
@@ -257,13 +271,16 @@ pub struct CheckArgs {
     /// suggestion accepted, in a session of its own.
     #[arg(long, value_name = "PROFILE")]
     pub with: Option<String>,
-    /// Folder of profiles (default: ./editors, then the built-in ones).
+    /// Another folder of profiles, searched first: its profiles are added to the
+    /// built-in ones (editors/), and one named like a built-in replaces it.
     #[arg(long, value_name = "DIR")]
     pub editors: Option<PathBuf>,
 }
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct ProfilesArgs {
+    /// Another folder of profiles, searched first: its profiles are added to the
+    /// built-in ones (editors/), and one named like a built-in replaces it.
     #[arg(long, value_name = "DIR")]
     pub editors: Option<PathBuf>,
     /// Print this profile as TOML, ready to save as editors/NAME.toml (without NAME:
@@ -280,6 +297,7 @@ pub struct DrillArgs {
     /// code line, a heavier fault mix and 20 kills.
     #[arg(long)]
     pub quick: bool,
+    /// The dataset the drill's plan is sampled from.
     #[arg(long, value_name = "DIR", default_value = "fixtures/dataset")]
     pub dataset: PathBuf,
     /// SIGKILLs of the kill drill (default 3 with --quick, 20 without).
@@ -289,6 +307,7 @@ pub struct DrillArgs {
     /// without).
     #[arg(long, value_name = "P")]
     pub rate: Option<f64>,
+    /// Seed of the plan's sampling, the faults and the kills' moments.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Keep the drill's plan, records and fault log in this folder.
@@ -312,17 +331,19 @@ pub enum LoginTarget {
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct SamplingArgs {
     /// Probability that a code line (with `sample --cases tokens`: a token) is a case
-    /// (the study used 0.01).
+    /// (default: 0.01, as the study used; for `run`, config.toml's `rate` when set).
     #[arg(long, value_name = "P")]
     pub rate: Option<f64>,
-    /// Seed of the sampling draw.
+    /// Seed of the sampling draw (default: 0; for `run`, config.toml's `seed` when set).
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
-    /// `all` replays every code line.
-    #[arg(long, value_name = "all")]
+    /// `all`: every code line is a case (no sampling).
+    #[arg(long, value_name = "all", value_parser = ["all"])]
     pub lines: Option<String>,
+    /// At most N cases from one file (default: no cap).
     #[arg(long, value_name = "N")]
     pub max_per_file: Option<usize>,
+    /// At most N cases from one repository (default: no cap).
     #[arg(long, value_name = "N")]
     pub max_per_repo: Option<usize>,
     /// The dataset folder is one repository.
@@ -335,23 +356,32 @@ pub struct RunArgs {
     /// The run's defaults (default: ./config.toml when present).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Dataset folder: each top-level folder is a repository.
+    /// Dataset folder: each top-level folder is a repository (default: config.toml's
+    /// `dataset`; with --plan, the plan's).
     #[arg(long, value_name = "DIR")]
     pub dataset: Option<PathBuf>,
     /// A recorded plan (needs the dataset it was made from).
     #[arg(long, value_name = "FILE")]
     pub plan: Option<PathBuf>,
-    /// Assistant profiles (repeatable).
+    /// Assistant profiles (repeatable; `typist profiles` lists them) (default:
+    /// config.toml's `assistants`).
     #[arg(long = "assistant", value_name = "NAME")]
     pub assistants: Vec<String>,
+    /// Another folder of profiles, searched first: its profiles are added to the
+    /// built-in ones (editors/), and one named like a built-in replaces it (default:
+    /// config.toml's `editors`).
     #[arg(long, value_name = "DIR")]
     pub editors: Option<PathBuf>,
-    /// Parallel workers, each with its own server process.
+    /// Parallel workers, each with its own server process (default: 1, or
+    /// config.toml's `jobs`).
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
-    /// Replay the plan this many times (2 for repeat-skip analysis).
+    /// Replay the plan this many times (2 for repeat-skip analysis) (default: 1, or
+    /// config.toml's `passes`).
     #[arg(long, value_name = "K")]
     pub passes: Option<u32>,
+    /// Output folder: records.jsonl, manifest.json, score.json and report.html; one that
+    /// holds records is refused unless --resume (default: config.toml's `out`, else out).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Continue the run in --out as its manifest says it was made, skipping recorded
@@ -372,19 +402,27 @@ pub struct RunArgs {
     pub shard: Option<String>,
     #[command(flatten)]
     pub sampling: SamplingArgs,
+    /// What the server's document holds around the case's line (default: prefix, or
+    /// config.toml's `[conditions]`, as every condition below).
     #[arg(long, value_parser = super::choice::choice(super::choice::CONTEXT))]
     pub context: Option<typist::replay::typing::ContextMode>,
+    /// With --context prefix: lines below the case's line also in the document
+    /// (default: 0).
     #[arg(long, value_name = "N")]
     pub suffix_lines: Option<u32>,
+    /// How the context reaches the server (default: paste).
     #[arg(long, value_parser = super::choice::choice(super::choice::TYPING))]
     pub typing: Option<typist::replay::typing::TypingMode>,
+    /// With --typing type: one change per line or per character (default: line).
     #[arg(long, value_parser = super::choice::choice(super::choice::GRANULARITY))]
     pub granularity: Option<typist::replay::typing::Granularity>,
-    /// Characters of the expected line typed before asking.
+    /// Characters of the expected line typed before asking (default: 0).
     #[arg(long, value_name = "K")]
     pub typed_prefix: Option<u32>,
+    /// The trigger kind of the requests (default: automatic).
     #[arg(long, value_parser = super::choice::choice(super::choice::TRIGGER))]
     pub trigger: Option<typist::editor::TriggerKind>,
+    /// Wait this long after the last change before asking (default: 0).
     #[arg(long, value_name = "MS")]
     pub settle_ms: Option<u64>,
     /// The editor typed into [default: typist].
@@ -418,14 +456,15 @@ pub struct RunArgs {
     /// with its reason [default: 1000].
     #[arg(long, value_name = "MS")]
     pub display_deadline_ms: Option<u64>,
-    /// Neighbouring files of the same repository opened before the case's file.
+    /// Neighbouring files of the same repository opened before the case's file
+    /// (default: 0).
     #[arg(long, value_name = "N")]
     pub open_tabs: Option<u32>,
     /// Keystrokes saved (methodology §10, completion golf): play each line case key by
     /// key, accepting the whole suggestion (full) or its matching words (word) when right.
     #[arg(long, value_name = "full|word", value_parser = super::choice::choice(super::choice::GOLF))]
     pub golf: Option<typist::replay::golf::GolfMode>,
-    /// With --golf: requests per line at most (past it the rest is typed).
+    /// With --golf: requests per line at most (past it the rest is typed) [default: 64].
     #[arg(long, value_name = "N", requires = "golf")]
     pub golf_max_requests: Option<u32>,
     /// Record no latencies (records then are byte-identical across runs).
@@ -456,17 +495,23 @@ pub struct RunArgs {
 pub enum BenchCommand {
     /// Replay throughput: the driver against an instant server, and the n-gram
     /// baseline, each with 1 and 2 jobs.
+    #[command(after_help = "Example:\n  typist bench run --runs 1 --jobs 1,2")]
     Run(BenchRunFlags),
     /// Time `typist score --json` on a generated records file, optionally beside the
     /// polars + rapidfuzz + numpy reference script.
+    #[command(after_help = "Example:\n  typist bench score --records 100000 --runs 1")]
     Score(BenchScoreFlags),
     /// How often `typist score`'s intervals contain the value they estimate, on
     /// simulated populations (with and without repository effects) at several
     /// repository counts, resampling repositories and files.
+    #[command(after_help = "Example:\n  typist bench coverage --replicates 100 --repos 4,12")]
     Coverage(BenchCoverageFlags),
     /// The model server's limit: run the plan through typist with every request that
     /// reaches each model service captured, send exactly those requests straight to a
     /// fresh server with the same settings, and compare the rates and the answers.
+    #[command(
+        after_help = "Example:\n  typist bench model --assistant smollm2 --dataset fixtures/dataset --rate 0.05"
+    )]
     Model(Box<BenchModelFlags>),
 }
 
@@ -554,10 +599,13 @@ pub struct BenchScoreFlags {
     /// Records to generate (cases × assistants; 10000000 for the scale run, ~3 GB).
     #[arg(long, default_value_t = 1_000_000)]
     pub records: usize,
+    /// Repositories the generated records are spread over.
     #[arg(long, default_value_t = 2000)]
     pub repos: usize,
+    /// Assistants in the generated records.
     #[arg(long, default_value_t = 4)]
     pub assistants: usize,
+    /// Bootstrap resamples (`typist score --bootstrap`).
     #[arg(long, default_value_t = 1000)]
     pub resamples: usize,
     /// Where the generated records file is kept (reused when present).
@@ -572,6 +620,7 @@ pub struct BenchScoreFlags {
     /// Python with polars, rapidfuzz and numpy: also time benches/score_reference.py.
     #[arg(long, value_name = "PYTHON")]
     pub reference: Option<PathBuf>,
+    /// Timed runs (the summary gives the best of them).
     #[arg(long, default_value_t = 3)]
     pub runs: usize,
 }
@@ -588,6 +637,7 @@ pub struct BenchCoverageFlags {
     /// Bootstrap resamples per interval (`typist score --bootstrap`).
     #[arg(long, default_value_t = 1000)]
     pub resamples: usize,
+    /// Seed of the simulated populations and of the bootstrap.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Repository counts (each with four files per repository and about 160 lines).
@@ -604,10 +654,13 @@ mirror_into!(BenchCoverageFlags => typist::bench::CoverageOptions {
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct BenchRunFlags {
+    /// The dataset replayed.
     #[arg(long, default_value = "fixtures/dataset", value_name = "DIR")]
     pub dataset: PathBuf,
+    /// Where the runs' plans, records and logs are kept.
     #[arg(long, default_value = "target/bench/run", value_name = "DIR")]
     pub dir: PathBuf,
+    /// Runs of each assistant and worker count (the table gives the best of them).
     #[arg(long, default_value_t = 3)]
     pub runs: usize,
     /// Assistants (profiles) to replay, each in its own runs.

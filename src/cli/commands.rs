@@ -390,17 +390,22 @@ pub fn profiles(a: ProfilesArgs) -> Result<ExitCode> {
         out!("{}", p.to_toml()?.trim_end());
         return Ok(ExitCode::SUCCESS);
     }
+    out!("{:<28} {:<17} SERVER", "PROFILE", "DIALECT");
     for p in profile::all_profiles(a.editors.as_deref())? {
         let found = p
             .resolve_command()
             .map(|c| c.display().to_string())
             .unwrap_or_else(|| "not installed".into());
-        out!(
-            "{:<28} {:<12} {}",
-            p.name,
-            format!("{:?}", p.dialect).to_lowercase(),
-            found
-        );
+        out!("{:<28} {:<17} {}", p.name, dialect_name(p.dialect), found);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A dialect's name as `--dialect` takes it.
+fn dialect_name(d: typist::editor::DialectKind) -> &'static str {
+    super::choice::DIALECT
+        .iter()
+        .find(|(k, _, _)| *k == d)
+        .map(|(_, name, _)| *name)
+        .expect("DIALECT names every dialect")
 }

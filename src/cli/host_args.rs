@@ -10,8 +10,11 @@ use typist::host::{BackendKind, NgramContext};
 /// Everything `typist host` is started with.
 #[derive(Debug, Clone, clap::Args)]
 pub struct HostFlags {
+    /// The model that answers: a built-in one, or a model server over HTTP
+    /// (--endpoint).
     #[arg(long, value_parser = choice(BACKEND), default_value = "ngram")]
     pub backend: BackendKind,
+    /// With --backend ngram: where the n-grams are learnt from.
     #[arg(long, value_parser = choice(NGRAM_CONTEXT), default_value = "workspace")]
     pub ngram_context: NgramContext,
     #[command(flatten)]
@@ -57,12 +60,16 @@ pub struct HttpFlags {
     /// Base URL of the model server (e.g. http://127.0.0.1:8080).
     #[arg(long, value_name = "URL")]
     pub endpoint: Option<String>,
+    /// The model name sent to the model server.
     #[arg(long, default_value = "default", value_name = "NAME")]
     pub model: String,
+    /// How a prefix and a suffix become the prompt (--backend openai).
     #[arg(long, value_parser = choice(FIM_TEMPLATE), default_value = "starcoder")]
     pub template: Option<FimTemplate>,
+    /// Tokens asked for per suggestion.
     #[arg(long, default_value_t = 64)]
     pub max_tokens: u32,
+    /// Sampling temperature sent to the model server (0: greedy).
     #[arg(long, default_value_t = 0.0)]
     pub temperature: f64,
     /// Stop sequences (repeatable).
@@ -74,6 +81,7 @@ pub struct HttpFlags {
     /// Name of the environment variable that holds the API key (sent as a Bearer token).
     #[arg(long, value_name = "VAR")]
     pub api_key_env: Option<String>,
+    /// How long one request to the model server may take.
     #[arg(long, default_value_t = 30_000, value_name = "MS")]
     pub http_timeout_ms: u64,
     /// Whitespace healing for left-to-right models: the prompt ends at the prefix's last
@@ -173,6 +181,7 @@ pub struct UpstreamFlags {
     /// The model name sent upstream and reported by /v1/health.
     #[arg(long, default_value = "upstream")]
     pub model: String,
+    /// How long one request to the upstream may take.
     #[arg(long, default_value_t = 120_000, value_name = "MS")]
     pub upstream_timeout_ms: u64,
 }

@@ -182,9 +182,17 @@ pub fn logout(a: LogoutArgs) -> Result<ExitCode> {
         out!("removed {} from the vault", entry.name());
         Ok(ExitCode::SUCCESS)
     } else {
+        let names: Vec<String> = vault
+            .list()
+            .into_iter()
+            .filter_map(|e| e.ok().map(|m| m.name()))
+            .collect();
+        let wanted = entry.name();
+        let hint = profile::did_you_mean(&wanted, names.iter().map(String::as_str))
+            .map(|n| format!("; did you mean `{n}`?"))
+            .unwrap_or_default();
         eprintln!(
-            "typist: {} is not in the vault ({}); `typist login --list` shows what is",
-            entry.name(),
+            "typist: {wanted} is not in the vault ({}){hint}; `typist login --list` shows what is",
             vault.root().display()
         );
         Ok(ExitCode::from(1))

@@ -576,8 +576,10 @@ pub fn resolve_program(command: &str) -> Option<PathBuf> {
         .find(|c| is_file(c))
 }
 
-/// Folders searched for profiles: `--editors`, `$TYPIST_EDITORS`, `./editors`, and the
-/// source tree's `editors/`.
+/// Folders searched for profiles, first first: `--editors`, `$TYPIST_EDITORS`,
+/// `./editors`, and the source tree's `editors/` (the built-in profiles). Each adds to
+/// the ones after it; a profile named in an earlier folder replaces one of the same name
+/// in a later folder.
 pub fn profile_dirs(explicit: Option<&Path>) -> Vec<PathBuf> {
     let mut v = Vec::new();
     if let Some(p) = explicit {
@@ -592,7 +594,8 @@ pub fn profile_dirs(explicit: Option<&Path>) -> Vec<PathBuf> {
 }
 
 /// Loads the profile called `name` (a file `NAME.toml` in the first folder that has it,
-/// or a path to a TOML file).
+/// or a path to a TOML file). An unknown name is refused with the known ones, and the
+/// closest of them when one is close.
 pub fn find_profile(name: &str, explicit_dir: Option<&Path>) -> Result<Profile> {
     if name.ends_with(".toml") && Path::new(name).is_file() {
         return Profile::load(Path::new(name));
@@ -603,32 +606,68 @@ pub fn find_profile(name: &str, explicit_dir: Option<&Path>) -> Result<Profile> 
             return Profile::load(&p);
         }
     }
-    let known = all_profiles(explicit_dir)
-        .map(|ps| {
-            ps.into_iter()
-                .map(|p| p.name)
-                .collect::<Vec<_>>()
-                .join(", ")
-        })
+    let known = profile_files(explicit_dir).unwrap_or_default();
+    let names: Vec<&str> = known.iter().map(|(n, _)| n.as_str()).collect();
+    let hint = did_you_mean(name, names.iter().copied())
+        .map(|n| format!("; did you mean `{n}`?"))
         .unwrap_or_default();
-    bail!("no profile named {name:?} (known: {known})")
+    bail!(
+        "no profile named {name:?}{hint} (known: {})",
+        names.join(", ")
+    )
 }
 
-/// Every profile in the first profile folder that exists, sorted by name.
+/// Every profile of every profile folder that exists, sorted by name: the folders of
+/// [`profile_dirs`] add to each other, and of two files of the same name the earlier
+/// folder's is taken (`--editors DIR` adds to the built-in profiles, and overrides one
+/// by naming a file after it).
 pub fn all_profiles(explicit_dir: Option<&Path>) -> Result<Vec<Profile>> {
-    let dir = profile_dirs(explicit_dir)
+    let mut out = profile_files(explicit_dir)?
         .into_iter()
-        .find(|d| d.is_dir())
-        .context("no editors/ folder with profiles found")?;
-    let mut out = Vec::new();
-    let entries =
-        std::fs::read_dir(&dir).with_context(|| format!("cannot list {}", dir.display()))?;
-    for e in entries {
-        let path = e?.path();
-        if path.extension().and_then(|e| e.to_str()) == Some("toml") {
-            out.push(Profile::load(&path)?);
-        }
-    }
+        .map(|(_, path)| Profile::load(&path))
+        .collect::<Result<Vec<_>>>()?;
     out.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(out)
+}
+
+/// The profile files of every folder of [`profile_dirs`], by name (the file's stem, as
+/// [`find_profile`] looks it up), the earliest folder's file for each name.
+fn profile_files(explicit_dir: Option<&Path>) -> Result<Vec<(String, PathBuf)>> {
+    let dirs: Vec<PathBuf> = profile_dirs(explicit_dir)
+        .into_iter()
+        .filter(|d| d.is_dir())
+        .collect();
+    anyhow::ensure!(!dirs.is_empty(), "no editors/ folder with profiles found");
+    let mut by_name = BTreeMap::new();
+    for dir in dirs {
+        let entries =
+            std::fs::read_dir(&dir).with_context(|| format!("cannot list {}", dir.display()))?;
+        for e in entries {
+            let path = e?.path();
+            if path.extension().and_then(|e| e.to_str()) != Some("toml") {
+                continue;
+            }
+            let Some(stem) = path.file_stem().and_then(|s| s.to_str()) else {
+                continue;
+            };
+            by_name.entry(stem.to_string()).or_insert(path);
+        }
+    }
+    Ok(by_name.into_iter().collect())
+}
+
+/// The one of `known` that `input` most likely misspells (Jaro similarity above 0.7,
+/// the measure and threshold clap's own "did you mean" uses), if any.
+pub fn did_you_mean<'a>(input: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    known
+        .into_iter()
+        .map(|k| {
+            (
+                rapidfuzz::distance::jaro::normalized_similarity(input.chars(), k.chars()),
+                k,
+            )
+        })
+        .filter(|(sim, k)| *sim > 0.7 && *k != input)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, k)| k)
 }

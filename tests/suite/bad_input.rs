@@ -329,3 +329,48 @@ fn a_newcomers_careless_inputs_are_refused_with_what_to_do() {
         stderr(&r)
     );
 }
+
+/// A misspelt name that typist looks up itself gets the closest known one; clap's own
+/// possible values (a dialect, an editor, `--lines`) get clap's.
+#[test]
+fn a_misspelt_profile_or_flag_value_is_refused_with_a_did_you_mean() {
+    let t = |args: &[&str]| typist().args(args).output().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let o = t(&[
+        "run",
+        "--config",
+        "/dev/null",
+        "--dataset",
+        "fixtures/dataset",
+        "--assistant",
+        "typist-ngarm",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    refused(&o, &["typist-ngarm", "did you mean `typist-ngram`?"]);
+    assert!(!out.exists(), "nothing is written");
+    let e = stderr(&o);
+    assert_eq!(e.trim_end().lines().count(), 1, "one line: {e}");
+    refused(
+        &t(&["doctor", "--profile", "pyrigth"]),
+        &["pyrigth", "did you mean `pyright`?"],
+    );
+    // Nothing close: the list alone.
+    let e = stderr(&t(&["doctor", "--profile", "zzzzzz"]));
+    assert!(e.contains("known: ") && !e.contains("did you mean"), "{e}");
+    // clap's values: its own suggestion, exit 2.
+    for (args, said) in [
+        (
+            &["profiles", "--server", "x", "--dialect", "lspai"][..],
+            "lsp-ai",
+        ),
+        (&["run", "--editor", "neovm"][..], "neovim"),
+        (&["run", "--lines", "al"][..], "all"),
+    ] {
+        let o = t(args);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{e}");
+        assert!(e.contains(&format!("'{said}'")), "{args:?}: {e}");
+    }
+}

@@ -16,6 +16,7 @@ mod copilot;
 mod drill;
 mod fuzz;
 mod golf;
+mod help;
 mod host;
 mod module_graph;
 mod neovim;
