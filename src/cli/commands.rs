@@ -227,8 +227,8 @@ pub fn sample(a: SampleArgs) -> Result<ExitCode> {
     typist::dataset::write_plan(&a.out, &plan, Some(&source))?;
     out!(
         "{} from {} in {} ({} skipped) -> {} ({})",
-        typist::score::count(plan.len(), "case"),
-        typist::score::count(files, "file"),
+        typist::score::count(plan.len() as u64, "case"),
+        typist::score::count(files as u64, "file"),
         super::layout(&ds),
         ds.skipped.len(),
         a.out.display(),

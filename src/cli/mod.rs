@@ -109,7 +109,7 @@ pub fn warn_duplicates(command: &str, duplicates: u64, files: &[std::path::PathB
     };
     eprintln!(
         "typist {command}: warning: {} repeating an (assistant, pass, case) in {} left out (one of each kept){hint}",
-        typist::score::count(duplicates as usize, "duplicate record"),
+        typist::score::count(duplicates, "duplicate record"),
         names.join(", ")
     );
 }
@@ -125,7 +125,7 @@ pub fn no_cases(ds: &typist::dataset::Dataset) -> String {
             "0 cases: {d} holds {} and no code file of a known language at its top level; a dataset is a project's folder or a folder of projects (DIR/REPO/…): point --dataset at the folder with the code, or add --single-repo; nothing written",
             match folders {
                 0 => "no folder".to_string(),
-                n => format!("{} without code files", count(n, "folder")),
+                n => format!("{} without code files", count(n as u64, "folder")),
             }
         )
     } else if files == 0 {
@@ -133,14 +133,14 @@ pub fn no_cases(ds: &typist::dataset::Dataset) -> String {
             "0 cases: {d} holds no code file typist reads ({}skipped); nothing written",
             match ds.skipped.len() {
                 0 => String::new(),
-                n => format!("{} ", count(n, "file")),
+                n => format!("{} ", count(n as u64, "file")),
             }
         )
     } else {
         format!(
             "0 cases from {} in {} of {d}: raise --rate (or pass --lines all); nothing written",
-            count(files, "file"),
-            count(ds.repos.len(), "repository"),
+            count(files as u64, "file"),
+            count(ds.repos.len() as u64, "repository"),
         )
     }
 }
@@ -148,7 +148,7 @@ pub fn no_cases(ds: &typist::dataset::Dataset) -> String {
 /// How a dataset was read, for the line a sampling prints: "1 repository (DIR is one:
 /// it holds pyproject.toml)", "13 repositories".
 pub fn layout(ds: &typist::dataset::Dataset) -> String {
-    let n = typist::score::count(ds.repos.len(), "repository");
+    let n = typist::score::count(ds.repos.len() as u64, "repository");
     match &ds.one_repo {
         Some(why) => format!("{n} ({} is one: {why})", ds.root.display()),
         None => n,

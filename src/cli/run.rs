@@ -56,10 +56,10 @@ pub fn run(mut a: RunArgs) -> Result<ExitCode> {
     if !a.quiet {
         eprintln!(
             "typist run: {}, {}, {}, {} -> {}",
-            typist::score::count(planned.cases.len(), "case"),
-            typist::score::count(profiles.len(), "assistant"),
-            typist::score::count(opts.jobs, "job"),
-            typist::score::count(opts.passes as usize, "pass"),
+            typist::score::count(planned.cases.len() as u64, "case"),
+            typist::score::count(profiles.len() as u64, "assistant"),
+            typist::score::count(opts.jobs as u64, "job"),
+            typist::score::count(opts.passes.into(), "pass"),
             out.display()
         );
     }

@@ -64,14 +64,7 @@ fn cut(value: f64, half: f64, max: f64) -> Option<(f64, f64)> {
     })
 }
 
-/// A count and its noun, singular for one: "1 repository", "13 repositories".
-pub(super) fn count(n: u64, unit: &str) -> String {
-    if n == 1 {
-        format!("1 {unit}")
-    } else {
-        format!("{n} {}", crate::score::table::plural(unit))
-    }
-}
+pub(super) use crate::score::table::count;
 
 #[cfg(test)]
 mod tests {

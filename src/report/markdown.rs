@@ -13,13 +13,12 @@ pub fn markdown(s: &Summary) -> String {
     let mut m = String::new();
     let _ = writeln!(
         m,
-        "### typist: {} records, {} repositories (pass {}, {} resamples of {} {})\n",
-        s.records,
-        s.repositories,
+        "### typist: {}, {} (pass {}, {} resamples of {})\n",
+        crate::score::table::count(s.records, "record"),
+        crate::score::table::count(s.repositories, "repository"),
         s.pass,
         s.bootstrap,
-        s.units,
-        crate::score::table::plural(s.unit)
+        crate::score::table::count(s.units, s.unit)
     );
     let verdicts = verdicts(s);
     for v in &verdicts {

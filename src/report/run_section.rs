@@ -59,8 +59,8 @@ pub(super) fn run_view(m: &Manifest, s: &Summary) -> RunView {
     RunView {
         status: txt(&m.status),
         dataset: m.dataset.path.clone(),
-        repositories: m.dataset.repositories.to_string(),
-        files: m.dataset.files.to_string(),
+        repositories: crate::score::table::count(m.dataset.repositories as u64, "repository"),
+        files: crate::score::table::count(m.dataset.files as u64, "file"),
         skipped: m.dataset.skipped.len(),
         cases: m.plan.cases.to_string(),
         plan_hash: m.plan.hash.clone(),

@@ -27,7 +27,7 @@ pub fn plural(unit: &str) -> String {
 }
 
 /// `n` and the unit, singular for one: "1 repository", "2 repositories".
-pub fn count(n: usize, unit: &str) -> String {
+pub fn count(n: u64, unit: &str) -> String {
     if n == 1 {
         format!("1 {unit}")
     } else {
@@ -41,11 +41,11 @@ pub fn score_table(s: &Summary) -> String {
     let lines = s.assistants.values().any(|a| !lists_only(a));
     let mut out = format!(
         "{}, {}, pass {}, {} resamples of {} (seed {}){}{}",
-        count(s.records as usize, "record"),
-        count(s.repositories as usize, "repository"),
+        count(s.records, "record"),
+        count(s.repositories, "repository"),
         s.pass,
         s.bootstrap,
-        count(s.units as usize, s.unit),
+        count(s.units, s.unit),
         s.seed,
         match &s.estimand {
             Some(e) => format!(" — fewer than 10 repositories: files are resampled.\n{e}"),

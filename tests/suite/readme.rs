@@ -1,4 +1,4 @@
-//! The README's recipes, run as written: the shell block under a recipe's heading is
+//! The README's own-code and before-and-after recipes, run as written: the shell block under a recipe's heading is
 //! read from README.md and each line given to `sh` with `typist` on the PATH and HOME a
 //! scratch folder (so `~/src/myproject` is a project made there). A recipe changed in
 //! the README is the recipe tested.
@@ -46,7 +46,7 @@ fn sh(home: &Path, line: &str) -> std::process::Output {
 }
 
 #[test]
-fn the_readmes_own_code_recipe_runs_as_written() {
+fn the_readmes_own_code_and_before_after_recipes_run_as_written() {
     let lines = recipe("**Your own code, two assistants, a comparison.**");
     assert_eq!(lines.len(), 3, "three commands: {lines:?}");
     let tmp = tempfile::tempdir().unwrap();
@@ -99,4 +99,32 @@ fn the_readmes_own_code_recipe_runs_as_written() {
             && l.contains("integral_help")),
         "no pair in {score}"
     );
+
+    // Before and after: the same plan again under another condition, compared as
+    // labelled arms, the differing condition said.
+    let lines = recipe("**Before and after.**");
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    let mut said = String::new();
+    for line in &lines {
+        let o = sh(home, line);
+        assert!(
+            o.status.success(),
+            "{line}\n{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    for needle in [
+        "before/typist-ngram",
+        "after/typist-ngram",
+        "shared cases",
+        "settle_ms",
+    ] {
+        assert!(said.contains(needle), "{needle} not in {said}");
+    }
 }
