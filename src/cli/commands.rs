@@ -95,18 +95,7 @@ pub fn score(mut a: ScoreArgs) -> Result<ExitCode> {
         secs = t0.elapsed().as_secs_f64(),
         "records read"
     );
-    super::some_records(
-        table.rows.len(),
-        &a.records,
-        table.skipped,
-        table.problems.first().map(String::as_str),
-    )?;
-    if table.skipped > 0 {
-        eprintln!("typist: skipped {} malformed line(s):", table.skipped);
-        for p in &table.problems {
-            eprintln!("  {p}");
-        }
-    }
+    super::records_read(&table, &a.records)?;
     let summary = typist::score::summarize(
         &table,
         &typist::score::Options {

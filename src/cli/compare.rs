@@ -18,18 +18,7 @@ pub fn compare(a: CompareArgs) -> Result<ExitCode> {
     let files = super::records_files(a.runs.clone())?;
     let labels = labels(&a.runs, &a.labels)?;
     let table = typist::score::read_records_labelled(&files, &labels, false, a.threads)?;
-    super::some_records(
-        table.rows.len(),
-        &files,
-        table.skipped,
-        table.problems.first().map(String::as_str),
-    )?;
-    if table.skipped > 0 {
-        eprintln!("typist: skipped {} malformed line(s):", table.skipped);
-        for p in &table.problems {
-            eprintln!("  {p}");
-        }
-    }
+    super::records_read(&table, &files)?;
     let cases = cases_by_run(&table, &labels, a.pass);
     for (i, c) in cases.iter().enumerate() {
         if c.is_empty() {
@@ -64,10 +53,11 @@ pub fn compare(a: CompareArgs) -> Result<ExitCode> {
         },
     );
     super::warn_duplicates("compare", summary.duplicates, &files);
-    for n in &notes {
-        eprintln!("typist compare: {n}");
-    }
     if a.json {
+        // The notes are in the JSON; a person reading the terminal sees them too.
+        for n in &notes {
+            eprintln!("typist compare: {n}");
+        }
         let mut v = serde_json::to_value(&summary)?;
         v["compare"] = serde_json::json!({
             "runs": labels.iter().zip(&files).map(|(l, f)| serde_json::json!({

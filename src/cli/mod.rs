@@ -92,6 +92,24 @@ pub fn some_records(
     )
 }
 
+/// A records read as `score` and `compare` take it: refused when it found no record,
+/// and each line that was not a record said.
+pub fn records_read(table: &typist::score::Table, files: &[std::path::PathBuf]) -> Result<()> {
+    some_records(
+        table.rows.len(),
+        files,
+        table.skipped,
+        table.problems.first().map(String::as_str),
+    )?;
+    if table.skipped > 0 {
+        eprintln!("typist: skipped {} malformed line(s):", table.skipped);
+        for p in &table.problems {
+            eprintln!("  {p}");
+        }
+    }
+    Ok(())
+}
+
 /// Says, in one line, that records repeating an (assistant, pass, case) were left out:
 /// two runs of the same assistants read as one (`typist compare` keeps them apart).
 pub fn warn_duplicates(command: &str, duplicates: u64, files: &[std::path::PathBuf]) {

@@ -370,119 +370,32 @@ fn conditions_agree(a: &RunArgs, made: &RunConditions) -> Result<()> {
         ));
     }
     let none = ConditionsLayer::default;
-    let layers: Vec<(&str, ConditionsLayer)> = vec![
-        (
-            "--context",
+    // Each flag's field alone over an empty layer.
+    macro_rules! alone {
+        ($field:ident) => {
             ConditionsLayer {
-                context: l.context,
+                $field: l.$field.clone(),
                 ..none()
-            },
-        ),
-        (
-            "--suffix-lines",
-            ConditionsLayer {
-                suffix_lines: l.suffix_lines,
-                ..none()
-            },
-        ),
-        (
-            "--typing",
-            ConditionsLayer {
-                typing: l.typing,
-                ..none()
-            },
-        ),
-        (
-            "--granularity",
-            ConditionsLayer {
-                granularity: l.granularity,
-                ..none()
-            },
-        ),
-        (
-            "--typed-prefix",
-            ConditionsLayer {
-                typed_prefix: l.typed_prefix,
-                ..none()
-            },
-        ),
-        (
-            "--trigger",
-            ConditionsLayer {
-                trigger: l.trigger,
-                ..none()
-            },
-        ),
-        (
-            "--settle-ms",
-            ConditionsLayer {
-                settle_ms: l.settle_ms,
-                ..none()
-            },
-        ),
-        (
-            "--open-tabs",
-            ConditionsLayer {
-                open_tabs: l.open_tabs,
-                ..none()
-            },
-        ),
-        (
-            "--no-latency",
-            ConditionsLayer {
-                latency: l.latency,
-                ..none()
-            },
-        ),
-        (
-            "--editor",
-            ConditionsLayer {
-                editor: l.editor,
-                ..none()
-            },
-        ),
-        (
-            "--key-interval-ms",
-            ConditionsLayer {
-                key_interval_ms: l.key_interval_ms,
-                ..none()
-            },
-        ),
-        (
-            "--editor-namespace",
-            ConditionsLayer {
-                editor_namespaces: l.editor_namespaces.clone(),
-                ..none()
-            },
-        ),
-        (
-            "--editor-highlight",
-            ConditionsLayer {
-                editor_highlights: l.editor_highlights.clone(),
-                ..none()
-            },
-        ),
-        (
-            "--display-deadline-ms",
-            ConditionsLayer {
-                display_deadline_ms: l.display_deadline_ms,
-                ..none()
-            },
-        ),
-        (
-            "--list-rule",
-            ConditionsLayer {
-                list_rule: l.list_rule,
-                ..none()
-            },
-        ),
-        (
-            "--extension",
-            ConditionsLayer {
-                editor_extensions: l.editor_extensions.clone(),
-                ..none()
-            },
-        ),
+            }
+        };
+    }
+    let layers: [(&str, ConditionsLayer); 16] = [
+        ("--context", alone!(context)),
+        ("--suffix-lines", alone!(suffix_lines)),
+        ("--typing", alone!(typing)),
+        ("--granularity", alone!(granularity)),
+        ("--typed-prefix", alone!(typed_prefix)),
+        ("--trigger", alone!(trigger)),
+        ("--settle-ms", alone!(settle_ms)),
+        ("--open-tabs", alone!(open_tabs)),
+        ("--no-latency", alone!(latency)),
+        ("--editor", alone!(editor)),
+        ("--key-interval-ms", alone!(key_interval_ms)),
+        ("--editor-namespace", alone!(editor_namespaces)),
+        ("--editor-highlight", alone!(editor_highlights)),
+        ("--display-deadline-ms", alone!(display_deadline_ms)),
+        ("--list-rule", alone!(list_rule)),
+        ("--extension", alone!(editor_extensions)),
     ];
     let base = none().apply(made.clone());
     let base_json = serde_json::to_value(&base)?;

@@ -62,8 +62,7 @@ pub async fn run(
     let records_path = opts.out.join("records.jsonl");
     let manifest_path = opts.out.join("manifest.json");
     let plan_hash = crate::dataset::plan_hash(plan);
-    let previous = previous_run(&manifest_path, &plan_hash, &cond, opts)?;
-    let done = recorded_cases(&records_path, &manifest_path, &plan_hash, &cond, opts)?;
+    let (previous, done) = resumed(&records_path, &manifest_path, &plan_hash, &cond, opts)?;
     let units = units::plan_units(plan, opts.shard, &profiles, opts.passes, &cond, &done);
     units.warn_skipped();
     let mut manifest = Manifest::start(manifest::RunIdentity {
@@ -171,19 +170,31 @@ async fn refuse(
     refusals::check_capabilities(profiles, &cond.editor).await
 }
 
-/// Resume: the manifest of the run this one continues, when `--resume` finds one of
-/// the same plan and conditions (its history goes on in the new manifest).
-fn previous_run(
+/// Resume: the manifest in `--out`, read once, when it is of the same plan and
+/// conditions (its history goes on in the new manifest), and the cases already recorded
+/// ([`recorded_cases`], which refuses a run of another plan or conditions).
+fn resumed(
+    records_path: &Path,
     manifest_path: &Path,
     plan_hash: &str,
     cond: &RunConditions,
     opts: &RunOptions,
-) -> Result<Option<Manifest>> {
-    if !opts.resume || !manifest_path.exists() {
-        return Ok(None);
-    }
-    let m = Manifest::read(manifest_path)?;
-    Ok((m.plan.hash == plan_hash && m.conditions == *cond).then_some(m))
+) -> Result<(Option<Manifest>, BTreeSet<records::DoneKey>)> {
+    let previous = if opts.resume && manifest_path.exists() {
+        Some(Manifest::read(manifest_path)?)
+    } else {
+        None
+    };
+    let done = recorded_cases(
+        records_path,
+        manifest_path,
+        previous.as_ref(),
+        plan_hash,
+        cond,
+        opts,
+    )?;
+    let previous = previous.filter(|m| m.plan.hash == plan_hash && m.conditions == *cond);
+    Ok((previous, done))
 }
 
 /// A second Ctrl-C: nothing is appended to the records from now on (until the process
@@ -207,15 +218,16 @@ pub fn stop_now(out: &Path) -> Result<usize> {
 }
 
 /// Resume: the cases (assistant, pass, case) already recorded in `records_path`, after
-/// checking that the run there is the same (plan and conditions). Empty for a new run;
+/// checking that the run there (its `manifest`) is the same (plan and conditions). Empty for a new run;
 /// records in `--out` without `--resume` are refused.
 fn recorded_cases(
     records_path: &Path,
     manifest_path: &Path,
+    manifest: Option<&Manifest>,
     plan_hash: &str,
     cond: &RunConditions,
     opts: &RunOptions,
-) -> Result<BTreeSet<(String, u32, String)>> {
+) -> Result<BTreeSet<records::DoneKey>> {
     if !records_path.exists() || std::fs::metadata(records_path)?.len() == 0 {
         return Ok(BTreeSet::new());
     }
@@ -225,8 +237,7 @@ fn recorded_cases(
             records_path.display()
         );
     }
-    if manifest_path.exists() {
-        let m = Manifest::read(manifest_path)?;
+    if let Some(m) = manifest {
         if m.plan.hash != plan_hash {
             bail!(
                 "cannot resume: {} was made from another plan (\"{}\")",

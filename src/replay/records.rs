@@ -14,6 +14,9 @@ use serde::{Deserialize, Serialize};
 use crate::dataset::token::TokenKind;
 use crate::score::records::{Outcome, RecordKind};
 
+/// A case's place in a run: (assistant, pass, case id); a resume skips the recorded ones.
+pub type DoneKey = (String, u32, String);
+
 /// One case's outcome for one assistant in one pass (the records format of
 /// docs/records.md).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -113,7 +116,7 @@ impl Record {
         )
     }
     /// Identity for resuming: (assistant, pass, case).
-    pub fn done_key(&self) -> (String, u32, String) {
+    pub fn done_key(&self) -> DoneKey {
         (self.assistant.clone(), self.pass, self.case.clone())
     }
 }

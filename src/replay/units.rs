@@ -57,7 +57,7 @@ pub(super) fn plan_units(
     profiles: &[Profile],
     passes: u32,
     cond: &RunConditions,
-    done: &BTreeSet<(String, u32, String)>,
+    done: &BTreeSet<super::records::DoneKey>,
 ) -> Units {
     let files = files_in_order(plan, shard);
     let mut units = Units {

@@ -45,6 +45,23 @@ fn sh(home: &Path, line: &str) -> std::process::Output {
         .unwrap()
 }
 
+/// Runs each line, which must succeed; what each printed (stdout, then stderr).
+fn run_all(home: &Path, lines: &[String]) -> Vec<String> {
+    lines
+        .iter()
+        .map(|line| {
+            let o = sh(home, line);
+            let said = format!(
+                "{}{}",
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&o.stderr)
+            );
+            assert!(o.status.success(), "{line}\n{said}");
+            said
+        })
+        .collect()
+}
+
 #[test]
 fn the_readmes_own_code_and_before_after_recipes_run_as_written() {
     let lines = recipe("**Your own code, two assistants, a comparison.**");
@@ -71,17 +88,7 @@ fn the_readmes_own_code_and_before_after_recipes_run_as_written() {
         "[project]\nname = \"mine\"\n",
     )
     .unwrap();
-    let mut outs = Vec::new();
-    for line in &lines {
-        let o = sh(home, line);
-        assert!(
-            o.status.success(),
-            "{line}\n{}{}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        );
-        outs.push(String::from_utf8_lossy(&o.stdout).into_owned());
-    }
+    let outs = run_all(home, &lines);
     // The sampling said how it read the folder; the score names both assistants and
     // the pair between them.
     assert!(
@@ -104,21 +111,7 @@ fn the_readmes_own_code_and_before_after_recipes_run_as_written() {
     // labelled arms, the differing condition said.
     let lines = recipe("**Before and after.**");
     assert_eq!(lines.len(), 2, "{lines:?}");
-    let mut said = String::new();
-    for line in &lines {
-        let o = sh(home, line);
-        assert!(
-            o.status.success(),
-            "{line}\n{}{}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        );
-        said = format!(
-            "{}{}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        );
-    }
+    let said = run_all(home, &lines).pop().unwrap();
     for needle in [
         "before/typist-ngram",
         "after/typist-ngram",
