@@ -322,13 +322,7 @@ fn a_server_writing_invalid_utf8_to_stderr_keeps_answering() {
 fn a_full_disk_is_named_and_resume_completes_the_run() {
     let tmp = tempfile::tempdir().unwrap();
     let common = ["--dataset", DATASET, "--assistant", "typist-ngram"];
-    let whole = tmp.path().join("whole");
-    ok(&run(&[
-        &common[..],
-        &DS_ARGS[..],
-        &["--out", whole.to_str().unwrap()],
-    ]
-    .concat()));
+    let whole = whole_run(tmp.path(), &common);
     let cut = tmp.path().join("cut");
     std::fs::create_dir_all(&cut).unwrap();
     std::os::unix::fs::symlink("/dev/full", cut.join("records.jsonl")).unwrap();

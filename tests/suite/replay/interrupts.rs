@@ -15,12 +15,7 @@ fn a_run_killed_mid_way_and_resumed_equals_an_uninterrupted_run() {
         "--editors",
         editors.to_str().unwrap(),
     ];
-    let whole = tmp.path().join("whole");
-    let mut a = common.to_vec();
-    a.extend(DS_ARGS);
-    let whole_s = whole.to_str().unwrap().to_string();
-    a.extend(["--out", &whole_s]);
-    ok(&run(&a));
+    let whole = whole_run(tmp.path(), &common);
 
     let cut = tmp.path().join("cut");
     let cut_s = cut.to_str().unwrap().to_string();
@@ -403,13 +398,7 @@ fn a_worker_panic_keeps_the_records_and_resume_completes_the_run() {
         "--jobs",
         "2",
     ];
-    let whole = tmp.path().join("whole");
-    ok(&run(&[
-        &common[..],
-        &DS_ARGS[..],
-        &["--out", whole.to_str().unwrap()],
-    ]
-    .concat()));
+    let whole = whole_run(tmp.path(), &common);
     let cut = tmp.path().join("cut");
     let cut_s = cut.to_str().unwrap().to_string();
     let o = typist()

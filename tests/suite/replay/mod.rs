@@ -54,3 +54,16 @@ fn parsed(dir: &Path) -> Vec<Value> {
 }
 
 const DS_ARGS: [&str; 4] = ["--rate", "0.05", "--seed", "3"];
+
+/// The uninterrupted run a cut one is compared with: `common` and [`DS_ARGS`] into
+/// `tmp/whole`.
+fn whole_run(tmp: &std::path::Path, common: &[&str]) -> std::path::PathBuf {
+    let whole = tmp.join("whole");
+    ok(&run(&[
+        common,
+        &DS_ARGS[..],
+        &["--out", whole.to_str().unwrap()],
+    ]
+    .concat()));
+    whole
+}

@@ -25,13 +25,7 @@ fn a_run_resumed_from_its_manifest_alone_equals_an_uninterrupted_run() {
         "--jobs",
         "2",
     ];
-    let whole = tmp.path().join("whole");
-    ok(&run(&[
-        &common[..],
-        &DS_ARGS[..],
-        &["--out", whole.to_str().unwrap()],
-    ]
-    .concat()));
+    let whole = whole_run(tmp.path(), &common);
     let cut = tmp.path().join("cut");
     let cut_s = cut.to_str().unwrap().to_string();
     let o = run(&[
