@@ -24,7 +24,10 @@ pub enum Language {
 impl Language {
     /// The language of a file extension (`crate::lang`'s table).
     pub fn from_extension(ext: &str) -> Option<Language> {
-        let name = crate::lang::extension(ext)?.language;
+        Language::from_name(crate::lang::extension(ext)?.language)
+    }
+    /// The language of a [`Language::name`].
+    pub fn from_name(name: &str) -> Option<Language> {
         Language::ALL.into_iter().find(|l| l.name() == name)
     }
     const ALL: [Language; 10] = [

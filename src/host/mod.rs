@@ -17,6 +17,8 @@
 pub mod cheat;
 pub mod faults;
 pub mod http;
+mod index;
+mod index_cache;
 pub mod listen;
 pub mod ngram;
 pub mod oracle;

@@ -4,8 +4,6 @@
 //!
 //! Contexts are hashed backwards from the cursor, up to [`ORDER`] (16) tokens.
 
-use std::collections::HashMap;
-
 use rustc_hash::FxHashMap;
 
 /// Splits code into tokens that concatenate back to the text: identifiers and numbers,
@@ -53,11 +51,23 @@ pub struct Counts {
 /// Token strings ↔ ids, shared by every table of one model.
 #[derive(Default)]
 pub struct Vocab {
-    ids: HashMap<String, u32>,
+    ids: FxHashMap<String, u32>,
     words: Vec<String>,
 }
 
 impl Vocab {
+    /// A vocabulary whose ids are the positions of `words` (distinct).
+    pub fn from_words(words: Vec<String>) -> Vocab {
+        let ids = words
+            .iter()
+            .enumerate()
+            .map(|(i, w)| (w.clone(), i as u32))
+            .collect();
+        Vocab { ids, words }
+    }
+    pub fn words(&self) -> &[String] {
+        &self.words
+    }
     pub fn id(&mut self, t: &str) -> u32 {
         if let Some(&i) = self.ids.get(t) {
             return i;
@@ -117,6 +127,24 @@ impl Counts {
     }
 }
 
+/// A table of next-token counts: what followed a context (1..=ORDER tokens), each next
+/// token's count times `w` added to `merged`, counts of 0 or below left out.
+pub trait Next {
+    fn add_next(&self, ctx: &[u32], w: i64, merged: &mut FxHashMap<u32, i64>);
+}
+
+impl Next for Counts {
+    fn add_next(&self, ctx: &[u32], w: i64, merged: &mut FxHashMap<u32, i64>) {
+        if let Some(next) = self.next(ctx) {
+            for (&tok, &c) in next {
+                if c > 0 {
+                    *merged.entry(tok).or_insert(0) += c * w;
+                }
+            }
+        }
+    }
+}
+
 /// Counts of a text that mostly grows at its end (a document being typed, or pasted
 /// case after case down a file): extended with the new lines only, rebuilt otherwise.
 #[derive(Default)]
@@ -153,7 +181,7 @@ impl GrowingCounts {
 /// Predicts the rest of the line after `prefix` from `tables` (weighted), backing off
 /// from the longest context to the shortest. Ties go to the smaller token string, so the
 /// answer is deterministic.
-pub fn predict_line(vocab: &Vocab, prefix_ids: &[u32], tables: &[(&Counts, i64)]) -> String {
+pub fn predict_line(vocab: &Vocab, prefix_ids: &[u32], tables: &[(&dyn Next, i64)]) -> String {
     let mut ids: Vec<u32> = prefix_ids.to_vec();
     let mut out = String::new();
     for _ in 0..MAX_TOKENS {
@@ -162,13 +190,7 @@ pub fn predict_line(vocab: &Vocab, prefix_ids: &[u32], tables: &[(&Counts, i64)]
             let ctx = &ids[ids.len() - k..];
             let mut merged: FxHashMap<u32, i64> = FxHashMap::default();
             for (t, w) in tables {
-                if let Some(next) = t.next(ctx) {
-                    for (&tok, &c) in next {
-                        if c > 0 {
-                            *merged.entry(tok).or_insert(0) += c * w;
-                        }
-                    }
-                }
+                t.add_next(ctx, *w, &mut merged);
             }
             for (tok, c) in merged {
                 let word = vocab.word(tok);
@@ -240,7 +262,7 @@ pub fn predict_document(prefix: &str, suffix: &str) -> String {
         let ids: Vec<u32> = tokenize(&suffix[i..]).iter().map(|t| vocab.id(t)).collect();
         counts.add(&ids, 1);
     }
-    predict_line(&vocab, &prefix_ids, &[(&counts, 1)])
+    predict_line(&vocab, &prefix_ids, &[(&counts as &dyn Next, 1)])
 }
 
 #[cfg(test)]
@@ -267,10 +289,16 @@ mod tests {
             .iter()
             .map(|t| vocab.id(t))
             .collect();
-        assert_eq!(predict_line(&vocab, &prefix, &[(&counts, 1)]), "range(10):");
+        assert_eq!(
+            predict_line(&vocab, &prefix, &[(&counts as &dyn Next, 1)]),
+            "range(10):"
+        );
         // Removing what was added leaves nothing to predict from.
         counts.add(&ids, -1);
-        assert_eq!(predict_line(&vocab, &prefix, &[(&counts, 1)]), "");
+        assert_eq!(
+            predict_line(&vocab, &prefix, &[(&counts as &dyn Next, 1)]),
+            ""
+        );
     }
 
     #[test]
@@ -288,8 +316,8 @@ mod tests {
         whole.add(&ids, 1);
         let prefix: Vec<u32> = tokenize("e = ").iter().map(|t| vocab.id(t)).collect();
         assert_eq!(
-            predict_line(&vocab, &prefix, &[(&g.counts, 1)]),
-            predict_line(&vocab, &prefix, &[(&whole, 1)])
+            predict_line(&vocab, &prefix, &[(&g.counts as &dyn Next, 1)]),
+            predict_line(&vocab, &prefix, &[(&whole as &dyn Next, 1)])
         );
         assert_eq!(g.counts.table.len(), whole.table.len());
         // Text that does not extend the old one rebuilds.

@@ -5,7 +5,9 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use super::ngram::{self, Counts, Vocab, predict_line, tokenize};
+use super::index::{self, Index, Part};
+use super::index_cache;
+use super::ngram::{self, Counts, Next, Vocab, predict_line, tokenize};
 use crate::dataset::Language;
 
 /// An open document as the host holds it: its text, language and path on disk.
@@ -19,13 +21,33 @@ const MAX_CRAWL_FILE: u64 = 1 << 20;
 /// Weight of counts from the open documents against the workspace's.
 const OPEN_WEIGHT: i64 = 4;
 
+/// Which index of a language holds a crawled file's content.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Which {
+    /// The workspace's index (built at `initialize`, or read from the cache).
+    Main,
+    /// The files whose content on disk the cached index does not hold.
+    Delta,
+}
+
+/// A file found at `initialize`: its path, its path relative to the root, its language.
+struct Found {
+    path: PathBuf,
+    rel: String,
+    language: Language,
+}
+
 #[derive(Default)]
 pub(super) struct Model {
     vocab: Vocab,
-    /// Workspace files by path: language and token ids (read once at `initialize`).
-    crawled: HashMap<PathBuf, (Language, Vec<u32>)>,
-    /// Per language: counts of every crawled file not currently open.
-    workspace: HashMap<Language, Counts>,
+    /// Per language and [`Which`]: the index of the workspace's files, with the files
+    /// not in the answers left out (open ones, and stale cached ones).
+    parts: HashMap<(Language, Which), Part>,
+    /// Files whose content on disk the cached index does not hold, indexed apart at
+    /// the first prediction in their language.
+    pending: Vec<(PathBuf, Language, String)>,
+    /// Where each crawled file's content is indexed: its part and number there.
+    at: HashMap<PathBuf, (Language, Which, usize)>,
     /// Crawled files that are open: their disk content is not used, the editor's is.
     shadowed: HashSet<PathBuf>,
     /// Counts of each open document's text (the lines above the cursor for the one
@@ -33,54 +55,180 @@ pub(super) struct Model {
     open_counts: HashMap<String, ngram::GrowingCounts>,
 }
 
+fn ids_of(vocab: &mut Vocab, text: &str) -> Vec<u32> {
+    tokenize(text).iter().map(|t| vocab.id(t)).collect()
+}
+
 impl Model {
-    /// Reads the workspace's source files under `root` (ignore files respected).
+    /// Reads the workspace's source files under `root` (ignore files respected) into an
+    /// index per language: from the cache when it holds this workspace (the files whose
+    /// content differs left out and indexed apart), else built and cached.
     pub(super) fn crawl(&mut self, root: &Path) {
-        let walker = ignore::WalkBuilder::new(root)
-            .require_git(false)
-            .follow_links(false)
-            .build();
-        for entry in walker.flatten() {
-            let path = entry.path();
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
-                continue;
+        let t0 = std::time::Instant::now();
+        let found = walk(root);
+        let names: Vec<(String, Language)> =
+            found.iter().map(|f| (f.rel.clone(), f.language)).collect();
+        let cache = index_cache::dir().map(|d| index_cache::path_for(&d, &names));
+        let mut texts: Vec<Option<String>> = found
+            .iter()
+            .map(|f| std::fs::read_to_string(&f.path).ok())
+            .collect();
+        let total: usize = texts.iter().flatten().map(String::len).sum();
+        if let Some(entry) = cache.as_deref().and_then(index_cache::load) {
+            // Which of the cached files hold what is on disk now.
+            let mut cached: HashMap<(&str, Language), (usize, &index_cache::Hash)> = HashMap::new();
+            for l in &entry.langs {
+                for (i, (rel, h)) in l.files.iter().enumerate() {
+                    cached.insert((rel.as_str(), l.language), (i, h));
+                }
             }
-            let Some(lang) = path
-                .extension()
-                .and_then(|e| e.to_str())
-                .and_then(Language::from_extension)
-            else {
-                continue;
-            };
-            if entry
-                .metadata()
-                .map(|md| md.len() > MAX_CRAWL_FILE)
-                .unwrap_or(true)
-            {
-                continue;
+            let mut kept: HashSet<(Language, usize)> = HashSet::new();
+            let mut delta = Vec::new();
+            let mut delta_bytes = 0;
+            for (f, text) in found.iter().zip(texts.iter_mut()) {
+                let Some(t) = text.take() else { continue };
+                match cached.get(&(f.rel.as_str(), f.language)) {
+                    Some(&(i, h)) if *h == index_cache::hash(&t) => {
+                        kept.insert((f.language, i));
+                        self.at.insert(f.path.clone(), (f.language, Which::Main, i));
+                    }
+                    _ => {
+                        delta_bytes += t.len();
+                        delta.push((f.path.clone(), f.language, t));
+                    }
+                }
             }
-            let Ok(text) = std::fs::read_to_string(path) else {
-                continue;
-            };
-            let ids: Vec<u32> = tokenize(&text).iter().map(|t| self.vocab.id(t)).collect();
-            self.workspace.entry(lang).or_default().add(&ids, 1);
-            self.crawled.insert(path.to_path_buf(), (lang, ids));
+            // Reused while what differs is small beside the whole; else built anew.
+            if 4 * delta_bytes <= total {
+                let stale = entry.langs.iter().map(|l| l.files.len()).sum::<usize>() - kept.len();
+                self.vocab = Vocab::from_words(entry.words);
+                for l in entry.langs {
+                    let n = l.files.len();
+                    let mut part = Part::new(l.index);
+                    for i in (0..n).filter(|i| !kept.contains(&(l.language, *i))) {
+                        part.set_excluded(i, true);
+                    }
+                    self.parts.insert((l.language, Which::Main), part);
+                }
+                tracing::debug!(
+                    files = found.len(),
+                    index_bytes = self.index_bytes(),
+                    stale,
+                    apart = delta.len(),
+                    ms = t0.elapsed().as_millis() as u64,
+                    "ngram index: read from the cache"
+                );
+                self.pending = delta;
+                return;
+            }
+            self.at.clear();
+            texts = found
+                .iter()
+                .map(|f| std::fs::read_to_string(&f.path).ok())
+                .collect();
+        }
+        self.build_main(&found, texts, cache.as_deref());
+        tracing::debug!(
+            files = found.len(),
+            bytes = total,
+            index_bytes = self.index_bytes(),
+            ms = t0.elapsed().as_millis() as u64,
+            "ngram index: built"
+        );
+    }
+
+    fn index_bytes(&self) -> usize {
+        self.parts.values().map(|p| p.index.bytes()).sum()
+    }
+
+    /// Indexes every file found (walk order) and caches the index at `cache`.
+    fn build_main(&mut self, found: &[Found], texts: Vec<Option<String>>, cache: Option<&Path>) {
+        // Per language: the files (path, hash) and their token ids.
+        type Files = (Vec<(String, index_cache::Hash)>, Vec<Vec<u32>>);
+        let mut by_lang: HashMap<Language, Files> = HashMap::new();
+        let mut tokens = 0;
+        for (f, text) in found.iter().zip(texts) {
+            let Some(t) = text else { continue };
+            let ids = ids_of(&mut self.vocab, &t);
+            tokens += ids.len() + 1;
+            if tokens > index::MAX_TOKENS / 2 {
+                tracing::warn!(file = %f.path.display(), "ngram index: the workspace is too large; this file and the rest are left out");
+                break;
+            }
+            let (files, seqs) = by_lang.entry(f.language).or_default();
+            self.at
+                .insert(f.path.clone(), (f.language, Which::Main, files.len()));
+            files.push((f.rel.clone(), index_cache::hash(&t)));
+            seqs.push(ids);
+        }
+        let mut langs: Vec<index_cache::LangIndex> = by_lang
+            .into_iter()
+            .map(|(language, (files, seqs))| {
+                let refs: Vec<&[u32]> = seqs.iter().map(Vec::as_slice).collect();
+                index_cache::LangIndex {
+                    language,
+                    files,
+                    index: Index::build(&refs),
+                }
+            })
+            .collect();
+        langs.sort_by_key(|l| l.language);
+        let entry = index_cache::Entry {
+            words: self.vocab.words().to_vec(),
+            langs,
+        };
+        if let Some(p) = cache
+            && !entry.langs.is_empty()
+        {
+            index_cache::save(p, &entry);
+        }
+        for l in entry.langs {
+            self.parts
+                .insert((l.language, Which::Main), Part::new(l.index));
         }
     }
 
-    /// Takes a crawled file's disk content out of the counts while it is open (`on`),
+    /// Indexes the files waiting in `language` (their content differs from the cached
+    /// index's), leaving out those open.
+    fn index_pending(&mut self, language: Language) {
+        if !self.pending.iter().any(|(_, l, _)| *l == language) {
+            return;
+        }
+        let (mine, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut self.pending)
+            .into_iter()
+            .partition(|(_, l, _)| *l == language);
+        self.pending = rest;
+        let seqs: Vec<Vec<u32>> = mine
+            .iter()
+            .map(|(_, _, t)| ids_of(&mut self.vocab, t))
+            .collect();
+        let refs: Vec<&[u32]> = seqs.iter().map(Vec::as_slice).collect();
+        let mut part = Part::new(Index::build(&refs));
+        for (i, (path, _, _)) in mine.iter().enumerate() {
+            self.at.insert(path.clone(), (language, Which::Delta, i));
+            if self.shadowed.contains(path) {
+                part.set_excluded(i, true);
+            }
+        }
+        self.parts.insert((language, Which::Delta), part);
+    }
+
+    /// Takes a crawled file's disk content out of the answers while it is open (`on`),
     /// and back when it is closed.
     pub(super) fn shadow(&mut self, path: &Path, on: bool) {
-        let Some((lang, ids)) = self.crawled.get(path) else {
-            return;
-        };
         let already = self.shadowed.contains(path);
-        if on && !already {
-            self.workspace.entry(*lang).or_default().add(ids, -1);
+        if on == already {
+            return;
+        }
+        if on {
             self.shadowed.insert(path.to_path_buf());
-        } else if !on && already {
-            self.workspace.entry(*lang).or_default().add(ids, 1);
+        } else {
             self.shadowed.remove(path);
+        }
+        if let Some(&(lang, which, i)) = self.at.get(path)
+            && let Some(part) = self.parts.get_mut(&(lang, which))
+        {
+            part.set_excluded(i, on);
         }
     }
 
@@ -119,18 +267,63 @@ impl Model {
                 .collect();
             below.add(&ids, 1);
         }
-        let empty = Counts::default();
-        let ws = doc
-            .language
-            .and_then(|l| self.workspace.get(&l))
-            .unwrap_or(&empty);
-        let mut tables: Vec<(&Counts, i64)> = keys
+        if let Some(l) = doc.language {
+            self.index_pending(l);
+        }
+        let mut tables: Vec<(&dyn Next, i64)> = keys
             .iter()
             .filter_map(|k| self.open_counts.get(k))
-            .map(|g| (&g.counts, OPEN_WEIGHT))
+            .map(|g| (&g.counts as &dyn Next, OPEN_WEIGHT))
             .collect();
         tables.push((&below, OPEN_WEIGHT));
-        tables.push((ws, 1));
+        if let Some(l) = doc.language {
+            for which in [Which::Main, Which::Delta] {
+                if let Some(p) = self.parts.get(&(l, which)) {
+                    tables.push((p, 1));
+                }
+            }
+        }
         predict_line(&self.vocab, &prefix_ids, &tables)
     }
+}
+
+/// The workspace's source files under `root` (ignore files respected, at most
+/// [`MAX_CRAWL_FILE`] bytes each), in the walk's order.
+fn walk(root: &Path) -> Vec<Found> {
+    let walker = ignore::WalkBuilder::new(root)
+        .require_git(false)
+        .follow_links(false)
+        .build();
+    let mut out = Vec::new();
+    for entry in walker.flatten() {
+        let path = entry.path();
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let Some(language) = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .and_then(Language::from_extension)
+        else {
+            continue;
+        };
+        if entry
+            .metadata()
+            .map(|md| md.len() > MAX_CRAWL_FILE)
+            .unwrap_or(true)
+        {
+            continue;
+        }
+        let rel = path
+            .strip_prefix(root)
+            .unwrap_or(path)
+            .to_string_lossy()
+            .into_owned();
+        out.push(Found {
+            path: path.to_path_buf(),
+            rel,
+            language,
+        });
+    }
+    out
 }

@@ -347,3 +347,121 @@ async fn the_cheating_backend_finds_a_line_left_on_disk() {
         .unwrap();
     assert!(inline_lines(&got.value).is_empty(), "{got:?}");
 }
+
+/// What the host answers at the start of the second line of `target`, typed as `typed`,
+/// in a session whose workspace holds `files`.
+async fn second_line(
+    p: &Profile,
+    files: &[(&str, &str)],
+    target: &str,
+    typed: &str,
+) -> Vec<String> {
+    let mut s = TypistSession::start(
+        p,
+        &Conditions::default(),
+        SessionOptions {
+            contents: files
+                .iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect(),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    s.open(target, typed).unwrap();
+    let at = Position {
+        line: 1,
+        character: 0,
+    };
+    let got = s.suggest(target, at).await.unwrap();
+    s.shutdown().await;
+    inline_lines(&got.value)
+}
+
+/// Issue 47: the n-gram host's index is cached on disk and shared by the sessions of a
+/// repository, so a later session's cached index holds its target file in full (as an
+/// earlier session, where it was not the target, saw it on disk). Those later lines are
+/// never used: the answer is the one a host without a cache gives, though the same index
+/// answers them to a session where that file is legitimately on disk.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cached_index_never_answers_from_the_target_files_later_lines() {
+    let tmp = tempfile::tempdir().unwrap();
+    let with_cache = |dir: &str| {
+        let mut p = profile("ng", "inline", &["host", "--backend", "ngram"], 5000);
+        p.env.insert("TYPIST_CACHE_DIR".into(), dir.into());
+        p
+    };
+    let cache = tmp.path().join("cache");
+    let cached = with_cache(cache.to_str().unwrap());
+    let uncached = with_cache("off");
+    // A neutral file large beside the targets, so that a session reuses the index.
+    let big: String = (0..300).map(|i| format!("v{i} = compute({i})\n")).collect();
+    let b_full = "import quux_reader\nzeta_total = quux_reader.load_zeta(path)\n";
+    let b_typed = "import quux_reader\n";
+    // Session 1: a.py is the target; b.py is on disk in full, and goes into the index.
+    second_line(
+        &cached,
+        &[("big.py", &big), ("a.py", "import os\n"), ("b.py", b_full)],
+        "a.py",
+        "import os\n",
+    )
+    .await;
+    let files: Vec<_> = std::fs::read_dir(cache.join("ngram"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let idx = &files[0];
+    assert!(
+        std::fs::read(idx)
+            .unwrap()
+            .windows(9)
+            .any(|w| w == b"load_zeta"),
+        "the cached index holds b.py in full"
+    );
+    let (ino, mtime) = {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(idx).unwrap();
+        (m.ino(), m.modified().unwrap())
+    };
+
+    // Session 2: b.py is the target, its first line typed; the cached index is read
+    // back (the same file, not rewritten) and b.py's later line never answers.
+    let files2 = [
+        ("big.py", big.as_str()),
+        ("a.py", "import os\nprint(os.getcwd())\n"),
+        ("b.py", b_typed),
+    ];
+    let second = second_line(&cached, &files2, "b.py", b_typed).await;
+    {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(idx).unwrap();
+        assert_eq!(m.ino(), ino, "the index was read back, not built anew");
+        assert!(m.modified().unwrap() > mtime, "the index was read");
+    }
+    assert!(
+        second.iter().all(|l| !l.contains("load_zeta")),
+        "{second:?}"
+    );
+    let fresh = second_line(&uncached, &files2, "b.py", b_typed).await;
+    assert_eq!(second, fresh, "the answer of a host without a cache");
+
+    // The control: where b.py is on disk in full and a.py is typed instead, the same
+    // cached index answers b.py's later line.
+    let control = second_line(
+        &cached,
+        &[
+            ("big.py", big.as_str()),
+            ("a.py", b_typed),
+            ("b.py", b_full),
+        ],
+        "a.py",
+        b_typed,
+    )
+    .await;
+    assert_eq!(control, ["zeta_total = quux_reader.load_zeta(path)"]);
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!(std::fs::metadata(idx).unwrap().ino(), ino, "the same index");
+}

@@ -56,21 +56,42 @@ fn a_run_records_every_case_once_with_a_manifest_and_a_score() {
     assert_eq!(score["assistants"]["typist-ngram"]["cases"], plan_cases);
 }
 
+/// The same records with 1 and 3 jobs, and whether the n-gram host's index cache is off,
+/// cold (every repository's first session builds and writes it) or warm (every session
+/// reads it back, the files whose content differs left out).
 #[test]
-fn records_are_byte_identical_for_any_number_of_jobs() {
+fn records_are_byte_identical_for_any_number_of_jobs_and_any_cache() {
     let tmp = tempfile::tempdir().unwrap();
+    let cache = tmp.path().join("cache");
     let mut outs = vec![];
-    for jobs in ["1", "3"] {
-        let out = tmp.path().join(format!("out{jobs}"));
+    for (jobs, cache_dir) in [
+        ("1", "off".to_string()),
+        ("1", cache.display().to_string()),
+        ("3", cache.display().to_string()),
+    ] {
+        let out = tmp.path().join(format!("out{}", outs.len()));
         let mut args = vec!["--dataset", DATASET, "--assistant", "typist-ngram"];
         args.extend(DS_ARGS);
         let out_s = out.to_str().unwrap().to_string();
         args.extend(["--jobs", jobs, "--out", &out_s]);
-        ok(&run(&args));
+        let o = typist()
+            .arg("run")
+            .args(["--config", "/dev/null", "--quiet", "--no-latency"])
+            .args(&args)
+            .env("TYPIST_CACHE_DIR", &cache_dir)
+            .output()
+            .unwrap();
+        ok(&o);
         outs.push(records(&out));
+        if outs.len() == 1 {
+            assert!(!cache.exists(), "off writes no cache");
+        }
     }
     assert!(!outs[0].is_empty());
     assert_eq!(outs[0], outs[1]);
+    assert_eq!(outs[0], outs[2]);
+    let cached = std::fs::read_dir(cache.join("ngram")).unwrap().count();
+    assert!(cached > 1, "one index per repository: {cached}");
 }
 
 #[test]
