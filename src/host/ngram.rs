@@ -45,7 +45,49 @@ pub const MAX_TOKENS: usize = 48;
 #[derive(Default, Clone)]
 pub struct Counts {
     /// context (hash of the last k tokens, with k mixed in) → next token → count
-    table: FxHashMap<u64, FxHashMap<u32, i64>>,
+    table: FxHashMap<u64, Followers>,
+}
+
+/// The tokens that followed one context, with their counts: most contexts of more than
+/// a few tokens were followed by one token only, kept without a map of its own (a map
+/// per context was most of the time spent counting a document, in allocation).
+#[derive(Clone)]
+enum Followers {
+    One(u32, i64),
+    Many(FxHashMap<u32, i64>),
+}
+
+impl Followers {
+    fn add(&mut self, tok: u32, n: i64) {
+        match self {
+            Followers::One(t, c) if *t == tok => *c += n,
+            Followers::One(t, c) => {
+                let mut m = FxHashMap::default();
+                m.insert(*t, *c);
+                m.insert(tok, n);
+                *self = Followers::Many(m);
+            }
+            Followers::Many(m) => *m.entry(tok).or_insert(0) += n,
+        }
+    }
+
+    fn each(&self, mut f: impl FnMut(u32, i64)) {
+        match self {
+            Followers::One(t, c) => f(*t, *c),
+            Followers::Many(m) => m.iter().for_each(|(&t, &c)| f(t, c)),
+        }
+    }
+}
+
+impl Counts {
+    fn bump(&mut self, h: u64, tok: u32, n: i64) {
+        match self.table.entry(h) {
+            std::collections::hash_map::Entry::Occupied(mut e) => e.get_mut().add(tok, n),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(Followers::One(tok, n));
+            }
+        }
+    }
 }
 
 /// Token strings ↔ ids, shared by every table of one model.
@@ -105,7 +147,7 @@ impl Counts {
             let mut h = SEED;
             for k in 1..=ORDER.min(i) {
                 h = step(h, ids[i - k]);
-                *self.table.entry(h).or_default().entry(ids[i]).or_insert(0) += sign;
+                self.bump(h, ids[i], sign);
             }
         }
     }
@@ -117,12 +159,12 @@ impl Counts {
             let mut h = SEED;
             for k in 1..=ORDER.min(i) {
                 h = step(h, ids[i - k]);
-                *self.table.entry(h).or_default().entry(ids[i]).or_insert(0) += 1;
+                self.bump(h, ids[i], 1);
             }
         }
     }
 
-    fn next(&self, ctx: &[u32]) -> Option<&FxHashMap<u32, i64>> {
+    fn next(&self, ctx: &[u32]) -> Option<&Followers> {
         self.table.get(&ctx_hash(ctx))
     }
 }
@@ -136,11 +178,11 @@ pub trait Next {
 impl Next for Counts {
     fn add_next(&self, ctx: &[u32], w: i64, merged: &mut FxHashMap<u32, i64>) {
         if let Some(next) = self.next(ctx) {
-            for (&tok, &c) in next {
+            next.each(|tok, c| {
                 if c > 0 {
                     *merged.entry(tok).or_insert(0) += c * w;
                 }
-            }
+            });
         }
     }
 }

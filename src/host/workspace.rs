@@ -74,7 +74,9 @@ impl Model {
             .map(|f| std::fs::read_to_string(&f.path).ok())
             .collect();
         let total: usize = texts.iter().flatten().map(String::len).sum();
+        let read_ms = t0.elapsed().as_millis() as u64;
         if let Some(entry) = cache.as_deref().and_then(index_cache::load) {
+            let load_ms = t0.elapsed().as_millis() as u64 - read_ms;
             // Which of the cached files hold what is on disk now.
             let mut cached: HashMap<(&str, Language), (usize, &index_cache::Hash)> = HashMap::new();
             for l in &entry.langs {
@@ -115,6 +117,8 @@ impl Model {
                     index_bytes = self.index_bytes(),
                     stale,
                     apart = delta.len(),
+                    read_ms,
+                    load_ms,
                     ms = t0.elapsed().as_millis() as u64,
                     "ngram index: read from the cache"
                 );
