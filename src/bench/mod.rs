@@ -4,8 +4,8 @@
 //! core, nothing else), `typist score --json` as a child process end to end with its
 //! CPU time and peak memory, and optionally the polars + rapidfuzz + numpy reference
 //! script in `benches/` on the same file; prints every run, the best of each and the
-//! ratios against the targets. `typist bench run`: see [`run`]. `typist bench
-//! coverage`: see [`coverage`].
+//! ratios against the targets. `typist bench run`: see [`run`], and with
+//! `--large-repo` [`large`]. `typist bench coverage`: see [`coverage`].
 //!
 //! The generated records file is kept and reused for the same shape and seed. The table
 //! puts the best runs beside the issue-14 targets, and typist's and the reference's
@@ -15,6 +15,7 @@ pub mod bare;
 pub mod child;
 pub mod coverage;
 pub mod generate;
+mod large;
 pub mod limit;
 pub mod model;
 mod run;
@@ -27,6 +28,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 
 pub use coverage::{CoverageOptions, coverage};
+pub use large::{LargeOptions, large};
 pub use run::{Cases, RunOptions, run};
 
 use child::{Timing, timed};

@@ -495,7 +495,9 @@ pub struct RunArgs {
 pub enum BenchCommand {
     /// Replay throughput: the driver against an instant server, and the n-gram
     /// baseline, each with 1 and 2 jobs.
-    #[command(after_help = "Example:\n  typist bench run --runs 1 --jobs 1,2")]
+    #[command(
+        after_help = "Example:\n  typist bench run --runs 1 --jobs 1,2\n  typist bench run --large-repo --runs 1"
+    )]
     Run(BenchRunFlags),
     /// Time `typist score --json` on a generated records file, optionally beside the
     /// polars + rapidfuzz + numpy reference script.
@@ -685,6 +687,41 @@ pub struct BenchRunFlags {
     /// the table gives the editor's figures as ratios to typist's own client.
     #[arg(long, value_parser = super::choice::choice(super::choice::EDITOR))]
     pub editor: Option<typist::editor::EditorKind>,
+    /// Issue 47's large-repository case instead: at each of --sizes, one repository of
+    /// that many lines made of the `.py` files of SRC (default: Python's standard
+    /// library) under --dir, replayed by typist-previous-line and typist-ngram with one
+    /// job, each with its host's cache (TYPIST_CACHE_DIR) emptied, then warm; prints
+    /// each file session's mean start and the peak memory, as ratios and as growth.
+    #[arg(
+        long,
+        value_name = "SRC",
+        num_args = 0..=1,
+        conflicts_with_all = ["dataset", "assistants", "jobs", "rate", "cases", "editor"]
+    )]
+    pub large_repo: Option<Option<PathBuf>>,
+    /// With --large-repo: the repositories' sizes, in lines.
+    #[arg(
+        long,
+        value_name = "LINES",
+        value_delimiter = ',',
+        default_values_t = [20_000usize, 200_000],
+        requires = "large_repo"
+    )]
+    pub sizes: Vec<usize>,
+}
+
+impl BenchRunFlags {
+    /// The large-repository case's options, when --large-repo was given.
+    pub fn large(&self) -> Option<typist::bench::LargeOptions> {
+        self.large_repo
+            .as_ref()
+            .map(|src| typist::bench::LargeOptions {
+                src: src.clone(),
+                sizes: self.sizes.clone(),
+                dir: self.dir.clone(),
+                runs: self.runs,
+            })
+    }
 }
 
 impl From<BenchRunFlags> for typist::bench::RunOptions {

@@ -122,7 +122,10 @@ pub fn score(mut a: ScoreArgs) -> Result<ExitCode> {
 
 pub fn bench(c: BenchCommand) -> Result<ExitCode> {
     let table = match c {
-        BenchCommand::Run(opts) => typist::bench::run(&opts.into())?,
+        BenchCommand::Run(opts) => match opts.large() {
+            Some(large) => typist::bench::large(&large)?,
+            None => typist::bench::run(&opts.into())?,
+        },
         BenchCommand::Score(opts) => typist::bench::score(&opts.into())?,
         BenchCommand::Coverage(opts) => typist::bench::coverage(&opts.into())?,
         BenchCommand::Model(flags) => return super::bench_model::run(*flags),

@@ -47,6 +47,11 @@ pub struct Manifest {
     pub cpu_seconds: Option<CpuSeconds>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sessions: Option<Sessions>,
+    /// Peak resident memory of typist itself and of the largest server it reaped, in
+    /// MiB: the highest over the run's starts (absent from manifests made before it was
+    /// kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_mb: Option<PeakMb>,
     /// The real editor the run typed into (absent for typist's own client).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub editor: Option<EditorEntry>,
@@ -150,12 +155,26 @@ pub struct CpuSeconds {
     pub servers: Option<f64>,
 }
 
+/// Peak resident memory (the system's `ru_maxrss`) in MiB: of typist itself, and of
+/// the largest of the children it reaped (a server, or an editor and its server); null
+/// when the system does not say.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PeakMb {
+    pub typist: Option<f64>,
+    pub servers: Option<f64>,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Sessions {
     pub started: u64,
     /// Servers restarted because they exited, and because they stopped answering.
     pub restarted_after_exit: u64,
     pub restarted_after_timeouts: u64,
+    /// Seconds spent starting sessions (each one's workspace, editor and server, to the
+    /// server's answer to `initialize`), summed over sessions and workers (absent from
+    /// manifests made before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_seconds: Option<f64>,
 }
 
 /// One start of a run (the first, or a resume) and how it ended. A start still
@@ -173,6 +192,8 @@ pub struct Start {
     pub new_records: Option<usize>,
     pub cpu_seconds: Option<CpuSeconds>,
     pub sessions: Option<Sessions>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_mb: Option<PeakMb>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -216,6 +237,7 @@ impl Manifest {
                 new_records: None,
                 cpu_seconds: None,
                 sessions: None,
+                peak_mb: None,
             }],
             started_at,
             ended_at: None,
@@ -253,6 +275,7 @@ impl Manifest {
             message: None,
             cpu_seconds: None,
             sessions: None,
+            peak_mb: None,
             editor: None,
             merged_from: None,
             vault: Vec::new(),
@@ -277,6 +300,7 @@ impl Manifest {
                 new_records: previous.records,
                 cpu_seconds: previous.cpu_seconds,
                 sessions: previous.sessions,
+                peak_mb: previous.peak_mb,
             });
         }
         let mut now = self
@@ -314,7 +338,8 @@ impl Manifest {
         work.map(|(n, s): (usize, f64)| (n, s.max(1.0)))
     }
 
-    /// The run's CPU seconds and sessions: the sums over its starts (of those known).
+    /// The run's CPU seconds and sessions: the sums over its starts (of those known);
+    /// its peak memory: the highest of its starts'.
     fn totals(&mut self) {
         let sum = |f: &dyn Fn(&Start) -> Option<f64>| {
             let known: Vec<f64> = self.history.iter().filter_map(f).collect();
@@ -330,7 +355,22 @@ impl Manifest {
             started: known.iter().map(|s| s.started).sum(),
             restarted_after_exit: known.iter().map(|s| s.restarted_after_exit).sum(),
             restarted_after_timeouts: known.iter().map(|s| s.restarted_after_timeouts).sum(),
+            start_seconds: {
+                let secs: Vec<f64> = known.iter().filter_map(|s| s.start_seconds).collect();
+                (!secs.is_empty()).then(|| secs.iter().sum())
+            },
         });
+        let max = |f: &dyn Fn(&PeakMb) -> Option<f64>| {
+            self.history
+                .iter()
+                .filter_map(|h| h.peak_mb.as_ref().and_then(f))
+                .reduce(f64::max)
+        };
+        let peak = PeakMb {
+            typist: max(&|p| p.typist),
+            servers: max(&|p| p.servers),
+        };
+        self.peak_mb = (peak.typist.is_some() || peak.servers.is_some()).then_some(peak);
     }
 
     /// Reads `path`, naming it in every error.
@@ -385,8 +425,9 @@ impl Manifest {
         });
     }
 
-    /// Ends this start of the run: status, time, CPU, sessions (when known) and
-    /// records; the run's CPU seconds and sessions are the sums over its starts.
+    /// Ends this start of the run: status, time, CPU, peak memory, sessions (when known)
+    /// and records; the run's CPU seconds and sessions are the sums over its starts, its
+    /// peak memory the highest of theirs.
     pub fn finish(
         &mut self,
         status: RunStatus,
@@ -405,10 +446,12 @@ impl Manifest {
             h.status = status;
             h.new_records = new_records;
             h.cpu_seconds = Some(CpuSeconds::now());
+            h.peak_mb = Some(PeakMb::now());
             h.sessions = sessions;
             self.totals();
         } else {
             self.cpu_seconds = Some(CpuSeconds::now());
+            self.peak_mb = Some(PeakMb::now());
             self.sessions = sessions;
         }
     }
@@ -421,6 +464,18 @@ impl CpuSeconds {
         CpuSeconds {
             typist: usage(Who::This).map(|u| u.cpu_seconds),
             servers: usage(Who::Children).map(|u| u.cpu_seconds),
+        }
+    }
+}
+
+impl PeakMb {
+    /// typist's own peak resident memory so far, and the largest of the children it
+    /// has reaped.
+    pub fn now() -> PeakMb {
+        use crate::os::{Who, usage};
+        PeakMb {
+            typist: usage(Who::This).map(|u| u.peak_mb),
+            servers: usage(Who::Children).map(|u| u.peak_mb),
         }
     }
 }

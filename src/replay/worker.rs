@@ -117,6 +117,7 @@ impl Shared {
             started: self.sessions_started.load(Ordering::SeqCst),
             restarted_after_exit: self.restarts_after_exit.load(Ordering::SeqCst),
             restarted_after_timeouts: self.restarts_after_timeouts.load(Ordering::SeqCst),
+            start_seconds: Some(self.server_start_seconds()),
         }
     }
 }

@@ -7,6 +7,7 @@ mod common;
 
 mod agents;
 mod bad_input;
+mod bench;
 mod blocks;
 mod compare;
 mod completion;

@@ -114,7 +114,85 @@ fn a_run_resumed_from_its_manifest_alone_equals_an_uninterrupted_run() {
             .iter()
             .all(|h| h["sessions"]["started"].as_u64() > Some(0))
     );
+    // The seconds spent starting sessions are summed like the sessions; the peak
+    // memory is the higher of the two starts'.
+    let f = |v: &Value| v.as_f64().unwrap_or_else(|| panic!("not a number: {m}"));
+    let start_seconds: f64 = history
+        .iter()
+        .map(|h| f(&h["sessions"]["start_seconds"]))
+        .sum();
+    assert!((f(&m["sessions"]["start_seconds"]) - start_seconds).abs() < 1e-9);
+    assert!(
+        history
+            .iter()
+            .all(|h| f(&h["sessions"]["start_seconds"]) > 0.0)
+    );
+    for who in ["typist", "servers"] {
+        let peaks: Vec<f64> = history.iter().map(|h| f(&h["peak_mb"][who])).collect();
+        assert!(peaks.iter().all(|p| *p > 0.0), "{who}: {peaks:?}");
+        assert_eq!(f(&m["peak_mb"][who]), peaks[0].max(peaks[1]), "{who}");
+    }
     // The settings it was resumed from are the first start's.
     assert_eq!(m["settings"], first["settings"]);
     assert_eq!(m["settings"]["sampling"]["rate"], 0.05);
+}
+
+/// A manifest written before `sessions.start_seconds` and `peak_mb` were kept still
+/// resumes: its start stays as it was written (no field added to it), and the run's
+/// totals are those of the starts that have them.
+#[test]
+fn a_manifest_without_start_seconds_or_peak_memory_resumes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cut = tmp.path().join("cut");
+    let cut_s = cut.to_str().unwrap().to_string();
+    let o = run(&[
+        "--dataset",
+        DATASET,
+        "--assistant",
+        "typist-previous-line",
+        "--rate",
+        "0.02",
+        "--seed",
+        "3",
+        "--jobs",
+        "1",
+        "--out",
+        &cut_s,
+        "--drill-panic-at",
+        "5",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // What an older typist wrote: the same manifest without the two fields.
+    let strip = |m: &mut Value| {
+        let m = m.as_object_mut().unwrap();
+        assert!(m.remove("peak_mb").is_some(), "{m:?}");
+        let s = m.get_mut("sessions").unwrap().as_object_mut().unwrap();
+        assert!(s.remove("start_seconds").is_some(), "{s:?}");
+    };
+    let mut old = manifest(&cut);
+    strip(&mut old);
+    strip(&mut old["history"][0]);
+    let first = old["history"][0].clone();
+    std::fs::write(
+        cut.join("manifest.json"),
+        serde_json::to_string_pretty(&old).unwrap(),
+    )
+    .unwrap();
+    ok(&run(&["--resume", "--out", &cut_s]));
+    let m = manifest(&cut);
+    assert_eq!(m["status"], "complete", "{m}");
+    assert_eq!(m["history"][0], first, "the older start is kept as written");
+    let now = &m["history"][1];
+    assert_eq!(
+        m["sessions"]["start_seconds"],
+        now["sessions"]["start_seconds"]
+    );
+    assert!(now["sessions"]["start_seconds"].as_f64() > Some(0.0), "{m}");
+    assert_eq!(m["peak_mb"], now["peak_mb"]);
+    assert!(m["peak_mb"]["servers"].as_f64() > Some(0.0), "{m}");
 }
