@@ -21,7 +21,7 @@ use crate::dataset::Language;
 
 /// The first bytes of a cache file: the format, and what the index depends on (the
 /// tokenizer, ORDER, the crawl's rules); change it when any of them changes.
-const MAGIC: &[u8] = b"typist ngram index 1 (order 16, crawl 1 MiB)\n";
+const MAGIC: &[u8] = b"typist ngram index 2 (order 16, crawl 1 MiB, little-endian)\n";
 
 /// The cache's size past which the files least recently used are removed.
 pub(super) const MAX_BYTES: u64 = 2 << 30;
@@ -80,11 +80,29 @@ pub(super) fn path_for(dir: &Path, files: &[(String, Language)]) -> PathBuf {
     dir.join(format!("{hex}.idx"))
 }
 
-fn checksum(body: &[u8]) -> u64 {
+/// The checksum of a file's parts, in order (each part's bytes and length).
+fn checksum<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> u64 {
     let mut h = FxHasher::default();
-    h.write(body);
-    h.write_usize(body.len());
+    for p in parts {
+        h.write(p);
+        h.write_usize(p.len());
+    }
     h.finish()
+}
+
+/// A slice of token ids or positions as the file's bytes (little-endian, as the
+/// machines typist is built for are; a big-endian one would store its own order and
+/// read back only its own files, the magic being the same: not a case typist meets).
+fn bytes_of(v: &[u32]) -> &[u8] {
+    // SAFETY: u8 has no alignment and every u32 is 4 initialized bytes; the slice
+    // covers exactly the memory of `v` and borrows it.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
+}
+
+fn bytes_of_mut(v: &mut [u32]) -> &mut [u8] {
+    // SAFETY: as in `bytes_of`; any 4 bytes are a valid u32, so writing bytes through
+    // the view cannot make an invalid value.
+    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
 }
 
 struct Writer(Vec<u8>);
@@ -96,13 +114,6 @@ impl Writer {
     fn bytes(&mut self, b: &[u8]) {
         self.u32(b.len() as u32);
         self.0.extend_from_slice(b);
-    }
-    fn u32s(&mut self, v: &[u32]) {
-        self.u32(v.len() as u32);
-        self.0.reserve(4 * v.len());
-        for x in v {
-            self.0.extend_from_slice(&x.to_le_bytes());
-        }
     }
 }
 
@@ -124,18 +135,11 @@ impl<'a> Reader<'a> {
         let n = self.u32()? as usize;
         self.take(n)
     }
-    fn u32s(&mut self) -> Option<Vec<u32>> {
-        let n = self.u32()? as usize;
-        let b = self.take(n.checked_mul(4)?)?;
-        Some(
-            b.chunks_exact(4)
-                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                .collect(),
-        )
-    }
 }
 
-fn encode(e: &Entry) -> Vec<u8> {
+/// The file's head: the words, and per language its name, files (path, hash, span) and
+/// the lengths of its two arrays, which follow the head in the file in that order.
+fn head(e: &Entry) -> Vec<u8> {
     let mut w = Writer(Vec::new());
     w.u32(e.words.len() as u32);
     for word in &e.words {
@@ -151,34 +155,80 @@ fn encode(e: &Entry) -> Vec<u8> {
             w.u32(start);
             w.u32(end);
         }
-        w.u32s(l.index.tokens());
-        w.u32s(l.index.order());
+        w.u32(l.index.tokens().len() as u32);
+        w.u32(l.index.order().len() as u32);
     }
     w.0
 }
 
-fn decode(body: &[u8]) -> Option<Entry> {
-    let mut r = Reader(body);
+/// A language as the head gives it: name, files, spans, and the arrays' lengths.
+type HeadLang = (Language, Vec<(String, Hash)>, Vec<(u32, u32)>, usize, usize);
+
+fn read_head(head: &[u8]) -> Option<(Vec<String>, Vec<HeadLang>)> {
+    let mut r = Reader(head);
     let n = r.u32()? as usize;
-    let mut words = Vec::with_capacity(n.min(body.len()));
+    let mut words = Vec::with_capacity(n.min(head.len()));
     for _ in 0..n {
         words.push(String::from_utf8(r.bytes()?.to_vec()).ok()?);
     }
     let mut langs = Vec::new();
     for _ in 0..r.u32()? {
-        let name = std::str::from_utf8(r.bytes()?).ok()?;
-        let language = Language::from_name(name)?;
+        let language = Language::from_name(std::str::from_utf8(r.bytes()?).ok()?)?;
         let nfiles = r.u32()? as usize;
-        let mut files = Vec::with_capacity(nfiles.min(body.len()));
-        let mut spans = Vec::with_capacity(nfiles.min(body.len()));
+        let mut files = Vec::with_capacity(nfiles.min(head.len()));
+        let mut spans = Vec::with_capacity(nfiles.min(head.len()));
         for _ in 0..nfiles {
             let rel = String::from_utf8(r.bytes()?.to_vec()).ok()?;
             let hash: Hash = r.take(32)?.try_into().ok()?;
             spans.push((r.u32()?, r.u32()?));
             files.push((rel, hash));
         }
-        let tokens = r.u32s()?;
-        let order = r.u32s()?;
+        let (nt, no) = (r.u32()? as usize, r.u32()? as usize);
+        langs.push((language, files, spans, nt, no));
+    }
+    r.0.is_empty().then_some((words, langs))
+}
+
+/// Reads a cache file back: the head, then each array straight into its own buffer
+/// (no copy of the whole file). `None` when it is missing or does not read back whole.
+fn read_entry(path: &Path) -> Option<Entry> {
+    use std::io::Read;
+    let f = std::fs::File::open(path).ok()?;
+    let size = f.metadata().ok()?.len();
+    let mut f = std::io::BufReader::with_capacity(1 << 16, f);
+    let mut fixed = vec![0u8; MAGIC.len() + 16];
+    f.read_exact(&mut fixed).ok()?;
+    let rest = fixed.strip_prefix(MAGIC)?;
+    let sum = u64::from_le_bytes(rest[..8].try_into().ok()?);
+    let head_len = u64::from_le_bytes(rest[8..16].try_into().ok()?);
+    if head_len > size {
+        return None;
+    }
+    let mut head = vec![0u8; head_len as usize];
+    f.read_exact(&mut head).ok()?;
+    let (words, langs) = read_head(&head)?;
+    let arrays: u64 = langs.iter().map(|l| 4 * (l.3 + l.4) as u64).sum();
+    if (MAGIC.len() + 16) as u64 + head_len + arrays != size {
+        return None;
+    }
+    let mut read = Vec::with_capacity(langs.len());
+    for (language, files, spans, nt, no) in langs {
+        let mut tokens = vec![0u32; nt];
+        f.read_exact(bytes_of_mut(&mut tokens)).ok()?;
+        let mut order = vec![0u32; no];
+        f.read_exact(bytes_of_mut(&mut order)).ok()?;
+        read.push((language, files, spans, tokens, order));
+    }
+    let parts = std::iter::once(head.as_slice()).chain(
+        read.iter()
+            .flat_map(|(_, _, _, t, o)| [bytes_of(t), bytes_of(o)]),
+    );
+    if checksum(parts) != sum {
+        tracing::debug!(file = %path.display(), "ngram index cache: checksum differs, ignored");
+        return None;
+    }
+    let mut out = Vec::with_capacity(read.len());
+    for (language, files, spans, tokens, order) in read {
         if tokens
             .iter()
             .any(|&t| t != u32::MAX && t as usize >= words.len())
@@ -186,30 +236,25 @@ fn decode(body: &[u8]) -> Option<Entry> {
             return None;
         }
         let index = Index::from_parts(tokens, order, spans)?;
-        langs.push(LangIndex {
+        out.push(LangIndex {
             language,
             files,
             index,
         });
     }
-    r.0.is_empty().then_some(Entry { words, langs })
+    Some(Entry { words, langs: out })
 }
 
 /// Reads a cache file back; `None` when it is missing or does not read back whole. A
 /// file read is marked used (its modification time), for [`evict`].
 pub(super) fn load(path: &Path) -> Option<Entry> {
-    let bytes = std::fs::read(path).ok()?;
-    let rest = bytes.strip_prefix(MAGIC)?;
-    let (sum, body) = rest.split_at_checked(8)?;
-    if u64::from_le_bytes(sum.try_into().ok()?) != checksum(body) {
-        tracing::debug!(file = %path.display(), "ngram index cache: checksum differs, ignored");
-        return None;
-    }
-    let entry = decode(body);
-    if entry.is_none() {
-        tracing::debug!(file = %path.display(), "ngram index cache: does not read back, ignored");
-    } else if let Ok(f) = std::fs::File::options().write(true).open(path) {
+    let entry = read_entry(path);
+    if entry.is_some()
+        && let Ok(f) = std::fs::File::options().write(true).open(path)
+    {
         let _ = f.set_modified(std::time::SystemTime::now());
+    } else if entry.is_none() && path.exists() {
+        tracing::debug!(file = %path.display(), "ngram index cache: does not read back, ignored");
     }
     entry
 }
@@ -217,23 +262,35 @@ pub(super) fn load(path: &Path) -> Option<Entry> {
 /// Writes `entry` to `path` (a temporary file renamed over it), then trims the folder to
 /// [`MAX_BYTES`]. A failure is logged and otherwise ignored: the cache only saves time.
 pub(super) fn save(path: &Path, entry: &Entry) {
-    let body = encode(entry);
-    let mut bytes = Vec::with_capacity(MAGIC.len() + 8 + body.len());
-    bytes.extend_from_slice(MAGIC);
-    bytes.extend_from_slice(&checksum(&body).to_le_bytes());
-    bytes.extend_from_slice(&body);
+    use std::io::Write;
+    let head = head(entry);
+    let arrays = entry
+        .langs
+        .iter()
+        .flat_map(|l| [bytes_of(l.index.tokens()), bytes_of(l.index.order())]);
+    let sum = checksum(std::iter::once(head.as_slice()).chain(arrays.clone()));
     let Some(dir) = path.parent() else { return };
     let tmp = dir.join(format!(
         ".{}.{}.tmp",
         path.file_name().and_then(|n| n.to_str()).unwrap_or("index"),
         std::process::id()
     ));
-    let written = std::fs::create_dir_all(dir)
-        .and_then(|_| std::fs::write(&tmp, &bytes))
-        .and_then(|_| std::fs::rename(&tmp, path));
-    match written {
+    let write = || -> std::io::Result<()> {
+        std::fs::create_dir_all(dir)?;
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
+        f.write_all(MAGIC)?;
+        f.write_all(&sum.to_le_bytes())?;
+        f.write_all(&(head.len() as u64).to_le_bytes())?;
+        f.write_all(&head)?;
+        for a in arrays.clone() {
+            f.write_all(a)?;
+        }
+        f.into_inner().map_err(|e| e.into_error())?;
+        std::fs::rename(&tmp, path)
+    };
+    match write() {
         Ok(()) => {
-            tracing::debug!(file = %path.display(), bytes = bytes.len(), "ngram index cache: written");
+            tracing::debug!(file = %path.display(), "ngram index cache: written");
             evict(dir, MAX_BYTES);
         }
         Err(e) => {
