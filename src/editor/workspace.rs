@@ -22,10 +22,19 @@ pub fn scratch_dir(purpose: &str) -> std::io::Result<tempfile::TempDir> {
 fn scratch_dir_in(base: &Path, purpose: &str) -> std::io::Result<tempfile::TempDir> {
     tempfile::Builder::new()
         .prefix(&format!(
-            "{WORKSPACE_PREFIX}{}-{purpose}",
-            std::process::id()
+            "{WORKSPACE_PREFIX}{}-{}{purpose}",
+            std::process::id(),
+            pid_namespace().map_or(String::new(), |n| format!("n{n}-"))
         ))
         .tempdir_in(base)
+}
+
+/// This process's PID namespace (the inode of `/proc/self/ns/pid`): a folder named by a
+/// typist of another namespace (another container sharing `/dev/shm` or `/tmp`) says
+/// nothing by its PID about whether that typist lives, and is never swept.
+fn pid_namespace() -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self/ns/pid").ok().map(|m| m.ino())
 }
 
 /// A memory file system for sessions' workspaces when `TMPDIR` is not set.
@@ -51,7 +60,7 @@ fn workspace_base() -> PathBuf {
 }
 
 /// The bytes free to this user in the file system of `dir` (`statvfs`), if it is a
-/// writable folder.
+/// writable folder whose programs may run.
 fn room(dir: &Path) -> Option<u64> {
     use std::os::unix::ffi::OsStrExt;
     let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
@@ -65,36 +74,50 @@ fn room(dir: &Path) -> Option<u64> {
     if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
         return None;
     }
+    // A `noexec` mount (Docker's `/dev/shm`) would stop servers that run what they
+    // download into the sandboxed HOME made beside the workspace.
+    if st.f_flag & libc::ST_NOEXEC != 0 {
+        return None;
+    }
     Some(st.f_bavail as u64 * st.f_frsize as u64)
 }
 
 /// Removes the temporary workspaces of typist processes that no longer exist (a typist
 /// killed with SIGKILL cannot remove its own), in the temporary folder and in
-/// `/dev/shm`; returns how many were removed. Folders of live processes, and of other
-/// users, are left alone.
+/// `/dev/shm` (whichever the sessions use now); returns how many were removed. Folders
+/// of live processes, of other users and of other PID namespaces are left alone.
 pub fn sweep_stale_workspaces() -> usize {
     let mut bases = vec![std::env::temp_dir()];
-    if workspace_base() != bases[0] {
-        bases.push(workspace_base());
+    if Path::new(SHM).is_dir() && Path::new(SHM) != bases[0] {
+        bases.push(PathBuf::from(SHM));
     }
-    bases.iter().map(|b| sweep_in(b)).sum()
+    let ns = pid_namespace();
+    bases.iter().map(|b| sweep_in(b, ns)).sum()
 }
 
-fn sweep_in(base: &Path) -> usize {
+fn sweep_in(base: &Path, ns: Option<u64>) -> usize {
     let Ok(entries) = std::fs::read_dir(base) else {
         return 0;
     };
     let mut removed = 0;
     for e in entries.flatten() {
         let name = e.file_name();
-        let Some(pid) = name
+        let Some((pid, rest)) = name
             .to_str()
             .and_then(|n| n.strip_prefix(WORKSPACE_PREFIX))
             .and_then(|r| r.split_once('-'))
-            .and_then(|(pid, _)| pid.parse::<u32>().ok())
+            .and_then(|(pid, rest)| Some((pid.parse::<u32>().ok()?, rest)))
         else {
             continue;
         };
+        // `n{namespace}-` after the PID (folders made before it was named have none).
+        let theirs = rest
+            .strip_prefix('n')
+            .and_then(|r| r.split_once('-'))
+            .and_then(|(n, _)| n.parse::<u64>().ok());
+        if theirs.is_some_and(|t| Some(t) != ns) {
+            continue;
+        }
         if pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists() {
             continue;
         }
@@ -205,4 +228,42 @@ pub fn write_creating(path: &Path, text: &str) -> std::io::Result<()> {
         std::fs::create_dir_all(parent)?;
     }
     std::fs::write(path, text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sweep_removes_folders_of_gone_typists_of_this_namespace_only() {
+        let base = tempfile::tempdir().unwrap();
+        let ns = pid_namespace().expect("Linux names its PID namespaces");
+        // PID 999999999 is over Linux's largest (4194304): never alive.
+        let names = [
+            (format!("typist-999999999-n{ns}-abc"), false),
+            ("typist-999999999-abc".to_string(), false),
+            (format!("typist-999999999-n{}-abc", ns + 1), true),
+            (format!("typist-{}-n{ns}-abc", std::process::id()), true),
+            ("other-999999999-abc".to_string(), true),
+        ];
+        for (n, _) in &names {
+            std::fs::create_dir(base.path().join(n)).unwrap();
+        }
+        assert_eq!(sweep_in(base.path(), Some(ns)), 2);
+        for (n, kept) in &names {
+            assert_eq!(base.path().join(n).exists(), *kept, "{n}");
+        }
+        let made = scratch_dir_in(base.path(), "x").unwrap();
+        let name = made
+            .path()
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            name.starts_with(&format!("typist-{}-n{ns}-x", std::process::id())),
+            "{name}"
+        );
+    }
 }

@@ -188,8 +188,10 @@ impl Next for Part {
         }
         for &p in &self.index.order[self.index.range(ctx)] {
             let p = p as usize;
-            if !self.is_excluded(p) {
-                *merged.entry(self.index.tokens[p]).or_insert(0) += w;
+            let tok = self.index.tokens[p];
+            // A position on a file's end is never sorted in; a damaged cache file could.
+            if tok != SEP && !self.is_excluded(p) {
+                *merged.entry(tok).or_insert(0) += w;
             }
         }
     }

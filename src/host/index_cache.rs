@@ -50,8 +50,14 @@ pub(super) struct Entry {
 /// The cache folder, or `None` when there is none (`TYPIST_CACHE_DIR=off`, no home).
 pub(super) fn dir() -> Option<PathBuf> {
     let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    // The host runs in the session's workspace: a relative folder would be made there
+    // and thrown away with it.
     let base = if let Some(d) = env("TYPIST_CACHE_DIR") {
         if d == "off" {
+            return None;
+        }
+        if !Path::new(&d).is_absolute() {
+            tracing::warn!(dir = ?d, "TYPIST_CACHE_DIR is not an absolute path: the n-gram index is not cached");
             return None;
         }
         PathBuf::from(d)
@@ -184,6 +190,9 @@ fn read_head(head: &[u8]) -> Option<(Vec<String>, Vec<HeadLang>)> {
             files.push((rel, hash));
         }
         let (nt, no) = (r.u32()? as usize, r.u32()? as usize);
+        if langs.iter().any(|l: &HeadLang| l.0 == language) {
+            return None;
+        }
         langs.push((language, files, spans, nt, no));
     }
     r.0.is_empty().then_some((words, langs))
@@ -270,10 +279,14 @@ pub(super) fn save(path: &Path, entry: &Entry) {
         .flat_map(|l| [bytes_of(l.index.tokens()), bytes_of(l.index.order())]);
     let sum = checksum(std::iter::once(head.as_slice()).chain(arrays.clone()));
     let Some(dir) = path.parent() else { return };
+    // Unique to this write: `typist host --listen` serves sessions side by side in one
+    // process.
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let tmp = dir.join(format!(
-        ".{}.{}.tmp",
+        ".{}.{}-{}.tmp",
         path.file_name().and_then(|n| n.to_str()).unwrap_or("index"),
-        std::process::id()
+        std::process::id(),
+        WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     ));
     let write = || -> std::io::Result<()> {
         std::fs::create_dir_all(dir)?;
@@ -301,13 +314,25 @@ pub(super) fn save(path: &Path, entry: &Entry) {
 }
 
 /// Removes the cache files least recently used until the folder's `.idx` files hold at
-/// most `limit` bytes.
+/// most `limit` bytes, and temporary files over an hour old (a host killed mid-write).
 fn evict(dir: &Path, limit: u64) {
     let Ok(rd) = std::fs::read_dir(dir) else {
         return;
     };
-    let mut files: Vec<(std::time::SystemTime, u64, PathBuf)> = rd
-        .flatten()
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    let entries: Vec<std::fs::DirEntry> = rd.flatten().collect();
+    for e in &entries {
+        let p = e.path();
+        if p.extension().is_some_and(|x| x == "tmp")
+            && e.metadata()
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| t < hour_ago)
+        {
+            let _ = std::fs::remove_file(&p);
+        }
+    }
+    let mut files: Vec<(std::time::SystemTime, u64, PathBuf)> = entries
+        .iter()
         .filter(|e| e.path().extension().is_some_and(|x| x == "idx"))
         .filter_map(|e| {
             let md = e.metadata().ok()?;
@@ -380,10 +405,21 @@ mod tests {
                 .unwrap();
         }
         std::fs::write(t.path().join("other.txt"), vec![0u8; 1000]).unwrap();
+        // A temporary file of a host killed mid-write two hours ago goes; a fresh one
+        // (a write under way) stays.
+        for (name, age) in [(".a.idx.1-0.tmp", 7200), (".b.idx.2-0.tmp", 0)] {
+            let p = t.path().join(name);
+            std::fs::write(&p, b"x").unwrap();
+            let f = std::fs::File::options().write(true).open(&p).unwrap();
+            f.set_modified(now - std::time::Duration::from_secs(age))
+                .unwrap();
+        }
         evict(t.path(), 200);
         assert!(!t.path().join("old.idx").exists());
         assert!(t.path().join("mid.idx").exists() && t.path().join("new.idx").exists());
         assert!(t.path().join("other.txt").exists());
+        assert!(!t.path().join(".a.idx.1-0.tmp").exists());
+        assert!(t.path().join(".b.idx.2-0.tmp").exists());
     }
 
     #[test]

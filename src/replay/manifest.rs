@@ -171,8 +171,9 @@ pub struct Sessions {
     pub restarted_after_exit: u64,
     pub restarted_after_timeouts: u64,
     /// Seconds spent starting sessions (each one's workspace, editor and server, to the
-    /// server's answer to `initialize`), summed over sessions and workers (absent from
-    /// manifests made before it was kept).
+    /// server's answer to `initialize` with typist's own client; a real editor starts
+    /// its server at the first file opened, after this), summed over sessions and
+    /// workers (absent from manifests made before it was kept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_seconds: Option<f64>,
 }
