@@ -252,23 +252,11 @@ fn sample_plan(repo: &Repo, n: usize, dir: &Path) -> Result<PathBuf> {
         Some(r) => ["--rate".to_string(), r.to_string()],
         None => ["--lines".to_string(), "all".to_string()],
     };
-    let o = Command::new(std::env::current_exe()?)
-        .args(["sample", "--single-repo", "--seed", &SEED.to_string()])
-        .args(&how)
-        .args(["--max-per-file", "1", "--force"])
-        .arg("--dataset")
-        .arg(&repo.path)
-        .arg("--out")
-        .arg(&plan)
-        .output()
-        .context("cannot start typist sample")?;
-    if !o.status.success() {
-        bail!(
-            "typist sample of {} failed: {}",
-            repo.path.display(),
-            String::from_utf8_lossy(&o.stderr).trim()
-        );
-    }
+    let seed = SEED.to_string();
+    let mut args = vec!["--single-repo", "--seed", &seed, &how[0], &how[1]];
+    args.extend(["--max-per-file", "1", "--force"]);
+    let what = format!("typist sample of {}", repo.path.display());
+    super::run::sample(&what, &args, &repo.path, &plan)?;
     Ok(plan)
 }
 

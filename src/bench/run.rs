@@ -128,14 +128,14 @@ fn answered(records: &Path, lists: bool) -> Result<usize> {
     Ok(n)
 }
 
-/// `typist sample ARGS --dataset DATASET --out PLAN` (the runs' dataset); its stdout. A
-/// failure is an error naming `what` with the command's stderr.
-fn sample(what: &str, args: &[&str], opts: &RunOptions, plan: &Path) -> Result<String> {
+/// `typist sample ARGS --dataset DATASET --out PLAN`; its stdout. A failure is an error
+/// naming `what` with the command's stderr.
+pub(super) fn sample(what: &str, args: &[&str], dataset: &Path, plan: &Path) -> Result<String> {
     let o = Command::new(std::env::current_exe()?)
         .arg("sample")
         .args(args)
         .arg("--dataset")
-        .arg(&opts.dataset)
+        .arg(dataset)
         .arg("--out")
         .arg(plan)
         .output()
@@ -158,7 +158,7 @@ fn token_plan(opts: &RunOptions) -> Result<(PathBuf, String)> {
     let plan = opts.dir.join("tokens-plan.jsonl");
     let (rate, seed) = (rate.to_string(), TOKEN_SEED.to_string());
     let args = ["--cases", "tokens", "--rate", &rate, "--seed", &seed];
-    let stdout = sample("typist sample --cases tokens", &args, opts, &plan)?;
+    let stdout = sample("typist sample --cases tokens", &args, &opts.dataset, &plan)?;
     let summary = stdout.lines().next().unwrap_or_default().to_string();
     Ok((plan, summary))
 }
@@ -378,7 +378,7 @@ fn limit_line(opts: &RunOptions, best: &BTreeMap<Key, Best>) -> Result<String> {
         Some(p) => ["--rate", p.as_str()],
         None => ["--lines", "all"],
     };
-    sample("typist sample", &how, opts, &plan)?;
+    sample("typist sample", &how, &opts.dataset, &plan)?;
     let mut bare: Option<super::bare::Bare> = None;
     for _ in 0..opts.runs.max(1) {
         let b = super::bare::run(&opts.dataset, &plan)?;

@@ -26,6 +26,10 @@ impl Language {
     pub fn from_extension(ext: &str) -> Option<Language> {
         Language::from_name(crate::lang::extension(ext)?.language)
     }
+    /// The language of a file by its extension.
+    pub fn of_path(path: &std::path::Path) -> Option<Language> {
+        Language::from_extension(path.extension()?.to_str()?)
+    }
     /// The language of a [`Language::name`].
     pub fn from_name(name: &str) -> Option<Language> {
         Language::ALL.into_iter().find(|l| l.name() == name)

@@ -78,13 +78,9 @@ fn one_repo(dir: &Path, single_repo: bool) -> Option<String> {
     if let Some(n) = names.iter().find(|n| PROJECT_FILES.contains(&n.as_str())) {
         return Some(format!("it holds {n}"));
     }
-    let code = names.iter().find(|n| {
-        Path::new(n)
-            .extension()
-            .and_then(|e| e.to_str())
-            .and_then(Language::from_extension)
-            .is_some()
-    })?;
+    let code = names
+        .iter()
+        .find(|n| Language::of_path(Path::new(n)).is_some())?;
     Some(format!("code files at its top level, {code} …"))
 }
 
@@ -208,11 +204,7 @@ fn walk_repo(
             }
             continue;
         }
-        let Some(language) = path
-            .extension()
-            .and_then(|e| e.to_str())
-            .and_then(Language::from_extension)
-        else {
+        let Some(language) = Language::of_path(path) else {
             continue;
         };
         match read_source(path, opts.max_file_bytes) {

@@ -82,8 +82,7 @@ pub(super) fn path_for(dir: &Path, files: &[(String, Language)]) -> PathBuf {
         h.update([0]);
     }
     let digest = h.finalize();
-    let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
-    dir.join(format!("{hex}.idx"))
+    dir.join(format!("{}.idx", crate::digest::hex(&digest[..16])))
 }
 
 /// The checksum of a file's parts, in order (each part's bytes and length).

@@ -116,22 +116,19 @@ pub struct Host {
 }
 
 fn language_of(path: Option<&Path>, language_id: &str) -> Option<Language> {
-    path.and_then(|p| p.extension())
-        .and_then(|e| e.to_str())
-        .and_then(Language::from_extension)
-        .or(match language_id {
-            "python" => Some(Language::Python),
-            "typescript" | "typescriptreact" => Some(Language::TypeScript),
-            "javascript" | "javascriptreact" => Some(Language::JavaScript),
-            "rust" => Some(Language::Rust),
-            "go" => Some(Language::Go),
-            "c" => Some(Language::C),
-            "cpp" => Some(Language::Cpp),
-            "java" => Some(Language::Java),
-            "csharp" => Some(Language::CSharp),
-            "kotlin" => Some(Language::Kotlin),
-            _ => None,
-        })
+    path.and_then(Language::of_path).or(match language_id {
+        "python" => Some(Language::Python),
+        "typescript" | "typescriptreact" => Some(Language::TypeScript),
+        "javascript" | "javascriptreact" => Some(Language::JavaScript),
+        "rust" => Some(Language::Rust),
+        "go" => Some(Language::Go),
+        "c" => Some(Language::C),
+        "cpp" => Some(Language::Cpp),
+        "java" => Some(Language::Java),
+        "csharp" => Some(Language::CSharp),
+        "kotlin" => Some(Language::Kotlin),
+        _ => None,
+    })
 }
 
 /// `TYPIST_HOST_TRACE=FILE`: the host appends a JSON line to FILE for every document

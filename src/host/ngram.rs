@@ -143,23 +143,21 @@ fn ctx_hash(ctx: &[u32]) -> u64 {
 impl Counts {
     /// Adds (or with `sign = -1` removes) the n-grams of a token sequence.
     pub fn add(&mut self, ids: &[u32], sign: i64) {
-        for i in 0..ids.len() {
-            let mut h = SEED;
-            for k in 1..=ORDER.min(i) {
-                h = step(h, ids[i - k]);
-                self.bump(h, ids[i], sign);
-            }
-        }
+        self.add_ending(ids, 0, sign);
     }
 
     /// Adds the n-grams that end at positions `from..` of `ids` (their contexts may
     /// reach back before `from`): extends counts made from `ids[..from]`.
     pub fn add_from(&mut self, ids: &[u32], from: usize) {
+        self.add_ending(ids, from, 1);
+    }
+
+    fn add_ending(&mut self, ids: &[u32], from: usize, sign: i64) {
         for i in from..ids.len() {
             let mut h = SEED;
             for k in 1..=ORDER.min(i) {
                 h = step(h, ids[i - k]);
-                self.bump(h, ids[i], 1);
+                self.bump(h, ids[i], sign);
             }
         }
     }

@@ -69,11 +69,16 @@ impl Model {
         let names: Vec<(String, Language)> =
             found.iter().map(|f| (f.rel.clone(), f.language)).collect();
         let cache = index_cache::dir().map(|d| index_cache::path_for(&d, &names));
-        let mut texts: Vec<Option<String>> = found
+        // Each file's text and its hash, read once.
+        let texts: Vec<Option<(String, index_cache::Hash)>> = found
             .iter()
-            .map(|f| std::fs::read_to_string(&f.path).ok())
+            .map(|f| {
+                let t = std::fs::read_to_string(&f.path).ok()?;
+                let h = index_cache::hash(&t);
+                Some((t, h))
+            })
             .collect();
-        let total: usize = texts.iter().flatten().map(String::len).sum();
+        let total: usize = texts.iter().flatten().map(|(t, _)| t.len()).sum();
         let read_ms = t0.elapsed().as_millis() as u64;
         if let Some(entry) = cache.as_deref().and_then(index_cache::load) {
             let load_ms = t0.elapsed().as_millis() as u64 - read_ms;
@@ -84,30 +89,33 @@ impl Model {
                     cached.insert((rel.as_str(), l.language), (i, h));
                 }
             }
-            let mut kept: HashSet<(Language, usize)> = HashSet::new();
-            let mut delta = Vec::new();
-            let mut delta_bytes = 0;
-            for (f, text) in found.iter().zip(texts.iter_mut()) {
-                let Some(t) = text.take() else { continue };
+            let mut kept: HashMap<(Language, usize), &Path> = HashMap::new();
+            let mut delta: Vec<(&Found, &str)> = Vec::new();
+            for (f, text) in found.iter().zip(&texts) {
+                let Some((t, hash)) = text else { continue };
                 match cached.get(&(f.rel.as_str(), f.language)) {
-                    Some(&(i, h)) if *h == index_cache::hash(&t) => {
-                        kept.insert((f.language, i));
-                        self.at.insert(f.path.clone(), (f.language, Which::Main, i));
+                    Some(&(i, h)) if h == hash => {
+                        kept.insert((f.language, i), &f.path);
                     }
-                    _ => {
-                        delta_bytes += t.len();
-                        delta.push((f.path.clone(), f.language, t));
-                    }
+                    _ => delta.push((f, t)),
                 }
             }
             // Reused while what differs is small beside the whole; else built anew.
+            let delta_bytes: usize = delta.iter().map(|(_, t)| t.len()).sum();
             if 4 * delta_bytes <= total {
                 let stale = entry.langs.iter().map(|l| l.files.len()).sum::<usize>() - kept.len();
+                for (&(lang, i), path) in &kept {
+                    self.at.insert(path.to_path_buf(), (lang, Which::Main, i));
+                }
+                self.pending = delta
+                    .iter()
+                    .map(|(f, t)| (f.path.clone(), f.language, t.to_string()))
+                    .collect();
                 self.vocab = Vocab::from_words(entry.words);
                 for l in entry.langs {
                     let n = l.files.len();
                     let mut part = Part::new(l.index);
-                    for i in (0..n).filter(|i| !kept.contains(&(l.language, *i))) {
+                    for i in (0..n).filter(|i| !kept.contains_key(&(l.language, *i))) {
                         part.set_excluded(i, true);
                     }
                     self.parts.insert((l.language, Which::Main), part);
@@ -116,20 +124,14 @@ impl Model {
                     files = found.len(),
                     index_bytes = self.index_bytes(),
                     stale,
-                    apart = delta.len(),
+                    apart = self.pending.len(),
                     read_ms,
                     load_ms,
                     ms = t0.elapsed().as_millis() as u64,
                     "ngram index: read from the cache"
                 );
-                self.pending = delta;
                 return;
             }
-            self.at.clear();
-            texts = found
-                .iter()
-                .map(|f| std::fs::read_to_string(&f.path).ok())
-                .collect();
         }
         self.build_main(&found, texts, cache.as_deref());
         tracing::debug!(
@@ -146,13 +148,18 @@ impl Model {
     }
 
     /// Indexes every file found (walk order) and caches the index at `cache`.
-    fn build_main(&mut self, found: &[Found], texts: Vec<Option<String>>, cache: Option<&Path>) {
+    fn build_main(
+        &mut self,
+        found: &[Found],
+        texts: Vec<Option<(String, index_cache::Hash)>>,
+        cache: Option<&Path>,
+    ) {
         // Per language: the files (path, hash) and their token ids.
         type Files = (Vec<(String, index_cache::Hash)>, Vec<Vec<u32>>);
         let mut by_lang: HashMap<Language, Files> = HashMap::new();
         let mut tokens = 0;
         for (f, text) in found.iter().zip(texts) {
-            let Some(t) = text else { continue };
+            let Some((t, hash)) = text else { continue };
             let ids = ids_of(&mut self.vocab, &t);
             tokens += ids.len() + 1;
             if tokens > index::MAX_TOKENS / 2 {
@@ -162,7 +169,7 @@ impl Model {
             let (files, seqs) = by_lang.entry(f.language).or_default();
             self.at
                 .insert(f.path.clone(), (f.language, Which::Main, files.len()));
-            files.push((f.rel.clone(), index_cache::hash(&t)));
+            files.push((f.rel.clone(), hash));
             seqs.push(ids);
         }
         let mut langs: Vec<index_cache::LangIndex> = by_lang
@@ -304,11 +311,7 @@ fn walk(root: &Path) -> Vec<Found> {
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             continue;
         }
-        let Some(language) = path
-            .extension()
-            .and_then(|e| e.to_str())
-            .and_then(Language::from_extension)
-        else {
+        let Some(language) = Language::of_path(path) else {
             continue;
         };
         if entry
