@@ -285,6 +285,33 @@ mod tests {
         let p = "static MockedStatic<ContextManager> contextManagerMocker;";
         assert_eq!((ld1(t, p), ld2(t, p)), (53, 59));
         assert_eq!((c_help_from(10, 53), c_help(t, p)), (0.0, 0.0));
+
+        // Row 4: the study's 63 and 73 (0.16 and 0.027) are for `existingApp = context`;
+        // the seed's copy lost the space after `=` and gives 62 and 72 on 74 characters.
+        let t = "CloudApplication existingApp = context.getVariable(Variables.EXISTING_APP);";
+        let p = "return Optional.empty();";
+        assert_eq!((ld1(t, p), ld2(t, p)), (63, 73));
+        assert_eq!(round2(c_help_from(t.chars().count(), ld1(t, p))), 0.16);
+        assert_eq!((c_help(t, p) * 1000.0).round() / 1000.0, 0.027);
+        let lost = "CloudApplication existingApp =context.getVariable(Variables.EXISTING_APP);";
+        assert_eq!((ld1(lost, p), ld2(lost, p)), (62, 72));
+
+        // Row 5: ld1 = ld2 (no substitution helps), so both helps are equal. The seed's
+        // copy of the true line has 61 characters and gives 46 and 0.246; the study's 47
+        // and 0.242 = (62 − 47)/62 are for a true line one character longer (a space or a
+        // brace lost in the copy, which one the seed does not say).
+        let t = "while( !(nextCommand = readString()).equals(END_KERN_DATA ) )";
+        let p = "while (!END_KERN_DATA.equals(nextCommand = readString()))";
+        assert_eq!((ld1(t, p), ld2(t, p)), (46, 46));
+        assert_eq!(c_help(t, p), 15.0 / 61.0);
+        assert_eq!(
+            (c_help_from(t.chars().count(), ld1(t, p)) * 1000.0).round() / 1000.0,
+            0.246
+        );
+        assert_eq!((c_help_from(62, 47) * 1000.0).round() / 1000.0, 0.242);
+        let longer = "while( !(nextCommand = readString()).equals(END_KERN_DATA ) ){";
+        assert_eq!((ld1(longer, p), ld2(longer, p)), (47, 47));
+        assert_eq!((c_help(longer, p) * 1000.0).round() / 1000.0, 0.242);
     }
 
     #[test]
