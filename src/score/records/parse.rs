@@ -254,6 +254,8 @@ pub(super) struct Block {
     pub blocks: Vec<(usize, BlockTerms)>,
     /// Golf records (methodology §10): the index in `rows` and the line's tally.
     pub golf: Vec<(usize, super::GolfTerms)>,
+    /// By the block's case id: the record's `line` (`u32::MAX` where none was read).
+    pub case_lines: Vec<u32>,
 }
 
 pub(super) struct Chunk {
@@ -276,6 +278,7 @@ pub(super) fn parse_chunk(c: Chunk, want_pairs: bool) -> Block {
     let mut pairs = Vec::new();
     let mut blocks = Vec::new();
     let mut golf = Vec::new();
+    let mut case_lines = Vec::new();
     // Line numbers are local to the chunk here; the main thread adds the chunk's start.
     let mut line_no = 0u64;
     let data = &c.data[..];
@@ -307,7 +310,14 @@ pub(super) fn parse_chunk(c: Chunk, want_pairs: bool) -> Block {
                 .and_then(|l| parse_line(l, (&mut cases, &mut names, &mut places), sink))
         };
         match parsed {
-            Ok((r, block, g)) => {
+            Ok((r, block, g, line_of)) => {
+                if let Some(n) = line_of {
+                    let c = r.case as usize;
+                    if case_lines.len() <= c {
+                        case_lines.resize(c + 1, u32::MAX);
+                    }
+                    case_lines[c] = n;
+                }
                 if let Some(b) = block {
                     blocks.push((rows.len(), b));
                 }
@@ -342,6 +352,7 @@ pub(super) fn parse_chunk(c: Chunk, want_pairs: bool) -> Block {
         invalid_utf8: !whole_utf8,
         blocks,
         golf,
+        case_lines,
     }
 }
 
@@ -359,7 +370,7 @@ fn parse_line(
     line: &str,
     names: Interners,
     pairs: Option<&mut Vec<Pair>>,
-) -> Result<(Row, Option<BlockTerms>, Option<super::GolfTerms>), String> {
+) -> Result<Parsed, String> {
     let raw: Raw = match serde_json::from_str(line) {
         Ok(raw) => raw,
         Err(_) => {
@@ -370,11 +381,23 @@ fn parse_line(
             }
             let raw: RawRow = serde_json::from_str(line).map_err(|e| e.to_string())?;
             let raw: Raw = raw.into();
-            return Ok((row(&raw, names, None)?, block(&raw), raw.golf));
+            return Ok((row(&raw, names, None)?, block(&raw), raw.golf, None));
         }
     };
-    Ok((row(&raw, names, pairs)?, block(&raw), raw.golf))
+    let line_of = match raw.line {
+        LineNo::Valid(n) => Some(n),
+        _ => None,
+    };
+    Ok((row(&raw, names, pairs)?, block(&raw), raw.golf, line_of))
 }
+
+/// A parsed line: its row, block terms, golf tally and `line` number (when a `u32`).
+type Parsed = (
+    Row,
+    Option<BlockTerms>,
+    Option<super::GolfTerms>,
+    Option<u32>,
+);
 
 /// A line-level record's block terms when it has an expected block: the suggestion's
 /// whole text (`predicted_text`, else `predicted`) against it.

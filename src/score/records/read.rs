@@ -200,6 +200,15 @@ impl Merged {
             })
             .collect();
         let case = self.cases.merge(&block.cases);
+        for (local, &n) in block.case_lines.iter().enumerate() {
+            if n != u32::MAX {
+                let c = case[local] as usize;
+                if self.table.lines.len() <= c {
+                    self.table.lines.resize(c + 1, u32::MAX);
+                }
+                self.table.lines[c] = n;
+            }
+        }
         let [repo, language, assistant, file, error] = [0, 1, ASSISTANT, 3, 4].map(|i| &global[i]);
         let places: Vec<u32> = block
             .places

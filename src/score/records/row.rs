@@ -230,6 +230,9 @@ pub struct Table {
     /// How many distinct case ids there are ([`Row::case`] is below it); the ids
     /// themselves are not kept.
     pub cases: usize,
+    /// By case id: the records' `line` (1-based), `u32::MAX` where none was read (the
+    /// vector may be shorter than `cases`; see [`Table::line`]).
+    pub lines: Vec<u32>,
     /// Each [`Row::place`]'s repository, file and language.
     pub places: Vec<Place>,
     pub repos: Vec<String>,
@@ -259,6 +262,13 @@ impl Table {
     /// Where a row is.
     pub fn place(&self, r: &Row) -> Place {
         self.places[r.place as usize]
+    }
+    /// A row's line number, when its records gave one.
+    pub fn line(&self, r: &Row) -> Option<u32> {
+        self.lines
+            .get(r.case as usize)
+            .copied()
+            .filter(|&n| n != u32::MAX)
     }
 }
 
