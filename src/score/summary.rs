@@ -140,6 +140,10 @@ pub struct Summary {
     /// Paired differences of `keystrokes_saved` and `one_accept_share`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub golf_pairwise: Vec<Pairwise>,
+    /// How many lines are enough: the sampling design read from the records
+    /// (docs/metrics.md#sampling-design); absent without answered line cases.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub design: Option<super::design::Design>,
 }
 
 pub fn summarize(table: &Table, opts: &Options) -> Summary {
@@ -191,6 +195,15 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
             assistants.insert(table.assistants[a as usize].clone(), score);
         }
     }
+    let pairwise = pairwise(table, &ps, &draws, names.len() * COLUMNS, units.count);
+    let scores: BTreeMap<String, (Estimate, Estimate)> = assistants
+        .iter()
+        .map(|(n, s)| (n.clone(), (s.integral_help, s.exact_share)))
+        .collect();
+    let design = super::design::design(
+        table, &kept.keep, opts.pass, &units, &names, &scores, &pairwise, draws.1.q,
+    );
+    step("design");
     Summary {
         records: table.rows.len() as u64,
         skipped_lines: table.skipped,
@@ -203,7 +216,7 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
         bootstrap: opts.bootstrap,
         seed: opts.seed,
         assistants,
-        pairwise: pairwise(table, &ps, &draws, names.len() * COLUMNS, units.count),
+        pairwise,
         ranking_pairwise,
         repeat_skip: repeat_skip(table, &kept.sorted, &names),
         blocks,
@@ -212,6 +225,7 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
         checks_pairwise,
         golf,
         golf_pairwise,
+        design,
     }
 }
 

@@ -945,3 +945,85 @@ fn the_scorers_token_kinds_are_the_written_ones() {
         assert_eq!(usize::from(token_kind_code(Some(k.as_str()))), i + 1);
     }
 }
+
+/// The design section reads each record's `line`. One file, lines 1, 2, 3 exact
+/// ("abcd" for "abcd": c = 1) and 10, 11, 12 empty (c = 0), all of length 4: integral
+/// help 1/2, each case's contribution z = ±1/2, s² = 6·(1/4)/5 = 3/10, n = 6.
+/// Pairs 1–5 lines apart: (1,2), (1,3), (2,3) and the same three at 10–12, products
+/// +1/4: r = (6/4)/(6·3/10) + 1/6 = 5/6 + 1/6 = 1. Pairs 6–10 apart: 3–10 (7), 2–10 and
+/// 3–11 (8), 1–10, 2–11, 3–12 (9), 1–11, 2–12 (10): 8 pairs of product −1/4,
+/// r = −2/(8·3/10) + 1/6 = −5/6 + 1/6 = −2/3; 11–20: 1–12 alone, r = −2/3 too.
+/// One repository: files are the units, so no repository ICC.
+#[test]
+fn the_design_reads_the_records_line_numbers() {
+    let at = |line: u32, exact: bool| {
+        let mut r = if exact {
+            rec(
+                &format!("r/f.java:{line}"),
+                "r",
+                "a",
+                "suggestion",
+                "abcd",
+                Some("abcd"),
+            )
+        } else {
+            rec(&format!("r/f.java:{line}"), "r", "a", "empty", "abcd", None)
+        };
+        r["line"] = json!(line);
+        r
+    };
+    let lines: Vec<Value> = [
+        (1, true),
+        (2, true),
+        (3, true),
+        (10, false),
+        (11, false),
+        (12, false),
+    ]
+    .into_iter()
+    .map(|(l, e)| at(l, e))
+    .collect();
+    let s = score(&lines, 50);
+    let d = &s["design"];
+    assert_eq!(d["unit"], "file");
+    let a = &d["assistants"]["a"];
+    assert_eq!(
+        (a["cases"].as_u64(), a["files"].as_u64()),
+        (Some(6), Some(1))
+    );
+    let lags = a["autocorrelation"].as_array().unwrap();
+    let got: Vec<(u64, Option<f64>)> = lags
+        .iter()
+        .map(|l| (l["pairs"].as_u64().unwrap(), l["r"].as_f64()))
+        .collect();
+    assert_eq!(
+        got.iter().map(|g| g.0).collect::<Vec<_>>(),
+        [6, 8, 1, 0, 0, 0]
+    );
+    for (i, want) in [(0, 1.0), (1, -2.0 / 3.0), (2, -2.0 / 3.0)] {
+        assert!((got[i].1.unwrap() - want).abs() < 1e-12, "bin {i}: {got:?}");
+    }
+    assert!(got[3].1.is_none());
+    assert!(a["integral_help"]["icc_repo"].is_null());
+    // One assistant: nothing to compare, and no NaN anywhere in the section.
+    assert_eq!(
+        d["sentence"],
+        "One assistant: no difference to resolve. With one repository, the figures are about its files only."
+    );
+    assert!(!s.to_string().contains("NaN"));
+    // Records without `line`: no pair.
+    let bare: Vec<Value> = lines
+        .iter()
+        .map(|r| {
+            let mut r = r.clone();
+            r.as_object_mut().unwrap().remove("line");
+            r
+        })
+        .collect();
+    let s = score(&bare, 50);
+    let lags = s["design"]["assistants"]["a"]["autocorrelation"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert!(lags.iter().all(|l| l["pairs"] == 0 && l["r"].is_null()));
+}

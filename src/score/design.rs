@@ -1,0 +1,887 @@
+//! "How many lines are enough" (methodology §1, §4): the sampling design read from the
+//! records themselves. Per assistant, on each case's contribution to a headline ratio
+//! (integral help ℋ = Σ w·c³ / Σ w, exact share), the intraclass correlations within a
+//! file and within a repository, the design effect and the effective number of
+//! independent cases, the interval width projected at ½×, 2× and 4× the sampling rate
+//! (calibrated on the bootstrap's own width), and the autocorrelation of the
+//! contributions against the distance in lines; per pair of assistants, whether the
+//! sample resolves the integral-help difference and, if not, about how many times the
+//! lines or the repositories it would need. Definitions: docs/metrics.md#sampling-design.
+//!
+//! The estimator is a moment (pairwise) one, weighted as the headline itself weights
+//! cases, so that its clustered variance is the one the bootstrap measures: with `z_i`
+//! the centred contributions, `s² = Σ z_i² / (n − 1)`,
+//! `ρ_file = Σ_{i≠j same file} z_i z_j / (N_F · s²) + 1/n` over the `N_F = Σ n_f² − n`
+//! ordered pairs of one file, `ρ_repo` the same over the `N_R = Σ n_r² − Σ n_f²` pairs of
+//! one repository in different files (the `1/n` undoes the centring on the sample mean,
+//! which makes an independent pair's product `−s²/n` on average), each truncated to
+//! [0, 1].
+
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+use super::accumulate::{Units, answered_line};
+use super::bootstrap::Estimate;
+use super::pairwise::Pairwise;
+use super::records::Table;
+
+/// The sampling rates the widths are projected at, as multiples of this sample's.
+pub const RATES: [f64; 3] = [0.5, 2.0, 4.0];
+
+/// The distance bins of the autocorrelation, in lines (inclusive); the last bound is
+/// the window.
+pub const BINS: [(u32, u32); 6] = [(1, 5), (6, 10), (11, 20), (21, 50), (51, 100), (101, 200)];
+
+/// Fewer pairs than this in a distance bin and its correlation is shown as rough.
+pub const FEW_PAIRS: u64 = 30;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Design {
+    /// The design the intervals assume: "repository" (repositories resampled) or
+    /// "file" (files resampled, fewer than `MIN_UNITS` repositories).
+    pub unit: &'static str,
+    pub assistants: BTreeMap<String, AssistantDesign>,
+    /// Per pair of assistants (name order), the integral-help difference against its
+    /// interval.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pairs: Vec<PairDesign>,
+    /// Whether the sample is large enough for the differences seen, in one sentence.
+    pub sentence: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct AssistantDesign {
+    /// Answered line cases, the files and repositories they are in.
+    pub cases: u64,
+    pub files: u64,
+    pub repositories: u64,
+    pub integral_help: MetricDesign,
+    pub exact_share: MetricDesign,
+    /// Correlation of the integral-help contributions of two cases of one file, by
+    /// their distance in lines ([`BINS`]).
+    pub autocorrelation: Vec<Lag>,
+}
+
+/// The design figures of one headline ratio. `None` (null) where not defined: no
+/// pair of cases in one file (or repository), no spread.
+#[derive(Debug, Clone, Serialize)]
+pub struct MetricDesign {
+    pub icc_file: Option<f64>,
+    pub icc_repo: Option<f64>,
+    /// Variance of the estimate under the clustered design over its variance were the
+    /// cases independent.
+    pub deff: Option<f64>,
+    /// `n / deff`.
+    pub n_eff: Option<f64>,
+    /// The bootstrap's 95% interval width (`ci95`) now.
+    pub width: Option<f64>,
+    /// The width projected at each of [`RATES`] times this sampling rate.
+    pub projected: Vec<Projection>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Projection {
+    /// Multiple of this sample's rate.
+    pub rate: f64,
+    pub width: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Lag {
+    /// Distances `from..=to` lines.
+    pub from: u32,
+    pub to: u32,
+    /// Pairs of cases of one file at such a distance.
+    pub pairs: u64,
+    pub r: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PairDesign {
+    pub a: String,
+    pub b: String,
+    /// Integral help of a minus b on the cases both answered, and its interval's half
+    /// width.
+    pub diff: f64,
+    pub half: f64,
+    /// The interval excludes 0.
+    pub resolved: bool,
+    /// The design effect of the paired differences.
+    pub deff: Option<f64>,
+    /// About how many times this sampling rate (files and repositories as now) would
+    /// narrow the interval to the difference; null when resolved, or when more lines
+    /// alone cannot (the within-file correlation keeps the width above it).
+    pub lines_factor: Option<f64>,
+    /// About how many times the repositories (each sampled as these are) would.
+    pub repos_factor: Option<f64>,
+    pub sentence: String,
+}
+
+/// A case's place in the design and its value.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Obs {
+    pub repo: u32,
+    /// A file id, unique across repositories.
+    pub file: u32,
+    pub value: f64,
+}
+
+/// The variance components of a set of observations, in pairwise-moment form.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Components {
+    pub n: u64,
+    /// `Σ z_i² / (n − 1)` (0 with fewer than two).
+    pub s2: f64,
+    pub icc_file: Option<f64>,
+    pub icc_repo: Option<f64>,
+    /// `Σ n_f² / n` and `Σ n_r² / n`: the mean size of the file (repository) a case is in.
+    pub mf: f64,
+    pub mr: f64,
+}
+
+impl Components {
+    /// Of `obs`, centred on their mean.
+    pub fn of(obs: &[Obs]) -> Components {
+        let n = obs.len();
+        let mean = obs.iter().map(|o| o.value).sum::<f64>() / n.max(1) as f64;
+        let mut by_file: BTreeMap<(u32, u32), (f64, u64)> = BTreeMap::new();
+        let mut by_repo: BTreeMap<u32, (f64, u64)> = BTreeMap::new();
+        let mut s1 = 0.0;
+        for o in obs {
+            let z = o.value - mean;
+            s1 += z * z;
+            let f = by_file.entry((o.repo, o.file)).or_default();
+            f.0 += z;
+            f.1 += 1;
+            let r = by_repo.entry(o.repo).or_default();
+            r.0 += z;
+            r.1 += 1;
+        }
+        let sq = |m: &mut dyn Iterator<Item = (f64, u64)>| {
+            m.fold((0.0, 0u64), |(s, c), (z, k)| (s + z * z, c + k * k))
+        };
+        let (sf, nf2) = sq(&mut by_file.values().copied());
+        let (sr, nr2) = sq(&mut by_repo.values().copied());
+        let s2 = if n >= 2 { s1 / (n - 1) as f64 } else { 0.0 };
+        let nn = n as f64;
+        let icc = |cross: f64, pairs: u64| {
+            (pairs > 0 && s2 > 0.0)
+                .then(|| (cross / (pairs as f64 * s2) + 1.0 / nn).clamp(0.0, 1.0))
+        };
+        Components {
+            n: n as u64,
+            s2,
+            icc_file: icc(sf - s1, nf2 - n as u64),
+            icc_repo: icc(sr - sf, nr2 - nf2),
+            mf: nf2 as f64 / nn.max(1.0),
+            mr: nr2 as f64 / nn.max(1.0),
+        }
+    }
+
+    /// The clustered part of the design effect, `B = ρ_file·(m_f − 1) + ρ_repo·(m_r −
+    /// m_f)` (the repository term only when repositories are the design's unit): the
+    /// design effect is `1 + B`. None without spread.
+    fn clustered(&self, repositories: bool) -> Option<f64> {
+        if self.s2 <= 0.0 || self.n < 2 {
+            return None;
+        }
+        let file = self.icc_file.unwrap_or(0.0) * (self.mf - 1.0);
+        let repo = if repositories {
+            self.icc_repo.unwrap_or(0.0) * (self.mr - self.mf)
+        } else {
+            0.0
+        };
+        Some(file + repo)
+    }
+
+    /// The design effect at `k` times this sampling rate (each line kept with k times
+    /// the probability; files and repositories as now): `1 + k·B`. Pairs of cases in
+    /// one file (or repository) grow as k², the cases as k, so `B`, which counts pairs
+    /// per case, grows as k (not `k·m_f − 1`: a file's size in this sample counts its
+    /// own case, whose share falls as the rate rises).
+    pub fn deff_at(&self, k: f64, repositories: bool) -> Option<f64> {
+        Some(1.0 + k * self.clustered(repositories)?)
+    }
+
+    pub fn deff(&self, repositories: bool) -> Option<f64> {
+        self.deff_at(1.0, repositories)
+    }
+
+    /// The interval width at `k` times the rate over the width now:
+    /// `√(deff(k) / (k · deff(1)))`.
+    pub fn width_ratio(&self, k: f64, repositories: bool) -> Option<f64> {
+        let (dk, d1) = (self.deff_at(k, repositories)?, self.deff(repositories)?);
+        (d1 > 0.0 && dk > 0.0).then(|| (dk / (k * d1)).sqrt())
+    }
+
+    /// The smallest multiple of the rate at which the half width `half` falls to
+    /// `|diff|`, or None when no multiple does (the clustered part alone is wider).
+    /// 1 when it is already there.
+    pub fn rate_needed(&self, half: f64, diff: f64, repositories: bool) -> Option<f64> {
+        if diff.abs() >= half {
+            return Some(1.0);
+        }
+        let b = self.clustered(repositories)?;
+        // (half(k)/half)² = (1/k + B)/(1 + B); equal to (diff/half)² at k = 1/(g − B).
+        let g = (diff / half).powi(2) * (1.0 + b);
+        (g > b).then(|| 1.0 / (g - b))
+    }
+}
+
+/// Correlation of `value` between two observations of one file `from..=to` lines
+/// apart, for each bin: `Σ z_i z_j / (pairs · s²) + 1/n` (as the ICC), clamped to
+/// [−1, 1]. `lines[i]` is observation `i`'s line (None: left out of the pairs).
+pub fn autocorrelation(obs: &[Obs], lines: &[Option<u32>], c: &Components) -> Vec<Lag> {
+    let window = BINS[BINS.len() - 1].1;
+    let mean = obs.iter().map(|o| o.value).sum::<f64>() / obs.len().max(1) as f64;
+    let mut sums = [(0.0f64, 0u64); BINS.len()];
+    let mut by_file: FxHashMap<(u32, u32), Vec<(u32, f64)>> = FxHashMap::default();
+    for (o, l) in obs.iter().zip(lines) {
+        if let Some(l) = l {
+            by_file
+                .entry((o.repo, o.file))
+                .or_default()
+                .push((*l, o.value - mean));
+        }
+    }
+    let mut files: Vec<_> = by_file.into_values().collect();
+    files.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    for mut f in files {
+        f.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+        for (i, &(li, zi)) in f.iter().enumerate() {
+            for &(lj, zj) in &f[i + 1..] {
+                let d = lj - li;
+                if d > window {
+                    break;
+                }
+                if let Some(b) = BINS.iter().position(|&(lo, hi)| (lo..=hi).contains(&d)) {
+                    sums[b].0 += zi * zj;
+                    sums[b].1 += 1;
+                }
+            }
+        }
+    }
+    BINS.iter()
+        .zip(sums)
+        .map(|(&(from, to), (s, pairs))| Lag {
+            from,
+            to,
+            pairs,
+            r: (pairs > 0 && c.s2 > 0.0)
+                .then(|| (s / (pairs as f64 * c.s2) + 1.0 / c.n as f64).clamp(-1.0, 1.0)),
+        })
+        .collect()
+}
+
+/// One answered case of an assistant: its place, line, weight `len` (w) and gain
+/// (w·c_help; 0 for an empty).
+#[derive(Debug, Clone, Copy)]
+struct Case {
+    case: u32,
+    repo: u32,
+    file: u32,
+    line: Option<u32>,
+    len: u32,
+    gain: u32,
+}
+
+impl Case {
+    fn w(&self) -> f64 {
+        self.len as f64
+    }
+    /// c_help³.
+    fn cube(&self) -> f64 {
+        let c = self.gain as f64 / self.len as f64;
+        c * c * c
+    }
+    /// 1 for an exact line.
+    fn exact(&self) -> f64 {
+        if self.gain == self.len { 1.0 } else { 0.0 }
+    }
+}
+
+/// Each case's contribution to the ratio `Σ w·y / Σ w` (its linearization):
+/// `w_i·(y_i − R)/w̄`, whose mean is the ratio's error to first order.
+fn contributions(cases: &[Case], y: impl Fn(&Case) -> f64) -> Vec<Obs> {
+    let (sw, swy) = cases
+        .iter()
+        .fold((0.0, 0.0), |(a, b), c| (a + c.w(), b + c.w() * y(c)));
+    if sw == 0.0 {
+        return Vec::new();
+    }
+    let (ratio, wbar) = (swy / sw, sw / cases.len() as f64);
+    cases
+        .iter()
+        .map(|c| Obs {
+            repo: c.repo,
+            file: c.file,
+            value: c.w() * (y(c) - ratio) / wbar,
+        })
+        .collect()
+}
+
+fn metric_design(
+    obs: &[Obs],
+    width: Option<f64>,
+    repositories: bool,
+) -> (MetricDesign, Components) {
+    let c = Components::of(obs);
+    let deff = c.deff(repositories);
+    let d = MetricDesign {
+        icc_file: c.icc_file,
+        icc_repo: if repositories { c.icc_repo } else { None },
+        deff,
+        n_eff: deff.filter(|d| *d > 0.0).map(|d| c.n as f64 / d),
+        width,
+        projected: RATES
+            .iter()
+            .map(|&k| Projection {
+                rate: k,
+                width: width.and_then(|w| c.width_ratio(k, repositories).map(|r| w * r)),
+            })
+            .collect(),
+    };
+    (d, c)
+}
+
+fn width(e: &Estimate) -> Option<f64> {
+    let w = e.ci95[1] - e.ci95[0];
+    w.is_finite().then_some(w)
+}
+
+/// The design section of a summary: `scores` are each assistant's (name, integral
+/// help, exact share) estimates, `pairwise` the summary's paired differences, `q` the
+/// multiplier of sd in their intervals.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn design(
+    table: &Table,
+    keep: &[bool],
+    pass: u32,
+    units: &Units,
+    names: &[u32],
+    scores: &BTreeMap<String, (Estimate, Estimate)>,
+    pairwise: &[Pairwise],
+    q: f64,
+) -> Option<Design> {
+    let repositories = !units.by_file;
+    // Files numbered in (repository, file name) order, so that no figure depends on the
+    // order of the records (files of one name in two repositories differ).
+    let mut files: Vec<(usize, &str, usize)> = (table.places.iter().enumerate())
+        .map(|(i, p)| {
+            (
+                units.repo_rank.get(p.repo as usize).copied().unwrap_or(0),
+                table.files.get(p.file as usize).map_or("", String::as_str),
+                i,
+            )
+        })
+        .collect();
+    files.sort_unstable();
+    let mut file_of_place = vec![0u32; table.places.len()];
+    let mut id = 0u32;
+    for (k, f) in files.iter().enumerate() {
+        if k > 0 && (files[k - 1].0, files[k - 1].1) != (f.0, f.1) {
+            id += 1;
+        }
+        file_of_place[f.2] = id;
+    }
+    let n_a = table.assistants.len();
+    let mut per: Vec<Vec<Case>> = vec![Vec::new(); n_a];
+    for (r, _) in table
+        .rows
+        .iter()
+        .zip(keep)
+        .filter(|(r, k)| **k && answered_line(r, pass))
+    {
+        let w = r.weight();
+        if w == 0 {
+            continue;
+        }
+        let place = table.place(r);
+        let suggested = r.outcome == super::records::Outcome::Suggestion;
+        per[r.assistant() as usize].push(Case {
+            case: r.case,
+            repo: units
+                .repo_rank
+                .get(place.repo as usize)
+                .copied()
+                .unwrap_or(0) as u32,
+            file: file_of_place[r.place as usize],
+            line: table.line(r),
+            len: w,
+            gain: if suggested {
+                w.saturating_sub(r.ld2())
+            } else {
+                0
+            },
+        });
+    }
+    // Sums in one order whatever the records' (ties are alike in every figure).
+    for cases in &mut per {
+        cases.sort_unstable_by_key(|c| (c.repo, c.file, c.line, c.len, c.gain));
+    }
+    // Per (case, assistant): the index in `per`, to pair cases.
+    let mut slot: Vec<u32> = vec![u32::MAX; table.cases * n_a];
+    for (a, cases) in per.iter().enumerate() {
+        for (i, c) in cases.iter().enumerate() {
+            slot[c.case as usize * n_a + a] = i as u32;
+        }
+    }
+    if per.iter().all(|p| p.is_empty()) {
+        return None;
+    }
+    let mut assistants = BTreeMap::new();
+    let mut comps: BTreeMap<u32, Components> = BTreeMap::new();
+    for &a in names {
+        let cases = &per[a as usize];
+        let name = &table.assistants[a as usize];
+        let Some((ih, ex)) = scores.get(name) else {
+            continue;
+        };
+        if cases.is_empty() {
+            continue;
+        }
+        let cube = contributions(cases, Case::cube);
+        let (ih_design, c) = metric_design(&cube, width(ih), repositories);
+        let (ex_design, _) =
+            metric_design(&contributions(cases, Case::exact), width(ex), repositories);
+        let lines: Vec<Option<u32>> = cases.iter().map(|c| c.line).collect();
+        let mut files: Vec<(u32, u32)> = cases.iter().map(|c| (c.repo, c.file)).collect();
+        files.sort_unstable();
+        files.dedup();
+        let mut repos: Vec<u32> = files.iter().map(|f| f.0).collect();
+        repos.dedup();
+        assistants.insert(
+            name.clone(),
+            AssistantDesign {
+                cases: cases.len() as u64,
+                files: files.len() as u64,
+                repositories: repos.len() as u64,
+                integral_help: ih_design,
+                exact_share: ex_design,
+                autocorrelation: autocorrelation(&cube, &lines, &c),
+            },
+        );
+        comps.insert(a, c);
+    }
+    let mut pairs = Vec::new();
+    for (i, &a) in names.iter().enumerate() {
+        for &b in &names[i + 1..] {
+            let (na, nb) = (&table.assistants[a as usize], &table.assistants[b as usize]);
+            let Some(p) = pairwise
+                .iter()
+                .find(|p| &p.a == na && &p.b == nb && p.metric == "integral_help")
+            else {
+                continue;
+            };
+            // In a's order, ties by the difference: the same whatever the records' order.
+            let mut both: Vec<(Case, f64)> = per[a as usize]
+                .iter()
+                .filter_map(|ca| {
+                    let y = slot[ca.case as usize * n_a + b as usize];
+                    (y != u32::MAX).then(|| (*ca, ca.cube() - per[b as usize][y as usize].cube()))
+                })
+                .collect();
+            both.sort_by(|(x, dx), (y, dy)| {
+                let key = |c: &Case| (c.repo, c.file, c.line, c.len, c.gain);
+                key(x).cmp(&key(y)).then(dx.total_cmp(dy))
+            });
+            // Contributions of the paired difference: w_i·(d_i − D)/w̄.
+            let (sw, swd) = both
+                .iter()
+                .fold((0.0, 0.0), |(s, t), (c, d)| (s + c.w(), t + c.w() * d));
+            let obs: Vec<Obs> = if sw > 0.0 {
+                let (dd, wbar) = (swd / sw, sw / both.len() as f64);
+                both.iter()
+                    .map(|(c, d)| Obs {
+                        repo: c.repo,
+                        file: c.file,
+                        value: c.w() * (d - dd) / wbar,
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            let c = Components::of(&obs);
+            let half = q * p.sd;
+            pairs.push(pair_design(na, nb, p.diff, half, &c, repositories));
+        }
+    }
+    let sentence = sentence(&pairs, table.repos.len(), repositories);
+    Some(Design {
+        unit: if repositories { "repository" } else { "file" },
+        assistants,
+        pairs,
+        sentence,
+    })
+}
+
+/// Rounds a factor for a sentence: three decimals below 1.1 (a difference at the edge
+/// of its interval), two below 2, one below 10, whole above.
+fn times(x: f64) -> String {
+    if x < 1.1 {
+        format!("{x:.3}×")
+    } else if x < 2.0 {
+        format!("{x:.2}×")
+    } else if x < 10.0 {
+        format!("{x:.1}×")
+    } else {
+        format!("{:.0}×", x.round())
+    }
+}
+
+fn pair_design(
+    a: &str,
+    b: &str,
+    diff: f64,
+    half: f64,
+    c: &Components,
+    repositories: bool,
+) -> PairDesign {
+    let resolved = half > 0.0 && diff.abs() > half || (half == 0.0 && diff != 0.0);
+    let (lines_factor, repos_factor) = if resolved || diff == 0.0 || !diff.is_finite() {
+        (None, None)
+    } else {
+        (
+            c.rate_needed(half, diff, repositories),
+            Some((half / diff).powi(2)),
+        )
+    };
+    let sentence = if resolved {
+        format!(
+            "{a} − {b}: integral help differs by {:+.2} points, beyond its interval (±{:.2}): \
+             the sample resolves it.",
+            100.0 * diff,
+            100.0 * half
+        )
+    } else if diff == 0.0 || !diff.is_finite() {
+        format!("{a} − {b}: no integral-help difference to resolve.")
+    } else {
+        let lines = match lines_factor {
+            Some(k) => format!("about {} the lines per file", times(k)),
+            None => "no number of lines per file (the within-file correlation keeps the \
+                     interval wider than the difference)"
+                .to_string(),
+        };
+        format!(
+            "{a} − {b}: integral help differs by {:+.2} points, within its interval (±{:.2}): \
+             resolving it would take {lines}, or about {} the repositories.",
+            100.0 * diff,
+            100.0 * half,
+            times(repos_factor.unwrap_or(f64::NAN))
+        )
+    };
+    PairDesign {
+        a: a.to_string(),
+        b: b.to_string(),
+        diff,
+        half,
+        resolved,
+        deff: c.deff(repositories),
+        lines_factor,
+        repos_factor,
+        sentence,
+    }
+}
+
+/// Whether the sample is large enough for the differences seen, in one sentence, with
+/// its caveats (one repository, files as units, no pair).
+fn sentence(pairs: &[PairDesign], repos: usize, repositories: bool) -> String {
+    let caveat = if repos == 1 {
+        " With one repository, the figures are about its files only."
+    } else if !repositories {
+        " With so few repositories, files are the units: the figures are about these \
+         repositories' files, and the repository-level correlation is not counted."
+    } else {
+        ""
+    };
+    if pairs.is_empty() {
+        return format!("One assistant: no difference to resolve.{caveat}");
+    }
+    let open: Vec<&PairDesign> = pairs.iter().filter(|p| !p.resolved).collect();
+    let head = if open.is_empty() {
+        format!(
+            "The sample is large enough: every integral-help difference ({}) lies beyond its interval.",
+            pairs.len()
+        )
+    } else {
+        let worst = open
+            .iter()
+            .map(|p| p.repos_factor.unwrap_or(f64::INFINITY))
+            .fold(0.0, f64::max);
+        let lines = open
+            .iter()
+            .map(|p| p.lines_factor.unwrap_or(f64::INFINITY))
+            .fold(0.0, f64::max);
+        let need = if lines.is_finite() {
+            format!(
+                "about {} the lines per file or {} the repositories",
+                times(lines),
+                times(worst)
+            )
+        } else if worst.is_finite() {
+            format!(
+                "about {} the repositories (more lines per file alone would not do)",
+                times(worst)
+            )
+        } else {
+            "more data than can be projected".to_string()
+        };
+        if pairs.len() == 1 {
+            format!(
+                "The sample is not large enough for the integral-help difference: \
+                 resolving it would take {need}."
+            )
+        } else {
+            format!(
+                "The sample is not large enough for {} of {} integral-help differences: \
+                 resolving them all would take {need}.",
+                open.len(),
+                pairs.len()
+            )
+        }
+    };
+    format!("{head}{caveat}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn obs(v: &[(u32, u32, f64)]) -> Vec<Obs> {
+        v.iter()
+            .map(|&(repo, file, value)| Obs { repo, file, value })
+            .collect()
+    }
+
+    /// 2 repositories × 2 files × 2 lines:
+    /// repo 0: file 0 [1, 3], file 1 [5, 7]; repo 1: file 2 [0, 2], file 3 [0, 6].
+    /// n = 8, mean = 24/8 = 3; z = [−2, 0 | 2, 4 | −3, −1 | −3, 3].
+    /// Σz² = 4+0+4+16+9+1+9+9 = 52, s² = 52/7.
+    /// Files: Z = −2, 6, −4, 0, ΣZ_f² = 4+36+16+0 = 56; same-file cross = 56 − 52 = 4,
+    /// N_F = Σn_f² − n = 16 − 8 = 8: ρ_file = 4/(8·52/7) + 1/8 = 7/104 + 13/104 = 20/104.
+    /// Repos: Z = 4, −4, ΣZ_r² = 32; cross in repo, other file = 32 − 56 = −24,
+    /// N_R = Σn_r² − Σn_f² = 32 − 16 = 16: ρ_repo = −24/(16·52/7) + 1/8
+    /// = −21/104 + 13/104 < 0 → 0.
+    /// m_f = 16/8 = 2, m_r = 32/8 = 4. deff (repository design)
+    /// = 1 + (20/104)(2 − 1) + 0 = 124/104; n_eff = 8·104/124 = 832/124.
+    #[test]
+    fn nested_components_by_hand() {
+        let o = obs(&[
+            (0, 0, 1.0),
+            (0, 0, 3.0),
+            (0, 1, 5.0),
+            (0, 1, 7.0),
+            (1, 2, 0.0),
+            (1, 2, 2.0),
+            (1, 3, 0.0),
+            (1, 3, 6.0),
+        ]);
+        let c = Components::of(&o);
+        assert_eq!(c.n, 8);
+        assert!((c.s2 - 52.0 / 7.0).abs() < 1e-12);
+        assert!((c.icc_file.unwrap() - 20.0 / 104.0).abs() < 1e-12);
+        assert_eq!(c.icc_repo, Some(0.0));
+        assert_eq!((c.mf, c.mr), (2.0, 4.0));
+        let deff = c.deff(true).unwrap();
+        assert!((deff - 124.0 / 104.0).abs() < 1e-12);
+        let (d, _) = metric_design(&o, Some(0.3), true);
+        assert!((d.n_eff.unwrap() - 832.0 / 124.0).abs() < 1e-12);
+        // At 2×: deff(2) = 1 + 2·(20/104)(2 − 1) = 144/104; width ratio
+        // √(144/(2·124)) = √(144/248).
+        let r2 = c.width_ratio(2.0, true).unwrap();
+        assert!((r2 - (144.0f64 / 248.0).sqrt()).abs() < 1e-12);
+        assert!((d.projected[1].width.unwrap() - 0.3 * r2).abs() < 1e-12);
+        // At ½×: deff = 1 + ½·20/104 = 114/104, ratio √(114/(0.5·124)) = √(228/124).
+        let rh = c.width_ratio(0.5, true).unwrap();
+        assert!((rh - (228.0f64 / 124.0).sqrt()).abs() < 1e-12);
+    }
+
+    /// A design where repositories matter: repo 0 all 4, repo 1 all 0, two files of
+    /// two lines each. mean 2, z = ±2 everywhere, s² = 32/7; same file cross: each file
+    /// Z = ±4, ΣZ_f² = 64, cross = 64 − 32 = 32, N_F = 8: ρ_file = 32/(8·32/7) + 1/8
+    /// = 7/8 + 1/8 = 1. Repo cross (other file) = ΣZ_r² − ΣZ_f² = 128 − 64 = 64, N_R =
+    /// 16: ρ_repo = 64/(16·32/7) + 1/8 = 1. deff = 1 + 1·(2 − 1) + 1·(4 − 2) = 4 (the
+    /// repository mean of 4 cases is the one thing measured), n_eff = 2; with files as
+    /// units, deff = 2. At 4× the width barely falls: B = 3, deff(4) = 1 + 4·3 = 13,
+    /// ratio √(13/(4·4)) (what falls is only the noise of how many lines of each
+    /// repository the sample drew); no number of lines resolves a difference half the
+    /// half width: (1/k + 3)/4 ≥ 3/4 > (1/2)².
+    #[test]
+    fn repositories_that_differ_are_the_whole_variance() {
+        let o = obs(&[
+            (0, 0, 4.0),
+            (0, 0, 4.0),
+            (0, 1, 4.0),
+            (0, 1, 4.0),
+            (1, 2, 0.0),
+            (1, 2, 0.0),
+            (1, 3, 0.0),
+            (1, 3, 0.0),
+        ]);
+        let c = Components::of(&o);
+        assert_eq!((c.icc_file, c.icc_repo), (Some(1.0), Some(1.0)));
+        assert_eq!(c.deff(true), Some(4.0));
+        assert_eq!(c.deff(false), Some(2.0));
+        assert_eq!(c.width_ratio(4.0, true), Some((13.0f64 / 16.0).sqrt()));
+        assert_eq!(c.rate_needed(0.5, 0.25, true), None);
+        let p = pair_design("a", "b", 0.25, 0.5, &c, true);
+        assert!(!p.resolved);
+        assert_eq!(p.lines_factor, None);
+        // (0.5/0.25)² = 4 times the repositories.
+        assert_eq!(p.repos_factor, Some(4.0));
+        assert!(p.sentence.contains("no number of lines"), "{}", p.sentence);
+    }
+
+    /// Independent lines (ρ = 0): the width falls as 1/√k, and a difference half the
+    /// half width needs 4× the lines. Values 0, 2 in each of four files of two repos:
+    /// mean 1, z = ±1, s² = 8/7; each file Z = 0: cross = 0 − 8 = −8, N_F = 8,
+    /// ρ_file = −8/(8·8/7) + 1/8 = −7/8 + 1/8 < 0 → 0; repo Z = 0 too, cross = 0,
+    /// ρ_repo = 0 + 1/8 = 1/8 (a pair of unrelated cases, after the centring); with
+    /// files as units it does not count: deff = 1.
+    #[test]
+    fn independent_lines_fall_as_one_over_root_k() {
+        let o = obs(&[
+            (0, 0, 0.0),
+            (0, 0, 2.0),
+            (0, 1, 0.0),
+            (0, 1, 2.0),
+            (1, 2, 0.0),
+            (1, 2, 2.0),
+            (1, 3, 0.0),
+            (1, 3, 2.0),
+        ]);
+        let c = Components::of(&o);
+        assert_eq!(c.icc_file, Some(0.0));
+        assert!((c.icc_repo.unwrap() - 0.125).abs() < 1e-12);
+        assert_eq!(c.deff(false), Some(1.0));
+        assert_eq!(c.width_ratio(4.0, false), Some(0.5));
+        // (1/k + B)/(1 + B) = (1/2)² with B = 0: k = 4.
+        assert_eq!(c.rate_needed(0.5, 0.25, false), Some(4.0));
+        assert_eq!(c.rate_needed(0.5, 0.75, false), Some(1.0));
+    }
+
+    /// Degenerate designs: one file (no pair across files, no repository pair), one
+    /// case per file, no spread: n/a, never NaN.
+    #[test]
+    fn degenerate_designs_give_none() {
+        // One file of three lines 1, 2, 3: mean 2, z = −1, 0, 1, s² = 1; file Z = 0,
+        // cross = −2, N_F = 6: ρ_file = −2/6 + 1/3 = 0. No repository pairs.
+        let c = Components::of(&obs(&[(0, 0, 1.0), (0, 0, 2.0), (0, 0, 3.0)]));
+        assert!(c.icc_file.unwrap().abs() < 1e-12);
+        assert_eq!(c.icc_repo, None);
+        assert!((c.deff(false).unwrap() - 1.0).abs() < 1e-12);
+        // One case per file, one repository each: no pair at all.
+        let c = Components::of(&obs(&[(0, 0, 1.0), (1, 1, 2.0)]));
+        assert_eq!((c.icc_file, c.icc_repo), (None, None));
+        assert_eq!(c.deff(true), Some(1.0));
+        // No spread.
+        let o = obs(&[(0, 0, 1.0), (0, 0, 1.0), (1, 1, 1.0)]);
+        let c = Components::of(&o);
+        assert_eq!((c.icc_file, c.icc_repo, c.deff(true)), (None, None, None));
+        let (d, _) = metric_design(&o, Some(0.0), true);
+        assert_eq!((d.deff, d.n_eff), (None, None));
+        assert!(d.projected.iter().all(|p| p.width.is_none()));
+        let json = serde_json::to_string(&d).unwrap();
+        assert!(!json.contains("NaN") && json.contains("null"), "{json}");
+        // No case.
+        let c = Components::of(&[]);
+        assert_eq!(c.deff(true), None);
+        let lags = autocorrelation(&[], &[], &c);
+        assert!(lags.iter().all(|l| l.pairs == 0 && l.r.is_none()));
+        // A single case.
+        assert_eq!(Components::of(&obs(&[(0, 0, 1.0)])).deff(true), None);
+    }
+
+    /// One file, lines 1..=40, value +1 on odd lines and −1 on even ones: mean 0,
+    /// z = ±1, s² = 40/39, n = 40. Pairs at distance d: 40 − d, of product (−1)^d.
+    /// Bin 1–5: 39+38+37+36+35 = 185 pairs, Σ = −39+38−37+36−35 = −37,
+    /// r = −37/(185·40/39) + 1/40 = −1443/7400 + 185/7400 = −1258/7400.
+    /// Bin 6–10: 34+33+32+31+30 = 160 pairs, Σ = 34−33+32−31+30 = 32,
+    /// r = 32/(160·40/39) + 1/40 = 1248/6400 + 160/6400 = 1408/6400.
+    /// Bin 11–20: Σ_{d=11}^{20} (40 − d) = 245 pairs; 21–50: Σ_{d=21}^{39} (40 − d) = 190.
+    #[test]
+    fn autocorrelation_reads_the_structure_of_a_file() {
+        let mut o = Vec::new();
+        let mut lines = Vec::new();
+        for l in 1..=40u32 {
+            let value = if l % 2 == 1 { 1.0 } else { -1.0 };
+            o.push(Obs {
+                repo: 0,
+                file: 0,
+                value,
+            });
+            lines.push(Some(l));
+        }
+        let c = Components::of(&o);
+        let lags = autocorrelation(&o, &lines, &c);
+        let pairs: Vec<u64> = lags.iter().map(|l| l.pairs).collect();
+        assert_eq!(pairs, [185, 160, 245, 190, 0, 0]);
+        assert!((lags[0].r.unwrap() + 1258.0 / 7400.0).abs() < 1e-12);
+        assert!((lags[1].r.unwrap() - 1408.0 / 6400.0).abs() < 1e-12);
+        assert!(lags[4].r.is_none() && lags[5].r.is_none());
+        // A case without a line is left out of the pairs.
+        let mut no_line = lines.clone();
+        no_line[0] = None;
+        assert_eq!(autocorrelation(&o, &no_line, &c)[0].pairs, 185 - 5);
+        // Exactly: one file with two cases two lines apart, values 1 and 3 and an
+        // unrelated file with 2: mean 2, z = −1, 1, 0, s² = 1, n = 3; the pair's product
+        // −1: r = −1/(1·1) + 1/3 = −2/3, in bin 1–5 with 1 pair.
+        let o = vec![
+            Obs {
+                repo: 0,
+                file: 0,
+                value: 1.0,
+            },
+            Obs {
+                repo: 0,
+                file: 0,
+                value: 3.0,
+            },
+            Obs {
+                repo: 0,
+                file: 1,
+                value: 2.0,
+            },
+        ];
+        let c = Components::of(&o);
+        let lags = autocorrelation(&o, &[Some(10), Some(12), Some(11)], &c);
+        assert_eq!(lags[0].pairs, 1);
+        assert!((lags[0].r.unwrap() + 2.0 / 3.0).abs() < 1e-12);
+        assert!(lags[1..].iter().all(|l| l.pairs == 0));
+    }
+
+    #[test]
+    fn the_sentence_says_what_is_resolved() {
+        let c = Components::of(&obs(&[(0, 0, 0.0), (0, 0, 2.0), (1, 1, 0.0), (1, 1, 2.0)]));
+        let resolved = pair_design("a", "b", 0.2, 0.1, &c, false);
+        assert!(resolved.resolved && resolved.lines_factor.is_none());
+        let s = sentence(std::slice::from_ref(&resolved), 2, false);
+        assert!(s.starts_with("The sample is large enough"), "{s}");
+        assert!(s.contains("files are the units"), "{s}");
+        // ρ = 0 (see above: z = ±1 in two files, each summing to 0): B = 0, and a
+        // difference half the half width needs (1/2)⁻² = 4× the lines, 4× the repositories.
+        let open = pair_design("a", "c", 0.25, 0.5, &c, false);
+        assert_eq!(
+            (open.lines_factor, open.repos_factor),
+            (Some(4.0), Some(4.0))
+        );
+        let s = sentence(&[resolved, open.clone()], 1, false);
+        assert!(s.contains("1 of 2"), "{s}");
+        assert!(
+            s.contains("4.0× the lines per file or 4.0× the repositories"),
+            "{s}"
+        );
+        assert!(s.contains("one repository"), "{s}");
+        let s = sentence(&[open], 12, true);
+        assert!(
+            s.starts_with("The sample is not large enough for the integral-help difference"),
+            "{s}"
+        );
+        assert_eq!(
+            sentence(&[], 12, true),
+            "One assistant: no difference to resolve."
+        );
+    }
+}
