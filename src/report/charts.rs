@@ -187,3 +187,114 @@ pub fn intervals_svg(title: &str, rows: &[(String, f64, f64, f64)]) -> String {
     s.push_str("</svg>");
     s
 }
+
+/// One assistant's autocorrelation by distance bin: (r, pairs) per bin.
+pub struct LagSeries<'a> {
+    pub name: &'a str,
+    pub points: Vec<(Option<f64>, u64)>,
+}
+
+/// Correlation against distance: one column per bin (`bins`, its labels), per
+/// assistant a dot (hollow with fewer than [`crate::score::design::FEW_PAIRS`] pairs)
+/// joined by a line, its pair count under the axis; y from −1 to 1 with 0 marked; a
+/// legend.
+pub fn lags_svg(bins: &[String], series: &[LagSeries]) -> String {
+    let few = crate::score::design::FEW_PAIRS;
+    let (left, top, col_w, plot_h) = (60.0, 40.0, 90.0, 200.0);
+    let w = left + col_w * bins.len() as f64 + 20.0;
+    let counts_top = top + plot_h + 36.0;
+    let h = counts_top + 16.0 * series.len() as f64 + 40.0;
+    let y = |r: f64| top + plot_h * (1.0 - r.clamp(-1.0, 1.0)) / 2.0;
+    let x = |i: usize, k: usize| {
+        let spread = 10.0 * (k as f64 - (series.len() as f64 - 1.0) / 2.0);
+        left + col_w * (i as f64 + 0.5) + spread
+    };
+    let title = "Correlation of two cases of one file by their distance in lines";
+    let mut s = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" role=\"img\" aria-label=\"{title}\" font-family=\"sans-serif\">"
+    );
+    s.push_str(&format!(
+        "<text x=\"{left}\" y=\"18\" font-size=\"14\" font-weight=\"bold\">{title}</text>"
+    ));
+    for t in [-1.0, -0.5, 0.0, 0.5, 1.0] {
+        let yy = y(t);
+        let stroke = if t == 0.0 { "#999" } else { "#eee" };
+        s.push_str(&format!(
+            "<line x1=\"{left}\" y1=\"{yy:.1}\" x2=\"{:.1}\" y2=\"{yy:.1}\" stroke=\"{stroke}\"/><text x=\"{:.1}\" y=\"{:.1}\" font-size=\"12\" text-anchor=\"end\">{t}</text>",
+            w - 20.0,
+            left - 6.0,
+            yy + 4.0
+        ));
+    }
+    s.push_str(&format!(
+        "<text transform=\"translate(16,{:.1}) rotate(-90)\" font-size=\"13\" text-anchor=\"middle\">correlation r</text>",
+        top + plot_h / 2.0
+    ));
+    for (i, b) in bins.iter().enumerate() {
+        s.push_str(&format!(
+            "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"12\" text-anchor=\"middle\">{}</text>",
+            left + col_w * (i as f64 + 0.5),
+            top + plot_h + 16.0,
+            super::esc(b)
+        ));
+    }
+    s.push_str(&format!(
+        "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"13\" text-anchor=\"middle\">distance in lines (pairs of cases under each bin)</text>",
+        left + col_w * bins.len() as f64 / 2.0,
+        top + plot_h + 32.0
+    ));
+    if !series.is_empty() {
+        s.push_str(&format!(
+            "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" text-anchor=\"end\">pairs</text>",
+            left - 6.0,
+            counts_top + 10.0
+        ));
+    }
+    for (k, sr) in series.iter().enumerate() {
+        let col = colour(k);
+        let pts: Vec<(usize, f64)> = (sr.points.iter().enumerate())
+            .filter_map(|(i, (r, _))| r.map(|r| (i, r)))
+            .collect();
+        if pts.len() > 1 {
+            let path: Vec<String> = pts
+                .iter()
+                .map(|(i, r)| format!("{:.1},{:.1}", x(*i, k), y(*r)))
+                .collect();
+            s.push_str(&format!(
+                "<polyline points=\"{}\" fill=\"none\" stroke=\"{col}\" stroke-width=\"1.5\"/>",
+                path.join(" ")
+            ));
+        }
+        for (i, (r, pairs)) in sr.points.iter().enumerate() {
+            if let Some(r) = r {
+                let fill = if *pairs < few { "white" } else { col };
+                s.push_str(&format!(
+                    "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"4.5\" fill=\"{fill}\" stroke=\"{col}\" stroke-width=\"2\"/>",
+                    x(i, k),
+                    y(*r)
+                ));
+            }
+            s.push_str(&format!(
+                "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" fill=\"{col}\" text-anchor=\"middle\">{pairs}</text>",
+                left + col_w * (i as f64 + 0.5),
+                counts_top + 16.0 * k as f64 + 10.0
+            ));
+        }
+        // Legend, under the counts.
+        let ly = counts_top + 16.0 * series.len() as f64 + 14.0;
+        let lx = left + 190.0 * k as f64;
+        s.push_str(&format!(
+            "<rect x=\"{lx:.1}\" y=\"{:.1}\" width=\"18\" height=\"6\" fill=\"{col}\"/><text x=\"{:.1}\" y=\"{:.1}\" font-size=\"12\">{}</text>",
+            ly - 3.0,
+            lx + 24.0,
+            ly + 4.0,
+            super::esc(sr.name)
+        ));
+    }
+    s.push_str(&format!(
+        "<text x=\"{left}\" y=\"{:.1}\" font-size=\"11\" fill=\"#555\">hollow dot: fewer than {few} pairs</text>",
+        h - 6.0
+    ));
+    s.push_str("</svg>");
+    s
+}

@@ -44,6 +44,7 @@ struct Page<'a> {
     blocks: Option<super::extras::BlockSection<'a>>,
     golf: Option<super::extras::GolfSection<'a>>,
     checks: Option<super::extras::CheckSection<'a>>,
+    design: Option<super::design::DesignSection<'a>>,
     run: Option<RunView>,
 }
 
@@ -225,6 +226,7 @@ pub(super) fn html(
         blocks: super::extras::block_section(s, &names, records),
         golf: super::extras::golf_section(s),
         checks: super::extras::check_section(s),
+        design: super::design::design_section(s),
         run: manifest.map(|m| run_view(m, s)),
         names,
     };

@@ -81,6 +81,26 @@ pub fn markdown(s: &Summary) -> String {
             );
         }
     }
+    if let Some(d) = &s.design {
+        let deffs: Vec<String> = d
+            .assistants
+            .iter()
+            .map(|(n, a)| {
+                format!(
+                    "{n} {}",
+                    a.integral_help
+                        .deff
+                        .map_or("n/a".to_string(), |x| format!("{x:.2}"))
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            m,
+            "\n**Design:** {} (design effect of integral help: {}.)",
+            d.sentence,
+            deffs.join(", ")
+        );
+    }
     ranking(s, &mut m);
     for fig in side_figures::all(s) {
         side(s, &fig, &mut m);

@@ -9,6 +9,7 @@
 //! `markdown`.
 
 pub mod charts;
+mod design;
 pub mod escape;
 mod examples;
 mod extras;

@@ -226,6 +226,47 @@ fn the_report_is_well_formed_and_says_what_score_says() {
     let csv = std::fs::read_to_string(&csv).unwrap();
     assert!(csv.starts_with("case,repo,file,line,language,assistant,pass,outcome,typed,expected,predicted,c_help,ld2,ld1,latency_ms\n"));
     assert_eq!(csv.lines().count(), 1 + 308);
+
+    // The design section says what `typist score --json` says: per assistant its
+    // design effect, the sentence on the page and in the markdown, and an
+    // autocorrelation chart with each assistant in the legend.
+    let design = &score["design"];
+    let section = doc
+        .descendants()
+        .find(|n| n.attribute("id") == Some("design"))
+        .expect("a design section");
+    let text: String = section
+        .descendants()
+        .filter(|n| n.is_text())
+        .filter_map(|n| n.text())
+        .collect();
+    let sentence = design["sentence"].as_str().unwrap();
+    assert!(text.contains(sentence), "{text}");
+    assert!(md.contains(&format!("**Design:** {sentence}")), "{md}");
+    let rows = all(all(section, "table")[0], "tr");
+    for name in ["typist-ngram", "typist-previous-line"] {
+        let deff = design["assistants"][name]["integral_help"]["deff"]
+            .as_f64()
+            .map_or("n/a".to_string(), |d| format!("{d:.2}"));
+        let row = rows
+            .iter()
+            .find(|r| all(**r, "td").first().and_then(|t| t.text()) == Some(name))
+            .unwrap_or_else(|| panic!("no design row for {name}"));
+        assert_eq!(all(*row, "td")[6].text(), Some(deff.as_str()), "{name}");
+    }
+    let svg = all(section, "svg");
+    assert_eq!(svg.len(), 1);
+    let legend: Vec<&str> = all(svg[0], "text")
+        .iter()
+        .filter_map(|t| t.text())
+        .collect();
+    for name in [
+        "typist-ngram",
+        "typist-previous-line",
+        "distance in lines (pairs of cases under each bin)",
+    ] {
+        assert!(legend.contains(&name), "{legend:?}");
+    }
 }
 
 /// The text of the first paragraph of the section `id`.
