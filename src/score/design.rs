@@ -19,7 +19,6 @@
 
 use std::collections::BTreeMap;
 
-use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use super::accumulate::{Units, answered_line};
@@ -146,24 +145,33 @@ impl Components {
     pub fn of(obs: &[Obs]) -> Components {
         let n = obs.len();
         let mean = obs.iter().map(|o| o.value).sum::<f64>() / n.max(1) as f64;
-        let mut by_file: BTreeMap<(u32, u32), (f64, u64)> = BTreeMap::new();
-        let mut by_repo: BTreeMap<u32, (f64, u64)> = BTreeMap::new();
-        let mut s1 = 0.0;
-        for o in obs {
+        // By (repository, file), keeping the input's order within a file (a stable sort:
+        // the summary's input is in that order already, so this is one pass).
+        let mut order: Vec<u32> = (0..n as u32).collect();
+        order.sort_by_key(|&i| (obs[i as usize].repo, obs[i as usize].file));
+        let (mut s1, mut sf, mut sr) = (0.0, 0.0, 0.0);
+        let (mut nf2, mut nr2) = (0u64, 0u64);
+        let (mut zf, mut zr, mut kf, mut kr) = (0.0, 0.0, 0u64, 0u64);
+        for (k, &i) in order.iter().enumerate() {
+            let o = obs[i as usize];
             let z = o.value - mean;
             s1 += z * z;
-            let f = by_file.entry((o.repo, o.file)).or_default();
-            f.0 += z;
-            f.1 += 1;
-            let r = by_repo.entry(o.repo).or_default();
-            r.0 += z;
-            r.1 += 1;
+            zf += z;
+            zr += z;
+            kf += 1;
+            kr += 1;
+            let next = order.get(k + 1).map(|&j| obs[j as usize]);
+            if next.is_none_or(|x| (x.repo, x.file) != (o.repo, o.file)) {
+                sf += zf * zf;
+                nf2 += kf * kf;
+                (zf, kf) = (0.0, 0);
+            }
+            if next.is_none_or(|x| x.repo != o.repo) {
+                sr += zr * zr;
+                nr2 += kr * kr;
+                (zr, kr) = (0.0, 0);
+            }
         }
-        let sq = |m: &mut dyn Iterator<Item = (f64, u64)>| {
-            m.fold((0.0, 0u64), |(s, c), (z, k)| (s + z * z, c + k * k))
-        };
-        let (sf, nf2) = sq(&mut by_file.values().copied());
-        let (sr, nr2) = sq(&mut by_repo.values().copied());
         let s2 = if n >= 2 { s1 / (n - 1) as f64 } else { 0.0 };
         let nn = n as f64;
         let icc = |cross: f64, pairs: u64| {
@@ -234,34 +242,47 @@ impl Components {
 /// apart, for each bin: `Σ z_i z_j / (pairs · s²) + 1/n` (as the ICC), clamped to
 /// [−1, 1]. `lines[i]` is observation `i`'s line (None: left out of the pairs).
 pub fn autocorrelation(obs: &[Obs], lines: &[Option<u32>], c: &Components) -> Vec<Lag> {
-    let window = BINS[BINS.len() - 1].1;
     let mean = obs.iter().map(|o| o.value).sum::<f64>() / obs.len().max(1) as f64;
     let mut sums = [(0.0f64, 0u64); BINS.len()];
-    let mut by_file: FxHashMap<(u32, u32), Vec<(u32, f64)>> = FxHashMap::default();
-    for (o, l) in obs.iter().zip(lines) {
-        if let Some(l) = l {
-            by_file
-                .entry((o.repo, o.file))
-                .or_default()
-                .push((*l, o.value - mean));
+    // By (repository, file, line), then value: an order of the observations alone.
+    let mut at: Vec<(u32, u32, u32, f64)> = (obs.iter().zip(lines))
+        .filter_map(|(o, l)| l.map(|l| (o.repo, o.file, l, o.value - mean)))
+        .collect();
+    at.sort_by(|x, y| {
+        (x.0, x.1, x.2)
+            .cmp(&(y.0, y.1, y.2))
+            .then(x.3.total_cmp(&y.3))
+    });
+    // Per file: Σ over pairs in a bin of z_i·z_j = Σ_i z_i·(Σ of the z_j from line
+    // l_i + lo to l_i + hi), the inner sum a difference of prefix sums between two
+    // pointers that only move forward: O(cases × bins), however dense the lines.
+    let mut prefix: Vec<f64> = Vec::new();
+    let mut start = 0;
+    while start < at.len() {
+        let key = (at[start].0, at[start].1);
+        let end = start + at[start..].iter().take_while(|x| (x.0, x.1) == key).count();
+        let file = &at[start..end];
+        prefix.clear();
+        prefix.push(0.0);
+        for x in file {
+            prefix.push(prefix[prefix.len() - 1] + x.3);
         }
-    }
-    let mut files: Vec<_> = by_file.into_values().collect();
-    files.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
-    for mut f in files {
-        f.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
-        for (i, &(li, zi)) in f.iter().enumerate() {
-            for &(lj, zj) in &f[i + 1..] {
-                let d = lj - li;
-                if d > window {
-                    break;
+        let mut from = [0usize; BINS.len()];
+        let mut to = [0usize; BINS.len()];
+        for &(_, _, li, zi) in file {
+            for (b, &(lo, hi)) in BINS.iter().enumerate() {
+                while from[b] < file.len() && file[from[b]].2 < li.saturating_add(lo) {
+                    from[b] += 1;
                 }
-                if let Some(b) = BINS.iter().position(|&(lo, hi)| (lo..=hi).contains(&d)) {
-                    sums[b].0 += zi * zj;
-                    sums[b].1 += 1;
+                to[b] = to[b].max(from[b]);
+                while to[b] < file.len() && file[to[b]].2 <= li.saturating_add(hi) {
+                    to[b] += 1;
                 }
+                sums[b].0 += zi * (prefix[to[b]] - prefix[from[b]]);
+                sums[b].1 += (to[b] - from[b]) as u64;
             }
         }
+        start = end;
     }
     BINS.iter()
         .zip(sums)
@@ -417,10 +438,19 @@ pub(crate) fn design(
             },
         });
     }
-    // Sums in one order whatever the records' (ties are alike in every figure).
-    for cases in &mut per {
-        cases.sort_unstable_by_key(|c| (c.repo, c.file, c.line, c.len, c.gain));
-    }
+    // Sums in one order whatever the records' (ties are alike in every figure): by
+    // file (numbered in repository order), line, weight and gain, packed in one key.
+    let key = |c: &Case| {
+        let line = c.line.map_or(0, |l| u128::from(l) + 1);
+        (u128::from(c.file) << 96) | (line << 64) | (u128::from(c.len) << 32) | u128::from(c.gain)
+    };
+    std::thread::scope(|scope| {
+        for cases in &mut per {
+            if cases.len() > 1 {
+                scope.spawn(|| cases.sort_unstable_by_key(key));
+            }
+        }
+    });
     // Per (case, assistant): the index in `per`, to pair cases.
     let mut slot: Vec<u32> = vec![u32::MAX; table.cases * n_a];
     for (a, cases) in per.iter().enumerate() {
@@ -431,16 +461,14 @@ pub(crate) fn design(
     if per.iter().all(|p| p.is_empty()) {
         return None;
     }
-    let mut assistants = BTreeMap::new();
-    let mut comps: BTreeMap<u32, Components> = BTreeMap::new();
-    for &a in names {
+    // Each assistant on its own thread (independent figures, the same whatever the
+    // threads).
+    let one = |a: u32| -> Option<(String, AssistantDesign)> {
         let cases = &per[a as usize];
         let name = &table.assistants[a as usize];
-        let Some((ih, ex)) = scores.get(name) else {
-            continue;
-        };
+        let (ih, ex) = scores.get(name)?;
         if cases.is_empty() {
-            continue;
+            return None;
         }
         let cube = contributions(cases, Case::cube);
         let (ih_design, c) = metric_design(&cube, width(ih), repositories);
@@ -448,11 +476,10 @@ pub(crate) fn design(
             metric_design(&contributions(cases, Case::exact), width(ex), repositories);
         let lines: Vec<Option<u32>> = cases.iter().map(|c| c.line).collect();
         let mut files: Vec<(u32, u32)> = cases.iter().map(|c| (c.repo, c.file)).collect();
-        files.sort_unstable();
         files.dedup();
         let mut repos: Vec<u32> = files.iter().map(|f| f.0).collect();
         repos.dedup();
-        assistants.insert(
+        Some((
             name.clone(),
             AssistantDesign {
                 cases: cases.len() as u64,
@@ -462,9 +489,15 @@ pub(crate) fn design(
                 exact_share: ex_design,
                 autocorrelation: autocorrelation(&cube, &lines, &c),
             },
-        );
-        comps.insert(a, c);
-    }
+        ))
+    };
+    let assistants: BTreeMap<String, AssistantDesign> = std::thread::scope(|scope| {
+        let handles: Vec<_> = names.iter().map(|&a| scope.spawn(move || one(a))).collect();
+        handles
+            .into_iter()
+            .filter_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
     let mut pairs = Vec::new();
     for (i, &a) in names.iter().enumerate() {
         for &b in &names[i + 1..] {
