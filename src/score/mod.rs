@@ -10,6 +10,7 @@ pub mod bootstrap;
 pub mod checks;
 pub mod checks_file;
 pub mod curve;
+pub mod curve_pairs;
 pub mod design;
 pub mod distance;
 pub mod golf;

@@ -15,6 +15,7 @@ use serde::Serialize;
 use super::accumulate::{Acc, AccCtx, Units, accumulate_table, keep_one};
 use super::bootstrap::{Estimate, percentile_unsorted};
 use super::curve::{BandPoint, CurvePoint, UnitCurves, curve, curve_bands};
+use super::curve_pairs::{CurvePair, curve_pairs};
 use super::options::Options;
 use super::pairwise::{PairSums, pair_sums, pairwise};
 use super::records::Table;
@@ -115,6 +116,11 @@ pub struct Summary {
     pub seed: u64,
     pub assistants: BTreeMap<String, AssistantScore>,
     pub pairwise: Vec<Pairwise>,
+    /// Each pair's difference of the H(S|t) curves at the bands' thresholds with its
+    /// interval and p-value per threshold (with `curve_bands`: `typist score --bands`,
+    /// the report).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub curve_pairwise: Vec<CurvePair>,
     /// Paired differences of completion-list rankings (`top1`, `top5`, `mrr`) over the
     /// sessions both assistants answered.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -171,6 +177,11 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
     let draws = draws(&accs, &names, &ps, units.count, !units.by_file, opts);
     step("bootstrap");
     let bands = bands(&accs, &names, &units, opts);
+    let curve_pairwise = if opts.curve_bands {
+        curve_pairs(table, &kept.keep, &names, &units, opts)
+    } else {
+        Vec::new()
+    };
     let (blocks, block_pairwise) =
         super::blocks::block_scores(table, &kept.keep, &units, &names, opts);
     let (checks, checks_pairwise) = super::checks::check_scores(table, &units, &names, opts);
@@ -217,6 +228,7 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
         seed: opts.seed,
         assistants,
         pairwise,
+        curve_pairwise,
         ranking_pairwise,
         repeat_skip: repeat_skip(table, &kept.sorted, &names),
         blocks,

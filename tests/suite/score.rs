@@ -1027,3 +1027,102 @@ fn the_design_reads_the_records_line_numbers() {
         .clone();
     assert!(lags.iter().all(|l| l["pairs"] == 0 && l["r"].is_null()));
 }
+
+/// The paired difference of the help curves, by hand. 12 repositories (the unit), two
+/// cases each, every line 10 characters. Case 2: both exact. Case 1: B empty; A gives
+/// `abcde` (c = 0.5) in six repositories and `abcdefgh` (c = 0.8) in six.
+/// Σ w = 240 on both sides. Tails of A: t ≤ 0.50: 6·15 + 6·18 = 198; 0.50 < t ≤ 0.80:
+/// 6·10 + 6·18 = 168; above: 120. B: 120 at every t. So D = 78/240 for t ≤ 0.50,
+/// 48/240 up to 0.80, 0 above (identical in every resample: no p-value).
+#[test]
+fn the_paired_help_curve_difference_by_hand_with_the_paired_figures_at_its_ends() {
+    let mut lines = vec![];
+    for repo in 0..12 {
+        let r = format!("r{repo:02}");
+        let partial = if repo % 2 == 0 { "abcde" } else { "abcdefgh" };
+        lines.push(rec(
+            &format!("{r}:1"),
+            &r,
+            "A",
+            "suggestion",
+            "abcdefghij",
+            Some(partial),
+        ));
+        lines.push(rec(&format!("{r}:1"), &r, "B", "empty", "abcdefghij", None));
+        for a in ["A", "B"] {
+            lines.push(rec(
+                &format!("{r}:2"),
+                &r,
+                a,
+                "suggestion",
+                "abcdefghij",
+                Some("abcdefghij"),
+            ));
+        }
+    }
+    let f = write_records(&lines);
+    let t = read_records(&[f.path().to_path_buf()], true, 2).unwrap();
+    let opts = |bands| Options {
+        bootstrap: 200,
+        seed: 1,
+        pass: 1,
+        curve_bands: bands,
+    };
+    let v = serde_json::to_value(summarize(&t, &opts(true))).unwrap();
+    assert_eq!(v["unit"], "repository");
+    let pairs = v["curve_pairwise"].as_array().unwrap();
+    assert_eq!(pairs.len(), 1);
+    let c = &pairs[0];
+    assert_eq!(
+        (c["a"].as_str(), c["b"].as_str(), c["cases"].as_u64()),
+        (Some("A"), Some("B"), Some(24))
+    );
+    let points = c["points"].as_array().unwrap();
+    assert_eq!(points.len(), 21);
+    for (i, p) in points.iter().enumerate() {
+        let want = match i {
+            // H_a − H_b, as computed (78/240 up to rounding).
+            0..=10 => 198.0 / 240.0 - 120.0 / 240.0,
+            11..=16 => 168.0 / 240.0 - 120.0 / 240.0,
+            _ => 0.0,
+        };
+        assert_eq!(p["t"].as_f64().unwrap(), (i * 5) as f64 / 100.0, "t at {i}");
+        assert_eq!(p["diff"].as_f64().unwrap(), want, "D at t = {}", p["t"]);
+        if i <= 16 {
+            let pv = p["p_value"].as_f64().unwrap();
+            assert!(pv < 0.05, "significant at t = {}: {pv}", p["t"]);
+            let ci = p["ci95"].as_array().unwrap();
+            assert!(
+                ci[0].as_f64().unwrap() > 0.0,
+                "interval above 0 at t = {}",
+                p["t"]
+            );
+        } else {
+            assert_eq!(p["sd"], 0.0);
+            assert_eq!(p["p_value"], Value::Null, "no p-value from a zero spread");
+        }
+    }
+    // Its ends are help at 0 and the exact share: the same p-values as the paired figures.
+    let paired = |m: &str| {
+        v["pairwise"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["metric"] == m)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(paired("help_at_0")["diff"], points[0]["diff"]);
+    assert_eq!(paired("help_at_0")["p_value"], points[0]["p_value"]);
+    assert_eq!(paired("help_at_0")["sd"], points[0]["sd"]);
+    assert_eq!(paired("exact_share")["p_value"], points[20]["p_value"]);
+    assert_eq!(
+        typist::score::curve_pairs::curve_pair_sentence(
+            &summarize(&t, &opts(true)).curve_pairwise[0]
+        ),
+        "A is ahead of B at t ≤ 0.80 (p < 0.05). No clear difference at the other thresholds."
+    );
+    // Without bands (`typist score` without `--bands`) it is not computed.
+    let plain = serde_json::to_value(summarize(&t, &opts(false))).unwrap();
+    assert_eq!(plain["curve_pairwise"], Value::Null);
+}
