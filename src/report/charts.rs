@@ -298,3 +298,114 @@ pub fn lags_svg(bins: &[String], series: &[LagSeries]) -> String {
     s.push_str("</svg>");
     s
 }
+
+/// One threshold of a paired difference curve: D(t), its 95% band, and whether p < 0.05.
+pub struct DiffPoint {
+    pub t: f64,
+    pub diff: f64,
+    pub lo: f64,
+    pub hi: f64,
+    pub significant: bool,
+}
+
+/// The paired difference `a − b` of two H(S|t) curves against t, in points, over its
+/// band (outlined, dashed), with a zero line, and dots where the difference is
+/// significant; a legend names the line, the band and the dots.
+pub fn diff_curve_svg(a: &str, b: &str, points: &[DiffPoint]) -> String {
+    let mut svg = String::new();
+    let m = points
+        .iter()
+        .flat_map(|p| [p.diff, p.lo, p.hi])
+        .filter(|y| y.is_finite())
+        .fold(0.01f64, |m, y| m.max(y.abs()))
+        * 1.1;
+    let m = m.min(1.0);
+    {
+        let root = SVGBackend::with_string(&mut svg, (720, 340)).into_drawing_area();
+        let _ = root.fill(&WHITE);
+        let chart = ChartBuilder::on(&root)
+            .margin(14)
+            .x_label_area_size(44)
+            .y_label_area_size(64)
+            .build_cartesian_2d(0f64..1f64, -m..m);
+        if let Ok(mut chart) = chart {
+            let _ = chart
+                .configure_mesh()
+                .x_desc("threshold t: the least c_help a developer accepts")
+                .y_desc(format!("{a} − {b} (points)"))
+                .x_label_formatter(&|x| format!("{x:.1}"))
+                .y_label_formatter(&|y| {
+                    let v = (y * 100.0).round();
+                    if v == 0.0 {
+                        "0".to_string()
+                    } else {
+                        format!("{v:+.0}")
+                    }
+                })
+                .light_line_style(RGBColor(238, 238, 238))
+                .label_style(("sans-serif", 13))
+                .axis_desc_style(("sans-serif", 14))
+                .draw();
+            let _ = chart.draw_series(LineSeries::new(
+                [(0.0, 0.0), (1.0, 0.0)],
+                RGBColor(120, 120, 120).stroke_width(1),
+            ));
+            let col = rgb(colour(0));
+            let band: Vec<&DiffPoint> = points
+                .iter()
+                .filter(|p| p.lo.is_finite() && p.hi.is_finite())
+                .collect();
+            if !band.is_empty() {
+                let mut poly: Vec<(f64, f64)> = band.iter().map(|p| (p.t, p.hi)).collect();
+                poly.extend(band.iter().rev().map(|p| (p.t, p.lo)));
+                if let Ok(s) =
+                    chart.draw_series(std::iter::once(Polygon::new(poly, col.mix(0.15).filled())))
+                {
+                    s.label("95% band").legend(move |(x, y)| {
+                        Rectangle::new([(x, y - 5), (x + 18, y + 5)], col.mix(0.15).filled())
+                    });
+                }
+                for upper in [false, true] {
+                    let edge = band.iter().map(|p| (p.t, if upper { p.hi } else { p.lo }));
+                    let _ = chart.draw_series(DashedLineSeries::new(
+                        edge,
+                        5,
+                        4,
+                        col.mix(0.8).stroke_width(1),
+                    ));
+                }
+            }
+            let line: Vec<(f64, f64)> = points
+                .iter()
+                .filter(|p| p.diff.is_finite())
+                .map(|p| (p.t, p.diff))
+                .collect();
+            if let Ok(s) = chart.draw_series(LineSeries::new(line, col.stroke_width(2))) {
+                s.label(format!("{a} − {b}")).legend(move |(x, y)| {
+                    Rectangle::new([(x, y - 2), (x + 18, y + 2)], col.filled())
+                });
+            }
+            let dark = rgb("#D55E00");
+            if let Ok(s) = chart.draw_series(
+                points
+                    .iter()
+                    .filter(|p| p.significant && p.diff.is_finite())
+                    .map(|p| Circle::new((p.t, p.diff), 4, dark.filled())),
+            ) {
+                s.label("p < 0.05")
+                    .legend(move |(x, y)| Circle::new((x + 9, y), 4, dark.filled()));
+            }
+            let _ = chart
+                .configure_series_labels()
+                .position(SeriesLabelPosition::UpperRight)
+                .margin(10)
+                .legend_area_size(26)
+                .label_font(("sans-serif", 13))
+                .background_style(WHITE.mix(0.9))
+                .border_style(RGBColor(200, 200, 200))
+                .draw();
+        }
+        let _ = root.present();
+    }
+    svg
+}

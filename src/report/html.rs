@@ -45,6 +45,7 @@ struct Page<'a> {
     golf: Option<super::extras::GolfSection<'a>>,
     checks: Option<super::extras::CheckSection<'a>>,
     design: Option<super::design::DesignSection<'a>>,
+    curve_pairs: Option<super::curve_pairs::CurvePairsSection<'a>>,
     run: Option<RunView>,
 }
 
@@ -227,6 +228,7 @@ pub(super) fn html(
         golf: super::extras::golf_section(s),
         checks: super::extras::check_section(s),
         design: super::design::design_section(s),
+        curve_pairs: super::curve_pairs::curve_pairs_section(s),
         run: manifest.map(|m| run_view(m, s)),
         names,
     };
@@ -384,7 +386,7 @@ fn failures(s: &Summary) -> Vec<FailureRow<'_>> {
 
 /// How strongly a p-value speaks, 0..1 on a log scale: 0 at p = 1, 1 at p ≤ 0.001
 /// (0.43 at 0.05, 0.67 at 0.01); none without a p-value.
-fn strength(p: Option<f64>) -> f64 {
+pub(super) fn strength(p: Option<f64>) -> f64 {
     match p {
         Some(v) if v.is_finite() && v > 0.0 => (-v.log10() / 3.0).clamp(0.0, 1.0),
         Some(0.0) => 1.0,
@@ -395,7 +397,7 @@ fn strength(p: Option<f64>) -> f64 {
 /// A diverging colour (ColorBrewer PRGn, apart from the assistants' colours): from
 /// white towards green when the row's assistant is ahead, towards purple when behind,
 /// as deep as `x` (0..1); and a readable text colour on it.
-fn diverging(x: f64, ahead: bool) -> (String, &'static str) {
+pub(super) fn diverging(x: f64, ahead: bool) -> (String, &'static str) {
     let to = if ahead {
         (27.0, 120.0, 55.0)
     } else {

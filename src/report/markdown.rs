@@ -81,6 +81,12 @@ pub fn markdown(s: &Summary) -> String {
             );
         }
     }
+    if !s.curve_pairwise.is_empty() {
+        let _ = writeln!(m, "\nAlong the thresholds (H(S|t), paired):\n");
+        for c in &s.curve_pairwise {
+            let _ = writeln!(m, "- {}", crate::score::curve_pairs::curve_pair_sentence(c));
+        }
+    }
     if let Some(d) = &s.design {
         let deffs: Vec<String> = d
             .assistants

@@ -9,6 +9,7 @@
 //! `markdown`.
 
 pub mod charts;
+mod curve_pairs;
 mod design;
 pub mod escape;
 mod examples;

@@ -724,3 +724,80 @@ fn the_report_renders_in_headless_chromium_without_console_errors() {
         std::fs::copy(&shot, dest).unwrap();
     }
 }
+
+/// Alpha helps more at low thresholds only: where beta is silent it gives the line's
+/// first 16 of 28 characters (c_help = 16/28, bucket 57); elsewhere both answer alike
+/// (exact, or both silent). So D(t) > 0 up to t = 0.55 and D = 0, with no spread and no
+/// p-value, from t = 0.60; the section says so, marks it, and the heat map has a column
+/// per threshold.
+#[test]
+fn the_difference_along_the_thresholds_is_charted_and_said_where_it_is_significant() {
+    let dir = tempfile::tempdir().unwrap();
+    let partial = "value = compute(";
+    let records = two_assistants(|r, i| match (i, r % 2) {
+        (0, _) | (1, 0) => (partial, ""),
+        (2, _) => (EXPECTED, EXPECTED),
+        _ => ("", ""),
+    });
+    let (html, md, _) = report_of(dir.path(), &records);
+    let doc = parse(&html);
+    let section = doc
+        .descendants()
+        .find(|n| n.attribute("id") == Some("thresholds"))
+        .expect("the section along the thresholds");
+    let sentence = "alpha is ahead of beta at t ≤ 0.55 (p < 0.05). No clear difference at the other thresholds.";
+    let said: Vec<String> = section
+        .descendants()
+        .filter(|n| n.attribute("class") == Some("curve-pair-sentence"))
+        .map(|n| {
+            n.descendants()
+                .filter(|t| t.is_text())
+                .filter_map(|t| t.text())
+                .collect()
+        })
+        .collect();
+    assert_eq!(said.len(), 1);
+    assert!(said[0].starts_with(sentence), "{}", said[0]);
+    assert!(md.contains(&format!("- {sentence}")), "{md}");
+    // The chart: its legend names the difference, the band and the significant dots, and
+    // there are as many dots as significant thresholds (t = 0 … 0.55: 12).
+    let svg = section
+        .descendants()
+        .find(|n| n.has_tag_name("svg"))
+        .unwrap();
+    let texts: String = svg
+        .descendants()
+        .filter(|t| t.is_text())
+        .filter_map(|t| t.text())
+        .collect();
+    for label in ["alpha − beta", "95% band", "p < 0.05", "threshold t"] {
+        assert!(texts.contains(label), "{label} in the chart");
+    }
+    let dots = svg
+        .descendants()
+        .filter(|n| n.has_tag_name("circle") && n.attribute("fill") == Some("#D55E00"))
+        .count();
+    assert_eq!(
+        dots,
+        12 + 1,
+        "12 significant thresholds and the legend's dot"
+    );
+    // The heat map: a column per threshold, n/a where the difference has no spread.
+    let table = section
+        .descendants()
+        .find(|n| n.has_tag_name("table"))
+        .unwrap();
+    let cells: Vec<String> = table
+        .descendants()
+        .filter(|n| n.has_tag_name("td"))
+        .map(|n| {
+            n.descendants()
+                .filter(|t| t.is_text())
+                .filter_map(|t| t.text())
+                .collect()
+        })
+        .collect();
+    assert_eq!(cells.len(), 21);
+    assert!(cells[..12].iter().all(|c| c.starts_with('▲')), "{cells:?}");
+    assert!(cells[12..].iter().all(|c| c == "=n/a"), "{cells:?}");
+}
