@@ -345,3 +345,49 @@ pub fn accepted_file(f: &SourceFile, r: &Record) -> Option<String> {
     out.extend(&lines[at + replaced..]);
     Some(out.join("\n"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{errors, new_errors};
+    use crate::score::checks_file::NewDiagnostic;
+    use serde_json::json;
+
+    #[test]
+    fn new_errors_are_counted_by_source_code_and_message_class() {
+        let d = |code: &str, msg: &str| json!({"severity": 1, "source": "Pyright", "code": code, "message": msg});
+        let undefined = |name: &str| {
+            d(
+                "reportUndefinedVariable",
+                &format!("\"{name}\" is not defined"),
+            )
+        };
+        // The true file: x undefined once, and a warning (severity 2, never counted).
+        let truth = errors(&[
+            undefined("x"),
+            json!({"severity": 2, "source": "Pyright", "message": "\"y\" is unused"}),
+        ]);
+        // The predicted file: x undefined twice (one new), y undefined (new), a bracket
+        // left open (new, no code). Classes: `"_" is not defined` 1 + 1 = 2, `"_" was
+        // not closed` 1; 3 new errors in all.
+        let pred = errors(&[
+            undefined("x"),
+            undefined("x"),
+            undefined("y"),
+            json!({"severity": 1, "source": "Pyright", "message": "\"(\" was not closed"}),
+        ]);
+        let kind = |code: &str, class: &str, count| NewDiagnostic {
+            source: "Pyright".into(),
+            code: code.into(),
+            class: class.into(),
+            count,
+        };
+        assert_eq!(
+            new_errors(&truth, &pred),
+            [
+                kind("", "\"_\" was not closed", 1),
+                kind("reportUndefinedVariable", "\"_\" is not defined", 2),
+            ]
+        );
+        assert_eq!(new_errors(&pred, &truth), []);
+    }
+}

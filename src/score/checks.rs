@@ -83,9 +83,11 @@ fn add_kinds(
     }
 }
 
+/// New errors by code and by message class.
+type Kinds = (BTreeMap<String, ErrorKind>, BTreeMap<String, ErrorKind>);
+
 /// Per assistant (by place in `sorted`), the new errors by code and by message class
 /// of the diagnosed suggestions of pass `opts.pass` (the first check of a case).
-type Kinds = (BTreeMap<String, ErrorKind>, BTreeMap<String, ErrorKind>);
 fn kinds(table: &Table, sorted: &[String], opts: &Options) -> Vec<Kinds> {
     let mut out: Vec<Kinds> = vec![Default::default(); sorted.len()];
     let mut diagnosed = vec![0u64; sorted.len()];

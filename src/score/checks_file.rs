@@ -81,7 +81,7 @@ pub fn message_class(message: &str) -> String {
         if c.is_ascii_digit() && !word_before {
             while i < chars.len()
                 && (chars[i].is_ascii_digit()
-                    || chars[i] == '.' && chars.get(i + 1).is_some_and(char::is_ascii_digit))
+                    || (chars[i] == '.' && chars.get(i + 1).is_some_and(char::is_ascii_digit)))
             {
                 i += 1;
             }
