@@ -21,7 +21,9 @@ use crate::editor::typist::TypistSession;
 use crate::editor::{Conditions, Profile, SessionOptions};
 use crate::replay::records::{Record, read_all};
 use crate::score::block_terms::trim_blank_tail;
-use crate::score::checks_file::{Check, Header, file_hash, write_checks};
+use crate::score::checks_file::{
+    Check, Header, NewDiagnostic, file_hash, message_class, write_checks,
+};
 use crate::score::records::Outcome;
 
 /// What `typist check` is told.
@@ -135,6 +137,7 @@ async fn check_file(ds: &Dataset, path: &Path, checker: Option<&Profile>) -> Res
             syntax_delta: delta,
             new_errors: None,
             checker_error: None,
+            diagnostics: Vec::new(),
         });
     }
     if let Some(profile) = checker {
@@ -172,10 +175,12 @@ async fn diagnose_all(
         let found = diagnose(profile, repo, f, preds).await;
         for ((i, _), got) in preds.iter().zip(found) {
             match got {
-                Ok(n) => {
+                Ok(new) => {
+                    let n = new.iter().map(|d| d.count).sum();
                     report.diagnosed += 1;
                     report.no_new_error += usize::from(n == 0);
                     checks[*i].new_errors = Some(n);
+                    checks[*i].diagnostics = new;
                 }
                 Err(e) => {
                     report.checker_failed += 1;
@@ -195,7 +200,7 @@ async fn diagnose(
     repo: &Repo,
     f: &SourceFile,
     preds: &[(usize, String)],
-) -> Vec<Result<u64, String>> {
+) -> Vec<Result<Vec<NewDiagnostic>, String>> {
     let fail = |e: String| preds.iter().map(|_| Err(e.clone())).collect();
     let contents = repo.workspace_contents(&f.rel, &f.text);
     let mut session = match TypistSession::start(
@@ -258,8 +263,8 @@ async fn diagnose(
     out
 }
 
-/// The error-severity diagnostics (severity 1) as (code, message), counted.
-fn errors(d: &[serde_json::Value]) -> BTreeMap<(String, String), u64> {
+/// The error-severity diagnostics (severity 1) as (source, code, message), counted.
+fn errors(d: &[serde_json::Value]) -> BTreeMap<(String, String, String), u64> {
     let mut out = BTreeMap::new();
     for x in d {
         if x.get("severity").and_then(serde_json::Value::as_u64) != Some(1) {
@@ -274,19 +279,38 @@ fn errors(d: &[serde_json::Value]) -> BTreeMap<(String, String), u64> {
             .and_then(serde_json::Value::as_str)
             .unwrap_or("")
             .to_string();
-        *out.entry((code, msg)).or_insert(0) += 1;
+        let source = x
+            .get("source")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        *out.entry((source, code, msg)).or_insert(0) += 1;
     }
     out
 }
 
-/// Errors of `pred` beyond those of `truth` with the same code and message.
+/// Errors of `pred` beyond those of `truth` with the same source, code and message, by
+/// (source, code, message class).
 fn new_errors(
-    truth: &BTreeMap<(String, String), u64>,
-    pred: &BTreeMap<(String, String), u64>,
-) -> u64 {
-    pred.iter()
-        .map(|(k, n)| n.saturating_sub(truth.get(k).copied().unwrap_or(0)))
-        .sum()
+    truth: &BTreeMap<(String, String, String), u64>,
+    pred: &BTreeMap<(String, String, String), u64>,
+) -> Vec<NewDiagnostic> {
+    let mut by: BTreeMap<(String, String, String), u64> = BTreeMap::new();
+    for (k, n) in pred {
+        let new = n.saturating_sub(truth.get(k).copied().unwrap_or(0));
+        if new > 0 {
+            *by.entry((k.0.clone(), k.1.clone(), message_class(&k.2)))
+                .or_default() += new;
+        }
+    }
+    by.into_iter()
+        .map(|((source, code, class), count)| NewDiagnostic {
+            source,
+            code,
+            class,
+            count,
+        })
+        .collect()
 }
 
 /// A line-level record with a suggestion (outcome `suggestion`, not a completion list).
@@ -320,4 +344,50 @@ pub fn accepted_file(f: &SourceFile, r: &Record) -> Option<String> {
     out.push(text);
     out.extend(&lines[at + replaced..]);
     Some(out.join("\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{errors, new_errors};
+    use crate::score::checks_file::NewDiagnostic;
+    use serde_json::json;
+
+    #[test]
+    fn new_errors_are_counted_by_source_code_and_message_class() {
+        let d = |code: &str, msg: &str| json!({"severity": 1, "source": "Pyright", "code": code, "message": msg});
+        let undefined = |name: &str| {
+            d(
+                "reportUndefinedVariable",
+                &format!("\"{name}\" is not defined"),
+            )
+        };
+        // The true file: x undefined once, and a warning (severity 2, never counted).
+        let truth = errors(&[
+            undefined("x"),
+            json!({"severity": 2, "source": "Pyright", "message": "\"y\" is unused"}),
+        ]);
+        // The predicted file: x undefined twice (one new), y undefined (new), a bracket
+        // left open (new, no code). Classes: `"_" is not defined` 1 + 1 = 2, `"_" was
+        // not closed` 1; 3 new errors in all.
+        let pred = errors(&[
+            undefined("x"),
+            undefined("x"),
+            undefined("y"),
+            json!({"severity": 1, "source": "Pyright", "message": "\"(\" was not closed"}),
+        ]);
+        let kind = |code: &str, class: &str, count| NewDiagnostic {
+            source: "Pyright".into(),
+            code: code.into(),
+            class: class.into(),
+            count,
+        };
+        assert_eq!(
+            new_errors(&truth, &pred),
+            [
+                kind("", "\"_\" was not closed", 1),
+                kind("reportUndefinedVariable", "\"_\" is not defined", 2),
+            ]
+        );
+        assert_eq!(new_errors(&pred, &truth), []);
+    }
 }

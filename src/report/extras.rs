@@ -138,6 +138,29 @@ pub(super) struct GolfPair<'a> {
 pub(super) struct CheckSection<'a> {
     pub table: SideTable<'a>,
     pub pairs: Vec<PairRow<'a>>,
+    /// Per assistant with new errors, its most frequent codes.
+    pub codes: Vec<CodeTable<'a>>,
+}
+
+/// One assistant's most frequent new-error codes (at most [`TOP_CODES`]).
+pub(super) struct CodeTable<'a> {
+    pub name: &'a str,
+    /// Code, errors, suggestions with one, their share (%) of the diagnosed.
+    pub rows: Vec<(&'a str, u64, u64, String)>,
+}
+
+/// How many codes the report shows per assistant.
+pub(super) const TOP_CODES: usize = 10;
+
+/// The codes of an assistant's new errors, most errors first (ties: by code), at most
+/// [`TOP_CODES`].
+pub(super) fn top_codes(
+    by: &std::collections::BTreeMap<String, crate::score::checks::ErrorKind>,
+) -> Vec<(&str, &crate::score::checks::ErrorKind)> {
+    let mut v: Vec<_> = by.iter().map(|(k, e)| (k.as_str(), e)).collect();
+    v.sort_by(|a, b| b.1.errors.cmp(&a.1.errors).then(a.0.cmp(b.0)));
+    v.truncate(TOP_CODES);
+    v
 }
 
 pub(super) fn block_section<'a>(
@@ -189,6 +212,16 @@ pub(super) fn check_section(s: &Summary) -> Option<CheckSection<'_>> {
     Some(CheckSection {
         table: side_table(&side_figures::checks(s)?),
         pairs: pair_rows(&s.checks_pairwise),
+        codes: (s.checks.iter())
+            .filter(|(_, c)| !c.new_errors_by_code.is_empty())
+            .map(|(n, c)| CodeTable {
+                name: n,
+                rows: top_codes(&c.new_errors_by_code)
+                    .into_iter()
+                    .map(|(k, e)| (k, e.errors, e.cases, pct(e.share)))
+                    .collect(),
+            })
+            .collect(),
     })
 }
 

@@ -35,6 +35,7 @@ struct Page<'a> {
     rates: Vec<RateRow<'a>>,
     failures: Vec<FailureRow<'a>>,
     repeat_skip: Vec<RepeatRow<'a>>,
+    spread: Vec<SpreadRows<'a>>,
     pvalues: Vec<PMatrix<'a>>,
     p_scale: Vec<PScaleRow>,
     breakdowns: Vec<BreakdownTable<'a>>,
@@ -125,6 +126,10 @@ struct FailureRow<'a> {
     top_error: &'a str,
     repeated: u64,
     differently: String,
+    /// Distinct answers per repeated request: "1: n, 2: m, …", the mean and the max.
+    distinct: String,
+    distinct_mean: String,
+    distinct_max: u32,
 }
 
 struct RepeatRow<'a> {
@@ -132,6 +137,15 @@ struct RepeatRow<'a> {
     paired: u64,
     empty_again: String,
     became_empty: String,
+}
+
+/// One assistant's spread across passes: a row per pass, then the sd and the range.
+struct SpreadRows<'a> {
+    name: &'a str,
+    cases: u64,
+    passes: Vec<[String; 5]>,
+    sd: [String; 4],
+    range: [String; 4],
 }
 
 /// A matrix of p-values: one row per assistant, a cell per other assistant.
@@ -212,6 +226,7 @@ pub(super) fn html(
                 became_empty: pct(rs.became_empty),
             })
             .collect(),
+        spread: spread(s),
         pvalues: [
             ("integral_help", "Integral help"),
             ("exact_share", "Exact-match share"),
@@ -380,6 +395,46 @@ fn failures(s: &Summary) -> Vec<FailureRow<'_>> {
             top_error: a.top_error.as_deref().unwrap_or(""),
             repeated: a.nondeterminism.repeated,
             differently: a.nondeterminism.share.map_or("n/a".to_string(), pct),
+            distinct: (a.nondeterminism.distinct.iter())
+                .map(|(d, n)| format!("{d}: {n}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            distinct_mean: (a.nondeterminism.distinct_mean)
+                .map_or("n/a".to_string(), |m| format!("{m:.2}")),
+            distinct_max: a.nondeterminism.distinct_max,
+        })
+        .collect()
+}
+
+/// Per assistant with several passes, each pass's headline figures over the cases
+/// answered in every pass, their sample sd and range (in points).
+fn spread(s: &Summary) -> Vec<SpreadRows<'_>> {
+    (s.repeat_skip.iter())
+        .map(|(n, rs)| {
+            let sp = &rs.spread;
+            let stats = [
+                sp.integral_help,
+                sp.exact_share,
+                sp.help_at_0,
+                sp.empty_rate,
+            ];
+            SpreadRows {
+                name: n,
+                cases: sp.cases,
+                passes: (sp.passes.iter())
+                    .map(|p| {
+                        [
+                            p.pass.to_string(),
+                            pct(p.integral_help),
+                            pct(p.exact_share),
+                            pct(p.help_at_0),
+                            pct(p.empty_rate),
+                        ]
+                    })
+                    .collect(),
+                sd: stats.map(|x| pct(x.sd)),
+                range: stats.map(|x| format!("{}–{}", pct(x.min), pct(x.max))),
+            }
         })
         .collect()
 }

@@ -107,11 +107,78 @@ pub fn markdown(s: &Summary) -> String {
             deffs.join(", ")
         );
     }
+    spread(s, &mut m);
+    error_codes(s, &mut m);
     ranking(s, &mut m);
     for fig in side_figures::all(s) {
         side(s, &fig, &mut m);
     }
     m
+}
+
+/// A line on the spread of integral help across passes and one on distinct answers
+/// per repeated request.
+fn spread(s: &Summary, m: &mut String) {
+    let parts: Vec<String> = (s.repeat_skip.iter())
+        .map(|(n, rs)| {
+            let x = &rs.spread.integral_help;
+            format!(
+                "{n} sd {} points, range {}–{} % over {} passes ({} cases answered in every pass)",
+                pct(x.sd),
+                pct(x.min),
+                pct(x.max),
+                rs.spread.passes.len(),
+                rs.spread.cases
+            )
+        })
+        .collect();
+    if !parts.is_empty() {
+        let _ = writeln!(
+            m,
+            "
+**Across passes**, integral help: {}.",
+            parts.join("; ")
+        );
+    }
+    let distinct: Vec<String> = (s.assistants.iter())
+        .filter_map(|(n, a)| {
+            let d = &a.nondeterminism;
+            d.distinct_mean.map(|mean| {
+                format!(
+                    "{n} {mean:.2} (max {}, over {} repeated requests)",
+                    d.distinct_max, d.repeated
+                )
+            })
+        })
+        .collect();
+    if !distinct.is_empty() {
+        let _ = writeln!(
+            m,
+            "
+**Distinct answers per repeated request**, mean: {}.",
+            distinct.join("; ")
+        );
+    }
+}
+
+/// The most frequent codes of the new errors accepted suggestions add, per assistant.
+fn error_codes(s: &Summary, m: &mut String) {
+    let parts: Vec<String> = (s.checks.iter())
+        .filter(|(_, c)| !c.new_errors_by_code.is_empty())
+        .map(|(n, c)| {
+            let top: Vec<String> = super::extras::top_codes(&c.new_errors_by_code)
+                .into_iter()
+                .map(|(k, e)| format!("`{k}` {}", e.errors))
+                .collect();
+            format!("{n}: {}", top.join(", "))
+        })
+        .collect();
+    if !parts.is_empty() {
+        let _ = writeln!(m, "\n**New errors by code** (most frequent first):\n");
+        for p in parts {
+            let _ = writeln!(m, "- {p}");
+        }
+    }
 }
 
 /// Paired differences of `metric` among `rows`, as list items.

@@ -32,6 +32,83 @@ pub struct CheckScore {
     /// Suggestions the checker failed on (counted apart, never as no error).
     #[serde(skip_serializing_if = "is_zero")]
     pub checker_failed: u64,
+    /// The new errors by `source:code` (docs/metrics.md#new-errors-by-code); absent
+    /// without a checker or with checks written before codes were recorded.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub new_errors_by_code: BTreeMap<String, ErrorKind>,
+    /// The new errors by message class (quoted text and numbers replaced).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub new_errors_by_class: BTreeMap<String, ErrorKind>,
+}
+
+/// New errors of one code or message class.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ErrorKind {
+    /// How many new errors of this kind, over every diagnosed suggestion.
+    pub errors: u64,
+    /// Diagnosed suggestions with at least one.
+    pub cases: u64,
+    /// `cases` over the suggestions the checker answered for (`diagnosed`).
+    pub share: f64,
+}
+
+/// A diagnostic's code key: `source:code`, `(no code)` for a code left empty.
+pub fn code_key(d: &super::checks_file::NewDiagnostic) -> String {
+    let code = if d.code.is_empty() {
+        "(no code)"
+    } else {
+        &d.code
+    };
+    if d.source.is_empty() {
+        code.to_string()
+    } else {
+        format!("{}:{code}", d.source)
+    }
+}
+
+/// Adds one diagnosed suggestion's new errors to `by` (keys by `key`).
+fn add_kinds(
+    by: &mut BTreeMap<String, ErrorKind>,
+    c: &Check,
+    key: impl Fn(&super::checks_file::NewDiagnostic) -> String,
+) {
+    let mut here: BTreeMap<String, u64> = BTreeMap::new();
+    for d in &c.diagnostics {
+        *here.entry(key(d)).or_default() += d.count;
+    }
+    for (k, n) in here {
+        let e = by.entry(k).or_default();
+        e.errors += n;
+        e.cases += 1;
+    }
+}
+
+/// New errors by code and by message class.
+type Kinds = (BTreeMap<String, ErrorKind>, BTreeMap<String, ErrorKind>);
+
+/// Per assistant (by place in `sorted`), the new errors by code and by message class
+/// of the diagnosed suggestions of pass `opts.pass` (the first check of a case).
+fn kinds(table: &Table, sorted: &[String], opts: &Options) -> Vec<Kinds> {
+    let mut out: Vec<Kinds> = vec![Default::default(); sorted.len()];
+    let mut diagnosed = vec![0u64; sorted.len()];
+    let mut seen = std::collections::BTreeSet::new();
+    for c in &table.checks {
+        if c.pass != opts.pass || !seen.insert((&c.assistant, &c.case)) || c.new_errors.is_none() {
+            continue;
+        }
+        let Some(w) = sorted.iter().position(|n| *n == c.assistant) else {
+            continue;
+        };
+        diagnosed[w] += 1;
+        add_kinds(&mut out[w].0, c, code_key);
+        add_kinds(&mut out[w].1, c, |d| d.class.clone());
+    }
+    for (w, (codes, classes)) in out.iter_mut().enumerate() {
+        for e in codes.values_mut().chain(classes.values_mut()) {
+            e.share = super::sums::share(e.cases, diagnosed[w]);
+        }
+    }
+    out
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -61,6 +138,7 @@ pub(crate) fn check_scores(
         .collect();
     let items = items(table, units, &sorted, opts);
     let boot = SideBoot::new(&items, names.len(), C, units.count, !units.by_file, opts);
+    let mut kinds = kinds(table, &sorted, opts);
     let mut scores = BTreeMap::new();
     for (w, name) in sorted.iter().enumerate() {
         let t = boot.totals(w);
@@ -76,6 +154,8 @@ pub(crate) fn check_scores(
                 diagnosed: diagnosed.then_some(t[2] as u64),
                 no_new_error: (t[2] > 0.0).then(|| boot.estimate(w, NO_NEW_ERROR)),
                 checker_failed: t[4] as u64,
+                new_errors_by_code: std::mem::take(&mut kinds[w].0),
+                new_errors_by_class: std::mem::take(&mut kinds[w].1),
             },
         );
     }

@@ -30,6 +30,68 @@ pub struct Check {
     /// Why the checker gave no diagnostics for this case (it failed or timed out).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checker_error: Option<String>,
+    /// The new errors of `new_errors`, by (source, code, message class); empty in
+    /// sidecars written before they were recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub diagnostics: Vec<NewDiagnostic>,
+}
+
+/// New error diagnostics of one kind in one checked suggestion.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct NewDiagnostic {
+    /// The diagnostic's `source` (`Pyright`, `clang`, …); empty when it has none.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub source: String,
+    /// Its `code` (`reportUndefinedVariable`, …); empty when it has none.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub code: String,
+    /// Its message with quoted text and numbers replaced ([`message_class`]).
+    pub class: String,
+    /// How many such errors are new.
+    pub count: u64,
+}
+
+/// A diagnostic message's class: every quoted span ('…', "…", `…`, “…”, ‘…’) becomes
+/// its quotes around `_`, and every number not part of a word becomes `N`, so that
+/// `"foo" is not defined` and `"bar" is not defined` are one class.
+pub fn message_class(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let chars: Vec<char> = message.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let close = match c {
+            '"' | '\'' | '`' => Some(c),
+            '“' => Some('”'),
+            '‘' => Some('’'),
+            _ => None,
+        };
+        // An apostrophe inside a word (`can't`) opens nothing.
+        let in_word = c == '\'' && i > 0 && chars[i - 1].is_alphanumeric();
+        if let Some(close) = close.filter(|_| !in_word)
+            && let Some(end) = chars[i + 1..].iter().position(|&x| x == close)
+        {
+            out.push(c);
+            out.push('_');
+            out.push(close);
+            i += end + 2;
+            continue;
+        }
+        let word_before = i > 0 && (chars[i - 1].is_alphanumeric() || chars[i - 1] == '_');
+        if c.is_ascii_digit() && !word_before {
+            while i < chars.len()
+                && (chars[i].is_ascii_digit()
+                    || (chars[i] == '.' && chars.get(i + 1).is_some_and(char::is_ascii_digit)))
+            {
+                i += 1;
+            }
+            out.push('N');
+            continue;
+        }
+        out.push(c);
+        i += 1;
+    }
+    out
 }
 
 /// The sidecar's first line.
@@ -132,4 +194,46 @@ pub fn read_beside(records: &[PathBuf]) -> Result<Vec<Check>> {
         out.extend(checks);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::message_class;
+
+    #[test]
+    fn message_classes_of_real_checker_messages() {
+        // pyright (reportUndefinedVariable, reportAttributeAccessIssue, a syntax error).
+        let a = message_class("\"foo\" is not defined");
+        assert_eq!(a, "\"_\" is not defined");
+        assert_eq!(message_class("\"bar\" is not defined"), a);
+        assert_eq!(
+            message_class("Cannot access attribute \"x\" for class \"Point\""),
+            "Cannot access attribute \"_\" for class \"_\""
+        );
+        assert_eq!(
+            message_class("\"(\" was not closed"),
+            "\"_\" was not closed"
+        );
+        // pyright's argument count, tsc's, ruff's backquotes.
+        assert_eq!(
+            message_class("Expected 2 positional arguments"),
+            "Expected N positional arguments"
+        );
+        assert_eq!(
+            message_class("Expected 2 arguments, but got 1.5."),
+            "Expected N arguments, but got N."
+        );
+        assert_eq!(
+            message_class("Cannot find name 'foo'."),
+            "Cannot find name '_'."
+        );
+        assert_eq!(message_class("Undefined name `foo`"), "Undefined name `_`");
+        // clang: an apostrophe in a word opens nothing; digits inside a word stay.
+        assert_eq!(
+            message_class("use of undeclared identifier 'pass'; can't find x86 int32_t"),
+            "use of undeclared identifier '_'; can't find x86 int32_t"
+        );
+        // An unclosed quote stays as it is.
+        assert_eq!(message_class("Expected \"\u{20}"), "Expected \" ");
+    }
 }

@@ -11,7 +11,7 @@ use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use super::records::{Outcome, Row, Table};
-use super::sums::{Rates, Sums, share};
+use super::sums::{Rates, Sums, Terms, share};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct PassStat {
@@ -32,6 +32,56 @@ pub struct RepeatSkip {
     pub empty_again: f64,
     /// Share of pass-1 suggestions that became empty in pass 2.
     pub became_empty: f64,
+    /// The headline figures of each pass and their spread across passes, over the
+    /// cases answered in every pass (docs/metrics.md#spread-across-passes).
+    pub spread: Spread,
+}
+
+/// One pass's headline figures over the cases answered in every pass.
+#[derive(Debug, Clone, Serialize)]
+pub struct PassFigures {
+    pub pass: u32,
+    pub integral_help: f64,
+    pub exact_share: f64,
+    pub help_at_0: f64,
+    pub empty_rate: f64,
+}
+
+/// Spread of one figure across K passes: the sample standard deviation (divided by
+/// K − 1) and the range.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct SpreadStat {
+    pub sd: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl SpreadStat {
+    /// Of K ≥ 2 values (NaN values make NaN figures).
+    pub fn of(xs: &[f64]) -> SpreadStat {
+        let k = xs.len() as f64;
+        let mean = xs.iter().sum::<f64>() / k;
+        let ss: f64 = xs.iter().map(|x| (x - mean) * (x - mean)).sum();
+        SpreadStat {
+            sd: (ss / (k - 1.0)).sqrt(),
+            min: xs.iter().copied().fold(f64::INFINITY, f64::min),
+            max: xs.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        }
+    }
+}
+
+/// The headline figures across passes (methodology §8, as aider reports a benchmark's
+/// spread over repeated runs).
+#[derive(Debug, Clone, Serialize)]
+pub struct Spread {
+    /// Cases answered (suggestion or empty) in every pass: the figures of each pass are
+    /// over these, so a pass differs only by its answers, not by which cases failed.
+    pub cases: u64,
+    pub passes: Vec<PassFigures>,
+    pub integral_help: SpreadStat,
+    pub exact_share: SpreadStat,
+    pub help_at_0: SpreadStat,
+    pub empty_rate: SpreadStat,
 }
 
 /// Determinism evidence (methodology §8): of the requests asked more than once with
@@ -44,6 +94,15 @@ pub struct Nondeterminism {
     pub differing: u64,
     /// `differing / repeated`; null when no request was repeated.
     pub share: Option<f64>,
+    /// Of the repeated requests, how many got 1, 2, 3, … distinct answers (by
+    /// `response_hash`): distinct answers → requests.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub distinct: BTreeMap<u32, u64>,
+    /// Mean distinct answers per repeated request; absent when none was repeated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub distinct_mean: Option<f64>,
+    /// The most distinct answers one request got (0 when none was repeated).
+    pub distinct_max: u32,
 }
 
 /// Rows must be sorted by (assistant, pass, case) and deduplicated.
@@ -72,9 +131,10 @@ pub(crate) fn repeat_skip(
             continue;
         }
         let stats = passes.iter().map(|&p| pass_stat(&mine, p)).collect();
+        let spread = spread(&mine, &passes);
         out.insert(
             table.assistants[a as usize].clone(),
-            compare_passes(&mine, passes[0], passes[1], stats),
+            compare_passes(&mine, passes[0], passes[1], stats, spread),
         );
     }
     out
@@ -105,7 +165,13 @@ fn pass_stat(mine: &[&Row], p: u32) -> PassStat {
 
 /// The cases answered in both passes: which pass-1 empties are empty again, which
 /// pass-1 suggestions became empty.
-fn compare_passes(mine: &[&Row], p1: u32, p2: u32, passes: Vec<PassStat>) -> RepeatSkip {
+fn compare_passes(
+    mine: &[&Row],
+    p1: u32,
+    p2: u32,
+    passes: Vec<PassStat>,
+    spread: Spread,
+) -> RepeatSkip {
     let first: FxHashMap<u32, Outcome> = mine
         .iter()
         .filter(|r| r.pass == p1)
@@ -131,6 +197,44 @@ fn compare_passes(mine: &[&Row], p1: u32, p2: u32, passes: Vec<PassStat>) -> Rep
         paired_cases: paired,
         empty_again: Sums::ratio(e_again as f64, e1),
         became_empty: Sums::ratio(s_became as f64, s1),
+        spread,
+    }
+}
+
+/// Each pass's figures over the cases answered in every one of `passes` (at least two),
+/// and their spread.
+fn spread(mine: &[&Row], passes: &[u32]) -> Spread {
+    // Rows are sorted by pass, then case: count per case the passes that answered it.
+    let mut answered: FxHashMap<u32, usize> = FxHashMap::default();
+    for r in mine.iter().filter(|r| r.outcome.answered()) {
+        *answered.entry(r.case).or_default() += 1;
+    }
+    let every = |r: &Row| r.outcome.answered() && answered.get(&r.case) == Some(&passes.len());
+    let figures: Vec<PassFigures> = passes
+        .iter()
+        .map(|&p| {
+            let mut s = Sums::default();
+            for r in mine.iter().filter(|r| r.pass == p && every(r)) {
+                s.add_terms(&Terms::of(r));
+            }
+            PassFigures {
+                pass: p,
+                integral_help: s.integral_help(),
+                exact_share: s.exact_share(),
+                help_at_0: s.help_at_0(),
+                empty_rate: s.empty_rate(),
+            }
+        })
+        .collect();
+    let stat =
+        |f: fn(&PassFigures) -> f64| SpreadStat::of(&figures.iter().map(f).collect::<Vec<_>>());
+    Spread {
+        cases: answered.values().filter(|&&n| n == passes.len()).count() as u64,
+        integral_help: stat(|f| f.integral_help),
+        exact_share: stat(|f| f.exact_share),
+        help_at_0: stat(|f| f.help_at_0),
+        empty_rate: stat(|f| f.empty_rate),
+        passes: figures,
     }
 }
 
@@ -156,7 +260,7 @@ pub(crate) fn nondeterminism(table: &Table, keep: &[bool]) -> FxHashMap<u32, Non
     // round made 10M records cost 16 reads of the table).
     const GROUP: usize = 4;
     let work = |first: u64| {
-        let mut counts: FxHashMap<u32, (u64, u64)> = FxHashMap::default();
+        let mut counts: FxHashMap<u32, Nondeterminism> = FxHashMap::default();
         let mine: Vec<u64> = (first..rounds).step_by(2).collect();
         for group in mine.chunks(GROUP) {
             // Rounds of one thread differ by 2: a round's slot in the group is its
@@ -200,13 +304,19 @@ pub(crate) fn nondeterminism(table: &Table, keep: &[bool]) -> FxHashMap<u32, Non
         )
     });
     let mut out: FxHashMap<u32, Nondeterminism> = FxHashMap::default();
-    for (a, (repeated, differing)) in left.into_iter().chain(right) {
+    for (a, part) in left.into_iter().chain(right) {
         let n = out.entry(a).or_default();
-        n.repeated += repeated;
-        n.differing += differing;
+        n.repeated += part.repeated;
+        n.differing += part.differing;
+        for (d, c) in part.distinct {
+            *n.distinct.entry(d).or_default() += c;
+        }
     }
     for n in out.values_mut() {
         n.share = (n.repeated > 0).then(|| share(n.differing, n.repeated));
+        let total: u64 = n.distinct.iter().map(|(&d, &c)| u64::from(d) * c).sum();
+        n.distinct_mean = (n.repeated > 0).then(|| total as f64 / n.repeated as f64);
+        n.distinct_max = n.distinct.keys().next_back().copied().unwrap_or(0);
     }
     out
 }
@@ -220,16 +330,37 @@ fn seen_twice(mut keys: Vec<u64>) -> rustc_hash::FxHashSet<u64> {
         .collect()
 }
 
-/// Adds to `counts` (per assistant: requests repeated, of them answered differently) the
-/// `(assistant, request, response)` answers of one round.
-fn count_repeated(mut answers: Vec<(u32, u64, u64)>, counts: &mut FxHashMap<u32, (u64, u64)>) {
+/// Adds to `counts` (per assistant: requests repeated, of them answered differently,
+/// distinct answers per request) the `(assistant, request, response)` answers of one
+/// round.
+fn count_repeated(mut answers: Vec<(u32, u64, u64)>, counts: &mut FxHashMap<u32, Nondeterminism>) {
     answers.sort_unstable();
     for run in answers.chunk_by(|x, y| (x.0, x.1) == (y.0, y.1)) {
         if run.len() > 1 {
             let c = counts.entry(run[0].0).or_default();
-            c.0 += 1;
-            // Sorted by response within the run: it differs iff the ends do.
-            c.1 += u64::from(run[0].2 != run[run.len() - 1].2);
+            c.repeated += 1;
+            // Sorted by response within the run: it differs iff the ends do, and its
+            // distinct answers are its runs of equal responses.
+            c.differing += u64::from(run[0].2 != run[run.len() - 1].2);
+            let distinct = run.chunk_by(|x, y| x.2 == y.2).count() as u32;
+            *c.distinct.entry(distinct).or_default() += 1;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SpreadStat;
+
+    #[test]
+    fn sample_sd_and_range_of_three_passes() {
+        // 0.2, 0.4, 0.9: mean 0.5; deviations −0.3, −0.1, 0.4; squares 0.09 + 0.01 +
+        // 0.16 = 0.26; over K − 1 = 2: 0.13; sd √0.13 = 0.360555…; range 0.2 to 0.9.
+        let s = SpreadStat::of(&[0.4, 0.9, 0.2]);
+        assert!((s.sd - 0.13f64.sqrt()).abs() < 1e-12, "{}", s.sd);
+        assert_eq!((s.min, s.max), (0.2, 0.9));
+        // Two passes alike: no spread.
+        let s = SpreadStat::of(&[0.25, 0.25]);
+        assert_eq!((s.sd, s.min, s.max), (0.0, 0.25, 0.25));
     }
 }

@@ -283,10 +283,23 @@ fn notes(s: &Summary, out: &mut String) {
             && a.nondeterminism.differing > 0
         {
             out.push_str(&format!(
-                "\n{name}: {} of {} repeated requests answered differently ({})",
+                "\n{name}: {} of {} repeated requests answered differently ({}); distinct answers per request: mean {:.2}, max {}",
                 a.nondeterminism.differing,
                 a.nondeterminism.repeated,
-                pct(share)
+                pct(share),
+                a.nondeterminism.distinct_mean.unwrap_or(f64::NAN),
+                a.nondeterminism.distinct_max
+            ));
+        }
+        if let Some(rs) = s.repeat_skip.get(name) {
+            let x = &rs.spread.integral_help;
+            out.push_str(&format!(
+                "\n{name}: integral help across {} passes: sd {} points, range {}–{} ({} cases answered in every pass)",
+                rs.spread.passes.len(),
+                pct(x.sd),
+                pct(x.min),
+                pct(x.max),
+                rs.spread.cases
             ));
         }
         for (reason, n) in &a.skipped {

@@ -321,6 +321,15 @@ fn checks_with_pyright_count_errors_the_suggestion_adds() {
         assert_eq!(*any, expect(who, case), "{who} {case}");
     }
     assert_eq!(added.len(), 16);
+    // Each new error is recorded by kind: the kinds' counts add up to `new_errors`.
+    for l in sidecar.lines().skip(1) {
+        let c: Value = serde_json::from_str(l).unwrap();
+        let kinds: u64 = (c["diagnostics"].as_array().map_or(&[][..], Vec::as_slice))
+            .iter()
+            .map(|d| d["count"].as_u64().unwrap())
+            .sum();
+        assert_eq!(kinds, c["new_errors"].as_u64().unwrap(), "{c}");
+    }
     let o = typist()
         .arg("score")
         .arg(&records)
@@ -329,6 +338,14 @@ fn checks_with_pyright_count_errors_the_suggestion_adds() {
         .unwrap();
     ok(&o);
     let s: Value = serde_json::from_slice(&o.stdout).unwrap();
+    // The bracket left open is pyright's `"(" was not closed` (a syntax error: no
+    // code), in the bracket's three suggestions that add an error, of 4 diagnosed.
+    let classes = &s["checks"]["bracket"]["new_errors_by_class"];
+    assert_eq!(classes["\"_\" was not closed"]["cases"], 3, "{classes}");
+    assert_eq!(classes["\"_\" was not closed"]["share"], 0.75, "{classes}");
+    let codes = &s["checks"]["bracket"]["new_errors_by_code"];
+    assert!(codes.as_object().is_some_and(|m| !m.is_empty()), "{codes}");
+    assert!(s["checks"]["oracle"].get("new_errors_by_code").is_none());
     for (who, share) in [
         ("oracle", 1.0),
         ("bracket", 0.25),

@@ -725,6 +725,7 @@ fn the_report_renders_in_headless_chromium_without_console_errors() {
     }
 }
 
+<<<<<<< HEAD
 /// Alpha helps more at low thresholds only: where beta is silent it gives the line's
 /// first 16 of 28 characters (c_help = 16/28, bucket 57); elsewhere both answer alike
 /// (exact, or both silent). So D(t) > 0 up to t = 0.55 and D = 0, with no spread and no
@@ -800,4 +801,49 @@ fn the_difference_along_the_thresholds_is_charted_and_said_where_it_is_significa
     assert_eq!(cells.len(), 21);
     assert!(cells[..12].iter().all(|c| c.starts_with('▲')), "{cells:?}");
     assert!(cells[12..].iter().all(|c| c == "=n/a"), "{cells:?}");
+=======
+/// Three passes (as `spread_across_three_passes…` in score.rs): cases a and b, 4
+/// characters each, both exact in pass 1, one in pass 2, none in pass 3: each help
+/// figure is 100, 50, 0 % by pass, sd √((50² + 0 + 50²) / 2) = 50 points, range 0–100.
+#[test]
+fn the_spread_across_passes_is_a_table_and_a_markdown_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut records = vec![];
+    for (pass, answers) in [(1, ["abcd", "abcd"]), (2, ["abcd", ""]), (3, ["", ""])] {
+        for (case, predicted) in ["a", "b"].iter().zip(answers) {
+            let mut r = rec(case, "r", "A", "abcd", predicted);
+            r["pass"] = serde_json::json!(pass);
+            records.push(r);
+        }
+    }
+    let (html, md, score) = report_of(tmp.path(), &records);
+    assert_eq!(
+        score["repeat_skip"]["A"]["spread"]["integral_help"]["sd"],
+        0.5
+    );
+    let doc = parse(&html);
+    let table = doc
+        .descendants()
+        .find(|n| n.attribute("class") == Some("spread"))
+        .expect("a spread table");
+    let row = |class: &str| -> Vec<String> {
+        let tr = all(table, "tr")
+            .into_iter()
+            .find(|n| n.attribute("class") == Some(class))
+            .unwrap();
+        all(tr, "td")
+            .iter()
+            .map(|td| td.text().unwrap_or("").to_string())
+            .collect()
+    };
+    assert_eq!(row("sd"), ["sd", "50.0", "50.0", "50.0", "50.0"]);
+    assert_eq!(
+        row("range"),
+        ["range", "0.0–100.0", "0.0–100.0", "0.0–100.0", "0.0–100.0"]
+    );
+    assert!(
+        md.contains("**Across passes**, integral help: A sd 50.0 points, range 0.0–100.0 % over 3 passes (2 cases answered in every pass)."),
+        "{md}"
+    );
+>>>>>>> spread
 }

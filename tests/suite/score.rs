@@ -1125,4 +1125,131 @@ fn the_paired_help_curve_difference_by_hand_with_the_paired_figures_at_its_ends(
     // Without bands (`typist score` without `--bands`) it is not computed.
     let plain = serde_json::to_value(summarize(&t, &opts(false))).unwrap();
     assert_eq!(plain["curve_pairwise"], Value::Null);
+#[test]
+fn spread_across_three_passes_over_the_cases_answered_in_every_pass() {
+    let mut lines = vec![];
+    // Cases c1, c2 (expected "abcd", 4 characters each) answered in every pass:
+    //   pass 1: both exact          → integral help 1, exact 1, help@0 1, empty 0
+    //   pass 2: c1 exact, c2 empty  → 4/8 = 0.5 for each help figure, empty 1/2
+    //   pass 3: both empty          → 0, 0, 0, empty 1
+    // Case c3 is empty in pass 1 and an error in passes 2 and 3: not answered in every
+    // pass, so left out (with it pass 1's exact share would be 8/12).
+    // Each figure: values (1, 0.5, 0) or (0, 0.5, 1): mean 0.5, squares 0.25 + 0 + 0.25
+    // = 0.5, over K − 1 = 2: 0.25, sd √0.25 = 0.5; range 0 to 1.
+    let outcomes = [
+        ("c1", ["suggestion", "suggestion", "empty"]),
+        ("c2", ["suggestion", "empty", "empty"]),
+        ("c3", ["empty", "error", "error"]),
+    ];
+    for (case, os) in outcomes {
+        for (i, o) in os.iter().enumerate() {
+            let pred = (*o == "suggestion").then_some("abcd");
+            let mut r = rec(case, "r", "A", o, "abcd", pred);
+            r["pass"] = json!(i + 1);
+            lines.push(r);
+        }
+    }
+    let v = score(&lines, 0);
+    let s = &v["repeat_skip"]["A"]["spread"];
+    assert_eq!(s["cases"], 2);
+    let per = |f: &str| -> Vec<f64> {
+        (0..3)
+            .map(|i| s["passes"][i][f].as_f64().unwrap())
+            .collect()
+    };
+    for f in ["integral_help", "exact_share", "help_at_0"] {
+        assert_eq!(per(f), [1.0, 0.5, 0.0], "{f}");
+        assert_eq!(s[f], json!({"sd": 0.5, "min": 0.0, "max": 1.0}), "{f}");
+    }
+    assert_eq!(per("empty_rate"), [0.0, 0.5, 1.0]);
+    assert_eq!(s["empty_rate"], json!({"sd": 0.5, "min": 0.0, "max": 1.0}));
+    // One pass: no repeat-skip, so no spread.
+    let one: Vec<Value> = lines.iter().filter(|r| r["pass"] == 1).cloned().collect();
+    assert_eq!(score(&one, 0)["repeat_skip"], json!({}));
+}
+
+#[test]
+fn distinct_answers_per_repeated_request() {
+    // Request x answered a, a, a (1 distinct); y: a, b, a (2); z: a, b, c (3); w asked
+    // once (not repeated, not counted). Distribution {1: 1, 2: 1, 3: 1}; mean
+    // (1 + 2 + 3) / 3 = 2; max 3; repeated 3, differing 2 (y and z).
+    let mut lines = vec![];
+    let hex = |s: &str| s.bytes().map(|b| format!("{b:02x}")).collect::<String>();
+    for (req, answers) in [("x", "aaa"), ("y", "aba"), ("z", "abc"), ("w", "a")] {
+        for (i, resp) in answers.chars().enumerate() {
+            let mut r = rec(req, "r", "A", "suggestion", "abc", Some("abc"));
+            r["pass"] = json!(i + 1);
+            r["request_hash"] = json!(format!("{:0<64}", hex(req)));
+            r["response_hash"] = json!(format!("{:0<64}", hex(&resp.to_string())));
+            lines.push(r);
+        }
+    }
+    let v = score(&lines, 0);
+    let n = &v["assistants"]["A"]["nondeterminism"];
+    assert_eq!(n["repeated"], 3);
+    assert_eq!(n["differing"], 2);
+    assert_eq!(n["distinct"], json!({"1": 1, "2": 1, "3": 1}));
+    assert_eq!(n["distinct_mean"], 2.0);
+    assert_eq!(n["distinct_max"], 3);
+}
+
+#[test]
+fn new_errors_by_code_and_message_class_from_the_checks_sidecar() {
+    let lines: Vec<Value> = (1..=4)
+        .map(|i| rec(&format!("c{i}"), "r", "A", "suggestion", "abc", Some("abd")))
+        .collect();
+    let f = write_records(&lines);
+    let hash = typist::score::checks_file::file_hash(f.path()).unwrap();
+    // c1: 2 undefined names; c2: 1 undefined name and 2 unclosed brackets (no code);
+    // c3: no new error; c4 a sidecar line as written before codes were recorded (new
+    // errors counted, no breakdown: still diagnosed).
+    // Diagnosed: 4. By code: Pyright:reportUndefinedVariable 3 errors in 2 suggestions
+    // (share 2/4 = 0.5), Pyright:(no code) 2 errors in 1 (0.25). By class likewise.
+    let check = |case: &str, n: u64, diags: Value| {
+        json!({"assistant": "A", "pass": 1, "repo": "r", "file": "f.java", "line": 1,
+               "case": case, "language": "java", "syntax_delta": 0, "new_errors": n,
+               "diagnostics": diags})
+    };
+    let undefined = |n: u64| {
+        json!({"source": "Pyright", "code": "reportUndefinedVariable",
+               "class": "\"_\" is not defined", "count": n})
+    };
+    let unclosed = json!({"source": "Pyright", "class": "\"_\" was not closed", "count": 2});
+    let mut old = check("c4", 1, json!(null));
+    old.as_object_mut().unwrap().remove("diagnostics");
+    let sidecar = [
+        json!({"checks": {"records": hash, "checker": "pyright"}}),
+        check("c1", 2, json!([undefined(2)])),
+        check("c2", 3, json!([undefined(1), unclosed])),
+        check("c3", 0, json!([])),
+        old,
+    ];
+    let path = typist::score::checks_file::checks_path(f.path());
+    let text: String = sidecar.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&path, text).unwrap();
+    let t = read_records(&[f.path().to_path_buf()], true, 2).unwrap();
+    let opts = Options {
+        bootstrap: 0,
+        seed: 1,
+        pass: 1,
+        curve_bands: false,
+    };
+    let v = serde_json::to_value(summarize(&t, &opts)).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    let c = &v["checks"]["A"];
+    assert_eq!(c["diagnosed"], 4);
+    assert_eq!(
+        c["new_errors_by_code"],
+        json!({
+            "Pyright:reportUndefinedVariable": {"errors": 3, "cases": 2, "share": 0.5},
+            "Pyright:(no code)": {"errors": 2, "cases": 1, "share": 0.25},
+        })
+    );
+    assert_eq!(
+        c["new_errors_by_class"],
+        json!({
+            "\"_\" is not defined": {"errors": 3, "cases": 2, "share": 0.5},
+            "\"_\" was not closed": {"errors": 2, "cases": 1, "share": 0.25},
+        })
+    );
 }

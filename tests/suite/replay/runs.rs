@@ -200,6 +200,47 @@ fn two_passes_record_both_and_feed_the_repeat_skip_analysis() {
     assert_eq!(rs["became_empty"], 0.0, "{rs}");
 }
 
+/// Three passes of a deterministic assistant: the spread of every headline figure across
+/// them is nothing (sd 0, min = max) over the cases answered in every pass, which are
+/// every case (the faults injected are empties, seeded alike in each pass).
+#[test]
+fn three_passes_give_the_spread_across_passes_in_score_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    let editors = editors_with(tmp.path(), "flaky", &["--empty-rate", "0.3"], 10_000);
+    let out = tmp.path().join("out");
+    ok(&run(&[
+        "--dataset",
+        DATASET,
+        "--assistant",
+        "flaky",
+        "--editors",
+        editors.to_str().unwrap(),
+        "--rate",
+        "0.03",
+        "--seed",
+        "2",
+        "--passes",
+        "3",
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    let recs = parsed(&out);
+    let p1 = recs.iter().filter(|r| r["pass"] == 1).count();
+    let score: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("score.json")).unwrap()).unwrap();
+    let s = &score["repeat_skip"]["flaky"]["spread"];
+    assert_eq!(s["passes"].as_array().unwrap().len(), 3, "{s}");
+    assert_eq!(s["cases"], p1);
+    for f in ["integral_help", "exact_share", "help_at_0", "empty_rate"] {
+        assert_eq!(s[f]["sd"], 0.0, "{f} {s}");
+        assert_eq!(s[f]["min"], s[f]["max"], "{f} {s}");
+        assert_eq!(s[f]["min"], s["passes"][2][f], "{f} {s}");
+    }
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("<h3 id=\"spread\">"));
+    assert!(html.contains("<table data-assistant=\"flaky\" class=\"spread\">"));
+}
+
 /// The variables each scheduler really sets, read as `--shard auto[/n]` reads them.
 #[test]
 fn shard_auto_reads_what_kubernetes_and_slurm_set() {
