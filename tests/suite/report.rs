@@ -725,7 +725,6 @@ fn the_report_renders_in_headless_chromium_without_console_errors() {
     }
 }
 
-<<<<<<< HEAD
 /// Alpha helps more at low thresholds only: where beta is silent it gives the line's
 /// first 16 of 28 characters (c_help = 16/28, bucket 57); elsewhere both answer alike
 /// (exact, or both silent). So D(t) > 0 up to t = 0.55 and D = 0, with no spread and no
@@ -801,7 +800,8 @@ fn the_difference_along_the_thresholds_is_charted_and_said_where_it_is_significa
     assert_eq!(cells.len(), 21);
     assert!(cells[..12].iter().all(|c| c.starts_with('▲')), "{cells:?}");
     assert!(cells[12..].iter().all(|c| c == "=n/a"), "{cells:?}");
-=======
+}
+
 /// Three passes (as `spread_across_three_passes…` in score.rs): cases a and b, 4
 /// characters each, both exact in pass 1, one in pass 2, none in pass 3: each help
 /// figure is 100, 50, 0 % by pass, sd √((50² + 0 + 50²) / 2) = 50 points, range 0–100.
@@ -845,5 +845,4 @@ fn the_spread_across_passes_is_a_table_and_a_markdown_line() {
         md.contains("**Across passes**, integral help: A sd 50.0 points, range 0.0–100.0 % over 3 passes (2 cases answered in every pass)."),
         "{md}"
     );
->>>>>>> spread
 }

@@ -1125,6 +1125,8 @@ fn the_paired_help_curve_difference_by_hand_with_the_paired_figures_at_its_ends(
     // Without bands (`typist score` without `--bands`) it is not computed.
     let plain = serde_json::to_value(summarize(&t, &opts(false))).unwrap();
     assert_eq!(plain["curve_pairwise"], Value::Null);
+}
+
 #[test]
 fn spread_across_three_passes_over_the_cases_answered_in_every_pass() {
     let mut lines = vec![];
