@@ -138,6 +138,7 @@ pub(super) fn completion_record(
     pass: u32,
     latency: bool,
     rule: ranking::ListRule,
+    list_cap: Option<u32>,
     outcome: TokenAsk,
 ) -> Record {
     let mut r = base(case, assistant, pass);
@@ -175,7 +176,16 @@ pub(super) fn completion_record(
             r.response_hash = Some(crate::digest::sha256_hex(
                 serde_json::to_string(&shown).unwrap_or_default().as_bytes(),
             ));
-            r.top = Some(ranked.top);
+            let mut top = ranked.top;
+            // `--list-cap N`: the first N texts kept, and the record says it was cut
+            // (the rank is still the whole list's).
+            if let Some(cap) = list_cap
+                && top.len() > cap as usize
+            {
+                top.truncate(cap as usize);
+                r.list_cap = Some(cap);
+            }
+            r.top = Some(top);
         }
         TokenAsk::Failed(e) => failed(&mut r, &e),
         TokenAsk::Invalid(why) => {

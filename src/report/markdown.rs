@@ -207,11 +207,14 @@ fn ranking(s: &Summary, m: &mut String) {
     for p in &s.ranking_pairwise {
         let _ = writeln!(
             m,
-            "- {} − {} ({}): {} points, p = {} ({} shared sessions)",
+            "- {} − {} ({}): {}, p = {} ({} shared sessions)",
             p.a,
             p.b,
             p.metric,
-            pct(p.diff),
+            match super::ranking::diff_text(&p.metric, p.diff) {
+                d if p.metric == "mean_position" => d,
+                d => format!("{d} points"),
+            },
             p_text(p.p_value),
             p.cases
         );

@@ -53,8 +53,13 @@ pub(super) fn ranking(s: &Summary) -> Vec<RankRow<'_>> {
                 sessions: r.sessions,
                 top1: pm(r.top1, ci.map(|c| c.top1.half())),
                 top5: pm(r.top5, ci.map(|c| c.top5.half())),
-                recall: pct(r.recall),
-                mean_position: format!("{:.2}", r.mean_position),
+                recall: pm(r.recall, ci.map(|c| c.recall.half())),
+                mean_position: mean_with_interval(
+                    r.mean_position,
+                    ci.map_or(f64::NAN, |c| c.mean_position.half()),
+                    f64::MAX,
+                    2,
+                ),
                 mrr: match ci {
                     Some(c) => mean_with_interval(r.mrr, c.mrr.half(), 1.0, 3),
                     None => format!("{:.3}", r.mrr),
@@ -74,8 +79,22 @@ pub(super) fn ranking_pairs(s: &Summary) -> Vec<RankPair<'_>> {
             b: &p.b,
             metric: &p.metric,
             cases: p.cases,
-            diff: pct(p.diff),
+            diff: diff_text(&p.metric, p.diff),
             p: p_text(p.p_value),
         })
         .collect()
+}
+
+/// A paired difference as its metric reads: places for the mean position (lower is
+/// better), points of a share otherwise.
+pub(super) fn diff_text(metric: &str, diff: f64) -> String {
+    if metric == "mean_position" {
+        if diff.is_finite() {
+            format!("{diff:+.2} places")
+        } else {
+            "–".into()
+        }
+    } else {
+        pct(diff)
+    }
 }

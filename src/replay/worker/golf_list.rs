@@ -213,6 +213,7 @@ impl Worker {
             unit.pass,
             cond.latency,
             cond.list_rule,
+            cond.list_cap,
             ask,
         )
     }

@@ -63,6 +63,7 @@ impl Worker {
                 unit.pass,
                 self.shared.cond.latency,
                 self.shared.cond.list_rule,
+                self.shared.cond.list_cap,
                 outcome,
             );
             record.request_hash = self
