@@ -98,3 +98,54 @@ pub(super) fn diff_text(metric: &str, diff: f64) -> String {
         pct(diff)
     }
 }
+
+/// The whole lists' figures (issue 45): found@k against k, every assistant's "all"
+/// group as a step curve to its longest found place; and the mean place found against
+/// the list's length (each bin at its smallest length). Empty when none has any.
+pub(super) fn list_charts(s: &Summary) -> (String, String) {
+    let mut found = Vec::new();
+    let mut length = Vec::new();
+    for (n, a) in &s.assistants {
+        let Some(c) = a.ranking_curves.get("all") else {
+            continue;
+        };
+        let mut steps = Vec::new();
+        let mut last = 0.0;
+        for &(k, share) in &c.found_at {
+            if k > 1 {
+                steps.push((f64::from(k), last));
+            }
+            steps.push((f64::from(k), share));
+            last = share;
+        }
+        found.push((n.as_str(), steps));
+        let at = |label: &str| -> f64 {
+            let lo = label.split(['–', '+']).next().unwrap_or("0");
+            lo.parse::<f64>().unwrap_or(f64::NAN).max(1.0)
+        };
+        length.push((
+            n.as_str(),
+            (c.by_length.iter())
+                .map(|b| (at(&b.items), b.mean_position))
+                .collect(),
+        ));
+    }
+    let any = |v: &[(&str, Vec<(f64, f64)>)]| v.iter().any(|c| !c.1.is_empty());
+    (
+        if any(&found) {
+            super::charts::log_x_svg(&found, "k: places of the list looked at", "found@k", true)
+        } else {
+            String::new()
+        },
+        if any(&length) {
+            super::charts::log_x_svg(
+                &length,
+                "the list's length (items shown, bins of powers of two)",
+                "mean place of the expected item where found",
+                false,
+            )
+        } else {
+            String::new()
+        },
+    )
+}
