@@ -136,11 +136,10 @@ pub(super) fn completion_record(
     token: &TokenCase,
     assistant: &str,
     pass: u32,
-    latency: bool,
-    rule: ranking::ListRule,
-    list_cap: Option<u32>,
+    cond: &RunConditions,
     outcome: TokenAsk,
 ) -> Record {
+    let (latency, rule, list_cap) = (cond.latency, cond.list_rule, cond.list_cap);
     let mut r = base(case, assistant, pass);
     r.typed = token.prefix_len;
     r.kind = Some(RecordKind::Completion);

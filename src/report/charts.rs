@@ -198,7 +198,12 @@ pub fn log_x_svg(
     share: bool,
 ) -> String {
     let mut svg = String::new();
-    let pts = || curves.iter().flat_map(|c| c.1.iter()).filter(|p| p.1.is_finite());
+    let pts = || {
+        curves
+            .iter()
+            .flat_map(|c| c.1.iter())
+            .filter(|p| p.1.is_finite())
+    };
     let xmax = pts().map(|p| p.0).fold(2.0f64, f64::max);
     let ymax = if share {
         1.0
@@ -247,7 +252,8 @@ pub fn log_x_svg(
                     });
                 }
                 if !share {
-                    let _ = chart.draw_series(dots.into_iter().map(|p| Circle::new(p, 3, col.filled())));
+                    let _ = chart
+                        .draw_series(dots.into_iter().map(|p| Circle::new(p, 3, col.filled())));
                 }
             }
             if labelled {

@@ -232,7 +232,12 @@ fn ranking(s: &Summary, m: &mut String) {
         let _ = writeln!(
             m,
             "\n{n}: recall {recall} %, mean position {} (found@k: {})",
-            mean_with_interval(r.mean_position, half(|c| c.mean_position.half()), f64::MAX, 2),
+            mean_with_interval(
+                r.mean_position,
+                half(|c| c.mean_position.half()),
+                f64::MAX,
+                2
+            ),
             ks.join(", ")
         );
     }
