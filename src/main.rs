@@ -39,7 +39,7 @@ enum Command {
     Report(ReportArgs),
     /// Sample a dataset into a plan of cases (one JSON line each).
     #[command(
-        after_help = "Example:\n  typist sample --dataset fixtures/dataset --rate 0.2 --seed 1 --out plan.jsonl"
+        after_help = "Example:\n  typist sample --dataset fixtures/dataset --rate 0.2 --seed 1 --out plan.jsonl\n  typist sample --dataset fixtures/dataset --cases tokens --kinds member,call --out tokens.jsonl"
     )]
     Sample(SampleArgs),
     /// Join the output folders of shards into the records one run would have written.

@@ -54,6 +54,10 @@ pub struct SampleArgs {
     /// full].
     #[arg(long, value_parser = super::choice::choice(super::choice::TOKEN_CONTEXT))]
     pub context: Option<typist::dataset::TokenContext>,
+    /// With --cases tokens: only tokens of these kinds are cases (member, call, name,
+    /// import, type) [default: every kind].
+    #[arg(long, value_delimiter = ',', value_name = "KIND,...")]
+    pub kinds: Vec<String>,
     /// Where to write the plan.
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
@@ -431,6 +435,11 @@ pub struct RunArgs {
     /// How typist's own client filters and sorts completion lists [default: vscode].
     #[arg(long, value_parser = super::choice::choice(super::choice::LIST_RULE))]
     pub list_rule: Option<typist::editor::ranking::ListRule>,
+    /// Keep the inserted texts of only the first N items of each completion list shown
+    /// (the record says it was cut; its rank is still the whole list's) [default: the
+    /// whole list].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub list_cap: Option<u32>,
     /// A real editor's typing speed: milliseconds between two keys [default: 100].
     #[arg(long, value_name = "MS")]
     pub key_interval_ms: Option<u64>,
@@ -543,7 +552,8 @@ impl SamplingArgs {
 }
 
 impl RunArgs {
-    /// The conditions with `--golf`'s, when given (else those of the settings).
+    /// The conditions with `--golf`'s and `--list-cap`'s, when given (else those of the
+    /// settings).
     pub fn with_golf(
         &self,
         mut conditions: typist::replay::RunConditions,
@@ -555,6 +565,9 @@ impl RunArgs {
                     .golf_max_requests
                     .unwrap_or(typist::replay::golf::DEFAULT_MAX_REQUESTS),
             });
+        }
+        if self.list_cap.is_some() {
+            conditions.list_cap = self.list_cap;
         }
         conditions
     }

@@ -167,11 +167,40 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `--kinds`' names as token kinds; an unknown name refused with the valid ones (and
+/// the one it most likely misspells).
+fn token_kinds(names: &[String]) -> Result<Vec<typist::dataset::TokenKind>> {
+    use typist::dataset::TokenKind;
+    let all = TokenKind::ALL;
+    let known: Vec<&str> = all.iter().map(|k| k.as_str()).collect();
+    let mut kinds = Vec::new();
+    for n in names {
+        match all.iter().find(|k| k.as_str() == n.trim()) {
+            Some(k) if !kinds.contains(k) => kinds.push(*k),
+            Some(_) => {}
+            None => {
+                let hint = typist::editor::profile::did_you_mean(n.trim(), known.iter().copied())
+                    .map(|k| format!("did you mean `{k}`? "))
+                    .unwrap_or_default();
+                anyhow::bail!(
+                    "--kinds: no token kind named {:?}; {hint}(known: {})",
+                    n.trim(),
+                    known.join(", ")
+                );
+            }
+        }
+    }
+    Ok(kinds)
+}
+
 pub fn sample(a: SampleArgs) -> Result<ExitCode> {
     let opts = a.sampling.layer().sample_options()?;
-    if a.cases != SampleCases::Tokens && (!a.prefix.is_empty() || a.context.is_some()) {
-        anyhow::bail!("--prefix and --context are options of --cases tokens");
+    if a.cases != SampleCases::Tokens
+        && (!a.prefix.is_empty() || a.context.is_some() || !a.kinds.is_empty())
+    {
+        anyhow::bail!("--prefix, --context and --kinds are options of --cases tokens");
     }
+    let kinds = token_kinds(&a.kinds)?;
     if a.cases != SampleCases::Blocks && a.max_lines.is_some() {
         anyhow::bail!("--max-lines is an option of --cases blocks");
     }
@@ -207,6 +236,7 @@ pub fn sample(a: SampleArgs) -> Result<ExitCode> {
                 tok.prefixes = a.prefix.clone();
             }
             tok.context = a.context.unwrap_or(tok.context);
+            tok.kinds = kinds;
             let (plan, summary) = tokens::sample_tokens(&ds, &opts, &tok);
             (plan, Some(summary))
         }

@@ -410,6 +410,13 @@ fn conditions_agree(a: &RunArgs, made: &RunConditions) -> Result<()> {
         }
     }
     let golfed = a.with_golf(made.clone());
+    if golfed.list_cap != made.list_cap {
+        let show = |c: &RunConditions| {
+            c.list_cap
+                .map_or("the whole list".into(), |n| n.to_string())
+        };
+        return Err(differs("--list-cap", show(made), show(&golfed)));
+    }
     if golfed != *made {
         let show = |c: &RunConditions| {
             c.golf.as_ref().map_or_else(

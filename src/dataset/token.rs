@@ -25,6 +25,15 @@ pub enum TokenKind {
 }
 
 impl TokenKind {
+    /// Every kind, in the order above.
+    pub const ALL: [TokenKind; 5] = [
+        TokenKind::Member,
+        TokenKind::Call,
+        TokenKind::Name,
+        TokenKind::Import,
+        TokenKind::Type,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             TokenKind::Member => "member",

@@ -21,15 +21,13 @@
 //!   `.` or `?.`) equals the token exactly; `path(`, `path()` and `path=` all insert
 //!   `path`.
 //!
-//! The result keeps the expected token's rank and the inserted texts of the first [`TOP`]
-//! (20) items.
+//! The result keeps the expected token's rank and the inserted texts of every item shown
+//! (records written before the whole list was kept hold the first 20; `typist run
+//! --list-cap N` keeps the first N, the rank still counted over the whole list).
 
 use serde_json::Value;
 
 use super::suggestions::strip_snippet;
-
-/// How many inserted texts a record keeps.
-pub const TOP: usize = 20;
 
 /// A completion list ranked for one expected token.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -40,7 +38,7 @@ pub struct Ranked {
     pub items: usize,
     /// Items as the server returned them.
     pub listed: usize,
-    /// The inserted texts of the first [`TOP`] items after filtering and sorting.
+    /// The inserted texts of every item after filtering and sorting.
     pub top: Vec<String>,
     /// The server said the list is incomplete (ask again as the prefix grows).
     pub incomplete: bool,
@@ -181,7 +179,7 @@ fn ranked(items: Vec<Item>, listed: usize, incomplete: bool, expected: &str) -> 
         rank,
         items: items.len(),
         listed,
-        top: items.iter().take(TOP).map(|it| it.insert.clone()).collect(),
+        top: items.into_iter().map(|it| it.insert).collect(),
         incomplete,
     }
 }

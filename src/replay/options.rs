@@ -43,6 +43,10 @@ pub struct RunConditions {
     /// (VS Code's rule by default, then absent from the manifest).
     #[serde(skip_serializing_if = "ListRule::is_default")]
     pub list_rule: ListRule,
+    /// `--list-cap N`: a completion record keeps the inserted texts of the first N
+    /// items shown (absent: the whole list).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub list_cap: Option<u32>,
 }
 
 impl Default for RunConditions {
@@ -60,6 +64,7 @@ impl Default for RunConditions {
             app: EditorApp::default(),
             golf: None,
             list_rule: ListRule::Vscode,
+            list_cap: None,
         }
     }
 }

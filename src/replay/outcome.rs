@@ -136,10 +136,10 @@ pub(super) fn completion_record(
     token: &TokenCase,
     assistant: &str,
     pass: u32,
-    latency: bool,
-    rule: ranking::ListRule,
+    cond: &RunConditions,
     outcome: TokenAsk,
 ) -> Record {
+    let (latency, rule, list_cap) = (cond.latency, cond.list_rule, cond.list_cap);
     let mut r = base(case, assistant, pass);
     r.typed = token.prefix_len;
     r.kind = Some(RecordKind::Completion);
@@ -175,7 +175,16 @@ pub(super) fn completion_record(
             r.response_hash = Some(crate::digest::sha256_hex(
                 serde_json::to_string(&shown).unwrap_or_default().as_bytes(),
             ));
-            r.top = Some(ranked.top);
+            let mut top = ranked.top;
+            // `--list-cap N`: the first N texts kept, and the record says it was cut
+            // (the rank is still the whole list's).
+            if let Some(cap) = list_cap
+                && top.len() > cap as usize
+            {
+                top.truncate(cap as usize);
+                r.list_cap = Some(cap);
+            }
+            r.top = Some(top);
         }
         TokenAsk::Failed(e) => failed(&mut r, &e),
         TokenAsk::Invalid(why) => {

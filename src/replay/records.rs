@@ -78,9 +78,16 @@ pub struct Record {
     /// the list after filtering by the typed prefix).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub listed: Option<usize>,
-    /// Completion records: the inserted texts of the first 20 items shown.
+    /// Completion records: the inserted texts of every item shown, in the order shown
+    /// (records written before the whole list was kept hold the first 20; with `typist
+    /// run --list-cap N`, the first N).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub top: Option<Vec<String>>,
+    /// Completion records cut by `typist run --list-cap N`: N, when the list shown had
+    /// more items than `top` keeps (`items` is the whole list's count, `rank` the whole
+    /// list's place); absent when `top` is the whole list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub list_cap: Option<u32>,
     /// The real editor the case was typed into (`neovim`); absent for typist's own
     /// client, so its records keep their bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]

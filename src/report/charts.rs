@@ -409,3 +409,88 @@ pub fn diff_curve_svg(a: &str, b: &str, points: &[DiffPoint]) -> String {
     }
     svg
 }
+
+/// One line per assistant (in `PALETTE` order) against a logarithmic x from 1 to
+/// `xmax`, with axis descriptions and a legend: found@k against k, and the mean place
+/// found against the list's length (issue 45). `share` formats y as a percentage.
+pub fn log_x_svg(
+    curves: &[(&str, Vec<(f64, f64)>)],
+    x_desc: &str,
+    y_desc: &str,
+    share: bool,
+) -> String {
+    let mut svg = String::new();
+    let pts = || {
+        curves
+            .iter()
+            .flat_map(|c| c.1.iter())
+            .filter(|p| p.1.is_finite())
+    };
+    let xmax = pts().map(|p| p.0).fold(2.0f64, f64::max);
+    let ymax = if share {
+        1.0
+    } else {
+        pts().map(|p| p.1).fold(1.0f64, f64::max) * 1.08
+    };
+    {
+        let root = SVGBackend::with_string(&mut svg, (720, 400)).into_drawing_area();
+        let _ = root.fill(&WHITE);
+        let chart = ChartBuilder::on(&root)
+            .margin(14)
+            .x_label_area_size(44)
+            .y_label_area_size(60)
+            .build_cartesian_2d((1f64..xmax).log_scale(), 0f64..ymax);
+        if let Ok(mut chart) = chart {
+            let _ = chart
+                .configure_mesh()
+                .x_desc(x_desc)
+                .y_desc(y_desc)
+                .x_label_formatter(&|x| format!("{x:.0}"))
+                .y_label_formatter(&|y| {
+                    if share {
+                        format!("{:.0}%", y * 100.0)
+                    } else {
+                        format!("{y:.0}")
+                    }
+                })
+                .light_line_style(RGBColor(238, 238, 238))
+                .label_style(("sans-serif", 13))
+                .axis_desc_style(("sans-serif", 14))
+                .draw();
+            let mut labelled = false;
+            for (i, (name, points)) in curves.iter().enumerate() {
+                let col = rgb(colour(i));
+                let pts: Vec<(f64, f64)> =
+                    points.iter().copied().filter(|p| p.1.is_finite()).collect();
+                let shown = !pts.is_empty();
+                labelled |= shown;
+                let dots = pts.clone();
+                if let Ok(series) = chart.draw_series(LineSeries::new(pts, col.stroke_width(2)))
+                    && shown
+                {
+                    let name = name.to_string();
+                    series.label(name).legend(move |(x, y)| {
+                        Rectangle::new([(x, y - 3), (x + 18, y + 3)], col.filled())
+                    });
+                }
+                if !share {
+                    let _ = chart
+                        .draw_series(dots.into_iter().map(|p| Circle::new(p, 3, col.filled())));
+                }
+            }
+            if labelled {
+                let _ = chart
+                    .configure_series_labels()
+                    .position(SeriesLabelPosition::LowerRight)
+                    .margin(10)
+                    .legend_area_size(26)
+                    .label_font(("sans-serif", 13))
+                    .background_style(WHITE.mix(0.9))
+                    .border_style(RGBColor(200, 200, 200))
+                    .draw();
+            }
+        }
+        let _ = root.present();
+    }
+    svg
+}

@@ -41,6 +41,10 @@ struct Page<'a> {
     breakdowns: Vec<BreakdownTable<'a>>,
     ranking: Vec<RankRow<'a>>,
     ranking_pairs: Vec<RankPair<'a>>,
+    /// found@k against k, and the mean place against the list's length (SVG; empty
+    /// when no list has them).
+    found_at_chart: String,
+    length_chart: String,
     examples: Examples<'a>,
     blocks: Option<super::extras::BlockSection<'a>>,
     golf: Option<super::extras::GolfSection<'a>>,
@@ -238,6 +242,8 @@ pub(super) fn html(
         breakdowns: breakdowns(s),
         ranking: ranking(s),
         ranking_pairs: ranking_pairs(s),
+        found_at_chart: super::ranking::list_charts(s).0,
+        length_chart: super::ranking::list_charts(s).1,
         examples: examples(&names, pairs, s.pass),
         blocks: super::extras::block_section(s, &names, records),
         golf: super::extras::golf_section(s),

@@ -297,14 +297,54 @@ fn ranking(s: &Summary, m: &mut String) {
             );
         }
     }
+    // The whole lists (issue 45): one line per assistant, recall and mean position with
+    // their intervals, and found@k at 1, 5, 10, 20, 50 and the longest place found.
+    for (n, a) in &s.assistants {
+        let (Some(r), Some(c)) = (a.ranking.get("all"), a.ranking_curves.get("all")) else {
+            continue;
+        };
+        let ci = a.ranking_ci.get("all");
+        let half = |f: fn(&crate::score::summary::RankCi) -> f64| ci.map_or(f64::NAN, f);
+        let recall = if half(|c| c.recall.half()).is_finite() {
+            share_with_interval(r.recall, half(|c| c.recall.half()))
+        } else {
+            pct(r.recall)
+        };
+        let at = |k: u32| {
+            (c.found_at.iter().rev())
+                .find(|s| s.0 <= k)
+                .map_or(0.0, |s| s.1)
+        };
+        let last = c.found_at.last().map_or(0, |s| s.0);
+        let ks: Vec<String> = [1, 5, 10, 20, 50]
+            .into_iter()
+            .filter(|&k| k < last)
+            .chain(Some(last).filter(|&k| k > 0))
+            .map(|k| format!("@{k} {}", pct(at(k))))
+            .collect();
+        let _ = writeln!(
+            m,
+            "\n{n}: recall {recall} %, mean position {} (found@k: {})",
+            mean_with_interval(
+                r.mean_position,
+                half(|c| c.mean_position.half()),
+                f64::MAX,
+                2
+            ),
+            ks.join(", ")
+        );
+    }
     for p in &s.ranking_pairwise {
         let _ = writeln!(
             m,
-            "- {} − {} ({}): {} points, p = {} ({} shared sessions)",
+            "- {} − {} ({}): {}, p = {} ({} shared sessions)",
             p.a,
             p.b,
             p.metric,
-            pct(p.diff),
+            match super::ranking::diff_text(&p.metric, p.diff) {
+                d if p.metric == "mean_position" => d,
+                d => format!("{d} points"),
+            },
             p_text(p.p_value),
             p.cases
         );

@@ -1,8 +1,8 @@
 //! Bootstrap intervals and paired p-values of completion-list rankings (issue 11): the
 //! same resampling units as the help metrics (repositories, or files when there are
 //! fewer than ten), per-unit integer sums (sessions, found first, found in the top 5,
-//! Σ 1/rank in 2⁻³² fixed point), and their own matrix of resamples, so line-level
-//! figures are untouched by completion records.
+//! Σ 1/rank in 2⁻³² fixed point, found anywhere, Σ rank where found), and their own
+//! matrix of resamples, so line-level figures are untouched by completion records.
 
 use std::collections::BTreeMap;
 
@@ -14,18 +14,23 @@ use super::options::Options;
 use super::pairwise::Pairwise;
 use super::records::{Row, TOKEN_KINDS, Table};
 
-/// Top-1, top-5 and MRR with their bootstrap spread.
+/// Top-1, top-5, MRR, recall and mean position with their bootstrap spread.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct RankCi {
     pub top1: Estimate,
     pub top5: Estimate,
     pub mrr: Estimate,
+    /// The share of sessions whose expected item is anywhere in the list.
+    pub recall: Estimate,
+    /// The mean 1-based place of the expected item where found (a ratio of two sums
+    /// over the resampled units; NaN resamples, with nothing found, left out).
+    pub mean_position: Estimate,
 }
 
-/// Columns per (assistant, group): sessions, top-1, top-5, Σ 2³²/rank.
-const C: usize = 4;
+/// Columns per (assistant, group): sessions, top-1, top-5, Σ 2³²/rank, found, Σ rank.
+const C: usize = 6;
 const ONE: f64 = (1u64 << 32) as f64;
-const METRICS: [&str; 3] = ["top1", "top5", "mrr"];
+const METRICS: [&str; 5] = ["top1", "top5", "mrr", "recall", "mean_position"];
 
 fn columns(r: &Row) -> [f64; C] {
     let hit = |n: u32| f64::from(u8::from((1..=n).contains(&r.rank())));
@@ -34,7 +39,8 @@ fn columns(r: &Row) -> [f64; C] {
     } else {
         0.0
     };
-    [1.0, hit(1), hit(5), rr]
+    let found = f64::from(u8::from(r.rank() >= 1));
+    [1.0, hit(1), hit(5), rr, found, f64::from(r.rank())]
 }
 
 /// The groups a record counts in: its typed prefix ("0".."3", "4+"), "all", and its
@@ -144,7 +150,8 @@ fn place(names: &[u32], a: u32) -> usize {
     names.iter().position(|&n| n == a).unwrap_or(usize::MAX)
 }
 
-/// Metric `m` (top1, top5, mrr) of the block at `at` in a row of sums.
+/// Metric `m` (top1, top5, mrr, recall, mean_position) of the block at `at` in a row
+/// of sums.
 fn metric(s: &[f64], at: usize, m: usize) -> f64 {
     let n = s[at];
     if n == 0.0 {
@@ -153,13 +160,16 @@ fn metric(s: &[f64], at: usize, m: usize) -> f64 {
     match m {
         0 => s[at + 1] / n,
         1 => s[at + 2] / n,
-        _ => s[at + 3] / ONE / n,
+        2 => s[at + 3] / ONE / n,
+        3 => s[at + 4] / n,
+        _ if s[at + 4] == 0.0 => f64::NAN,
+        _ => s[at + 5] / s[at + 4],
     }
 }
 
 /// The intervals of every assistant with answered completion records in the scored
 /// pass, and the paired differences of each pair of assistants over the sessions both
-/// answered (`metric` top1, top5, mrr).
+/// answered (`metric` top1, top5, mrr, recall, mean_position).
 pub(crate) fn rank_boot(
     table: &Table,
     keep: &[bool],
@@ -201,6 +211,8 @@ fn intervals(layout: &Layout, draws: &[Vec<f64>], totals: &[f64], spread: Spread
             top1: estimate(b * C, 0),
             top5: estimate(b * C, 1),
             mrr: estimate(b * C, 2),
+            recall: estimate(b * C, 3),
+            mean_position: estimate(b * C, 4),
         };
         let e = cis.entry(*a).or_default();
         match g.strip_prefix("kind:") {
@@ -232,7 +244,7 @@ fn paired(
             let mut e = Estimate::with(point, &diffs, spread);
             // Identical resamples (one unit) can leave a rounding residue in the sd:
             // no spread, so no p-value.
-            if e.sd < 1e-12 {
+            if e.sd < 1e-12 || point.is_nan() {
                 e.sd = 0.0;
             }
             out.push(Pairwise {

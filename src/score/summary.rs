@@ -29,7 +29,7 @@ pub use super::rank_boot::RankCi;
 use super::blocks::BlockScore;
 use super::checks::CheckScore;
 use super::pairwise::Pairwise;
-use super::ranking::RankStats;
+use super::ranking::{RankCurve, RankStats};
 use super::repeat::{Nondeterminism, RepeatSkip};
 use super::sums::{Breakdown, Rates, Sums};
 
@@ -89,6 +89,10 @@ pub struct AssistantScore {
     /// The same, keyed as `ranking_by_kind`.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub ranking_by_kind_ci: BTreeMap<String, RankCi>,
+    /// The whole lists' figures (found@k's steps, the list's length against the rank),
+    /// keyed as `ranking`; groups without a found item or a known length left out.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub ranking_curves: BTreeMap<String, RankCurve>,
 }
 
 /// The reason a record of a line no longer than the typed prefix is not a case (the
@@ -121,7 +125,8 @@ pub struct Summary {
     /// the report).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub curve_pairwise: Vec<CurvePair>,
-    /// Paired differences of completion-list rankings (`top1`, `top5`, `mrr`) over the
+    /// Paired differences of completion-list rankings (`top1`, `top5`, `mrr`, `recall`,
+    /// `mean_position`) over the
     /// sessions both assistants answered.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ranking_pairwise: Vec<Pairwise>,
@@ -373,6 +378,10 @@ fn assistant_score(
             .collect(),
         ranking_ci: BTreeMap::new(),
         ranking_by_kind_ci: BTreeMap::new(),
+        ranking_curves: (acc.ranking.iter())
+            .map(|(k, r)| (k.clone(), r.curve()))
+            .filter(|(_, c)| !c.is_empty())
+            .collect(),
     }
 }
 

@@ -120,3 +120,53 @@ fn token_plans_are_deterministic_and_complete() {
     }
     assert_eq!(langs.into_iter().collect::<Vec<_>>(), ["c", "cpp"]);
 }
+
+/// `--kinds member,call`: only those kinds are cases, and they are exactly the
+/// unfiltered plan's cases of those kinds (a token's draw is its own); an unknown kind
+/// is refused with the valid ones and a "did you mean", nothing written.
+#[test]
+fn token_kinds_filter_the_plan_and_a_bad_kind_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (all, some) = (tmp.path().join("all.jsonl"), tmp.path().join("some.jsonl"));
+    let args = ["--cases", "tokens", "--rate", "0.2", "--seed", "4"];
+    let (_, every) = sample(DATASET_C, &all, &args);
+    let (_, kept) = sample(
+        DATASET_C,
+        &some,
+        &[&args[..], &["--kinds", "member,call"]].concat(),
+    );
+    let kind = |l: &str| {
+        let v: Value = serde_json::from_str(l).unwrap();
+        v["token"]["kind"].as_str().unwrap().to_string()
+    };
+    let expect: Vec<&str> = every
+        .lines()
+        .filter(|l| ["member", "call"].contains(&kind(l).as_str()))
+        .collect();
+    let got: Vec<&str> = kept.lines().collect();
+    assert!(!got.is_empty());
+    assert!(every.lines().any(|l| kind(l) == "name"), "a kind left out");
+    assert_eq!(got, expect);
+    let bad = tmp.path().join("bad.jsonl");
+    let o = typist()
+        .args(["sample", "--dataset", DATASET_C, "--out"])
+        .arg(&bad)
+        .args(["--cases", "tokens", "--kinds", "member,cal"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("no token kind named \"cal\"; did you mean `call`?")
+            && err.contains("(known: member, call, name, import, type)"),
+        "{err}"
+    );
+    assert!(!bad.exists());
+    let o = typist()
+        .args(["sample", "--dataset", DATASET_C, "--out"])
+        .arg(&bad)
+        .args(["--kinds", "member"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success(), "--kinds belongs to --cases tokens");
+}

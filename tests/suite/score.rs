@@ -655,7 +655,7 @@ fn completion_ranking_by_kind_with_intervals_and_pairs() {
         .iter()
         .map(|p| p["metric"].as_str().unwrap())
         .collect();
-    assert_eq!(metrics, ["top1", "top5", "mrr"]);
+    assert_eq!(metrics, ["top1", "top5", "mrr", "recall", "mean_position"]);
     for p in pairs {
         assert_eq!(
             (&p["a"], &p["b"], &p["cases"]),
@@ -666,6 +666,104 @@ fn completion_ranking_by_kind_with_intervals_and_pairs() {
     assert_eq!(pairs[1]["diff"], 1.0 - 8.0 / 15.0);
     // No line-level pairs: only completion records.
     assert_eq!(v["pairwise"], json!([]));
+}
+
+/// The whole list's figures on five sessions, computed by hand (issue 45):
+///
+/// | session | rank | items | record                                          |
+/// |---|---|---|---|
+/// | s1 | 1    | 3  | a new record, the whole list kept                     |
+/// | s2 | 4    | 30 | capped by `--list-cap 3`: 3 texts kept, rank the list's |
+/// | s3 | 27   | 30 | an old record: the first 20 texts only                |
+/// | s4 | –    | 5  | not in the list                                       |
+/// | s5 | –    | 0  | an empty list                                         |
+///
+/// found@k steps: k = 1: 1/5 = 0.2, k = 4: 2/5 = 0.4, k = 27: 3/5 = 0.6 (recall);
+/// mean position (1 + 4 + 27) / 3 = 32/3. By list length: "0" 1 session, none found;
+/// "2–3" 1, found 1.0 at 1; "4–7" 1, none; "16–31" 2, found 1.0, mean (4 + 27) / 2 =
+/// 15.5. A second assistant with the same records: every paired difference 0 and no
+/// p-value (no spread).
+#[test]
+fn whole_lists_found_at_k_recall_mean_position_and_length() {
+    let mut lines = vec![];
+    let texts = |n: usize| (0..n).map(|i| format!("t{i}")).collect::<Vec<_>>();
+    for asst in ["a", "b"] {
+        for (i, (rank, items, top, cap)) in [
+            (Some(1), 3, 3, None),
+            (Some(4), 30, 3, Some(3)),
+            (Some(27), 30, 20, None),
+            (None, 5, 5, None),
+            (None, 0, 0, None),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let outcome = if items == 0 { "empty" } else { "suggestion" };
+            let mut r = rec(
+                &format!("s{i}"),
+                &format!("r{i}"),
+                asst,
+                outcome,
+                "path",
+                None,
+            );
+            r["kind"] = json!("completion");
+            r["prefix_len"] = json!(0);
+            r["rank"] = json!(rank);
+            r["items"] = json!(items);
+            r["listed"] = json!(items);
+            r["top"] = json!(texts(top));
+            if let Some(c) = cap {
+                r["list_cap"] = json!(c);
+            }
+            lines.push(r);
+        }
+    }
+    let v = score(&lines, 200);
+    let a = &v["assistants"]["a"];
+    assert_eq!(a["ranking"]["all"]["recall"], 0.6);
+    assert_eq!(a["ranking"]["all"]["mean_position"], 32.0 / 3.0);
+    let c = &a["ranking_curves"]["all"];
+    assert_eq!(c["found_at"], json!([[1, 0.2], [4, 0.4], [27, 0.6]]));
+    assert_eq!(
+        c["by_length"],
+        json!([
+            {"items": "0", "sessions": 1, "found": 0.0, "mean_position": null},
+            {"items": "2–3", "sessions": 1, "found": 1.0, "mean_position": 1.0},
+            {"items": "4–7", "sessions": 1, "found": 0.0, "mean_position": null},
+            {"items": "16–31", "sessions": 2, "found": 1.0, "mean_position": 15.5},
+        ])
+    );
+    assert_eq!(a["ranking_curves"]["0"], *c, "one prefix: the same");
+    let ci = &a["ranking_ci"]["all"];
+    assert_eq!(ci["recall"]["value"], 0.6);
+    assert_eq!(ci["mean_position"]["value"], 32.0 / 3.0);
+    assert!(ci["recall"]["sd"].as_f64().unwrap() > 0.0, "{ci}");
+    assert!(ci["mean_position"]["sd"].as_f64().unwrap() > 0.0, "{ci}");
+    let pairs = v["ranking_pairwise"].as_array().unwrap();
+    assert_eq!(pairs.len(), 5);
+    for p in pairs {
+        assert_eq!(
+            (&p["diff"], &p["p_value"]),
+            (&json!(0.0), &Value::Null),
+            "{p}"
+        );
+        assert_eq!(p["cases"], 5);
+    }
+    // Records without `items` (older ones) have no curve by length, and a group
+    // that found nothing no steps: the field is left out.
+    let old: Vec<Value> = lines[..5]
+        .iter()
+        .map(|r| {
+            let mut r = r.clone();
+            r.as_object_mut().unwrap().remove("items");
+            r
+        })
+        .collect();
+    let v = score(&old, 0);
+    let c = &v["assistants"]["a"]["ranking_curves"]["all"];
+    assert_eq!(c["found_at"], json!([[1, 0.2], [4, 0.4], [27, 0.6]]));
+    assert!(c.get("by_length").is_none(), "{c}");
 }
 
 #[test]

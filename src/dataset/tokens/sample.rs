@@ -19,6 +19,8 @@ pub struct TokenOptions {
     /// Characters of the token typed before the list is ranked, each its own case.
     pub prefixes: Vec<u32>,
     pub context: TokenContext,
+    /// Only tokens of these kinds are cases (`sample --kinds`); empty: every kind.
+    pub kinds: Vec<TokenKind>,
 }
 
 impl Default for TokenOptions {
@@ -26,6 +28,7 @@ impl Default for TokenOptions {
         TokenOptions {
             prefixes: vec![0, 1, 2, 3],
             context: TokenContext::Prefix,
+            kinds: Vec::new(),
         }
     }
 }
@@ -58,10 +61,15 @@ pub fn sample_tokens(
     for repo in &ds.repos {
         let mut repo_tokens = Vec::new();
         for (fi, f) in repo.files.iter().enumerate() {
-            let Some(tokens) = find_tokens(f) else {
+            let Some(mut tokens) = find_tokens(f) else {
                 *summary.no_grammar.entry(f.language).or_default() += 1;
                 continue;
             };
+            // Before the draw: a token's draw is its own, so a kind's cases are those of
+            // the unfiltered plan (but for the caps).
+            if !tok.kinds.is_empty() {
+                tokens.retain(|t| tok.kinds.contains(&t.kind));
+            }
             summary.found += tokens.len();
             let mut drawn: Vec<(f64, usize, Token)> = tokens
                 .into_iter()
@@ -259,6 +267,7 @@ mod tests {
         let tok = TokenOptions {
             prefixes: vec![3, 0, 1, 1],
             context: TokenContext::Full,
+            kinds: Vec::new(),
         };
         let all = SampleOptions {
             all_lines: true,

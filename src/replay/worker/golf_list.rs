@@ -206,15 +206,7 @@ impl Worker {
     fn token_record(&self, unit: &Unit, case: &Case, token: &TokenCase, ask: TokenAsk) -> Record {
         let name = &self.profile(unit.assistant).name;
         let cond = &self.shared.cond;
-        outcome::completion_record(
-            case,
-            token,
-            name,
-            unit.pass,
-            cond.latency,
-            cond.list_rule,
-            ask,
-        )
+        outcome::completion_record(case, token, name, unit.pass, cond, ask)
     }
 
     /// The session holds `text` (`p` characters of the token typed): a fresh server

@@ -61,8 +61,7 @@ impl Worker {
                 token,
                 &name,
                 unit.pass,
-                self.shared.cond.latency,
-                self.shared.cond.list_rule,
+                &self.shared.cond,
                 outcome,
             );
             record.request_hash = self

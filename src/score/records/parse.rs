@@ -84,6 +84,9 @@ raw_records! {
     prefix_len: Option<u32>,
     #[serde(default)]
     rank: Option<u32>,
+    /// Completion records: the list's length; anything but a count read as unknown.
+    #[serde(default, deserialize_with = "count_or_none")]
+    items: Option<u64>,
     #[serde(borrow, default)]
     token_kind: Option<Cow<'a, str>>,
     #[serde(default, deserialize_with = "present")]
@@ -100,6 +103,47 @@ raw_records! {
     predicted_text: Option<Cow<'a, str>>,
     #[serde(default)]
     golf: Option<super::GolfTerms>,
+}
+
+/// A count, or `None` for any other value (skipped without building it).
+fn count_or_none<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    struct Count;
+    impl<'de> Visitor<'de> for Count {
+        type Value = Option<u64>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("any value")
+        }
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+            Ok(Some(v))
+        }
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+            Ok(u64::try_from(v).ok())
+        }
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_seq<A: de::SeqAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
+            while a.next_element::<de::IgnoredAny>()?.is_some() {}
+            Ok(None)
+        }
+        fn visit_map<A: de::MapAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
+            while a.next_entry::<de::IgnoredAny, de::IgnoredAny>()?.is_some() {}
+            Ok(None)
+        }
+    }
+    d.deserialize_any(Count)
 }
 
 /// A field that is there, null (`Some(None)`) or not; the same errors as `Option<T>`.
@@ -471,6 +515,11 @@ fn row(
         prefix_len: raw.prefix_len.unwrap_or(u32::MAX),
         rank: raw.rank.unwrap_or(0),
         token_kind: super::token_kind_code(raw.token_kind.as_deref()),
+        list_bin: if completion {
+            super::list_bin(raw.items)
+        } else {
+            0
+        },
         typed: raw.typed.flatten().unwrap_or(0),
         error,
         request: hash_prefix(raw.request_hash.as_deref()),

@@ -34,11 +34,36 @@ pub struct Row {
     /// An index into [`Table::assistants`] (see [`Row::assistant`]).
     who: u16,
     pub outcome: Outcome,
-    /// [`COMPLETION`] and the token kind (an index into [`TOKEN_KINDS`]).
+    /// [`COMPLETION`], the token kind (an index into [`TOKEN_KINDS`], 3 bits) and the
+    /// list-length bin (4 bits, [`list_bin`]).
     flags: u8,
 }
 
 const COMPLETION: u8 = 0x80;
+const KIND: u8 = 0x07;
+const BIN_SHIFT: u8 = 3;
+
+/// The bin of a completion list's length (`items`, the list shown): 0 when unknown, 1
+/// for an empty list, `2 + ⌊log₂ n⌋` for n ≥ 1 items, at most 15 (8,192 items and
+/// more): 1, 2–3, 4–7, … items.
+pub fn list_bin(items: Option<u64>) -> u8 {
+    match items {
+        None => 0,
+        Some(0) => 1,
+        Some(n) => (2 + n.ilog2()).min(15) as u8,
+    }
+}
+
+/// The lengths bin `b` of [`list_bin`] holds, as a label ("0", "1", "2–3", "8192+").
+pub fn list_bin_label(b: u8) -> String {
+    match b {
+        0 => "unknown".to_string(),
+        1 => "0".to_string(),
+        15 => format!("{}+", 1u64 << 13),
+        2 => "1".to_string(),
+        b => format!("{}–{}", 1u64 << (b - 2), (1u64 << (b - 1)) - 1),
+    }
+}
 
 /// A row's fields before packing: what [`Row`]'s methods give back.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -62,6 +87,8 @@ pub struct RowParts {
     pub rank: u32,
     /// Completion records: the token's kind, an index into [`TOKEN_KINDS`] (0: none).
     pub token_kind: u8,
+    /// Completion records: the bin of the list's length ([`list_bin`], 0: unknown).
+    pub list_bin: u8,
     pub typed: u32,
     /// The error message of an `error` record, an index into [`Table::errors`].
     pub error: u32,
@@ -85,6 +112,7 @@ impl Default for RowParts {
             prefix_len: u32::MAX,
             rank: 0,
             token_kind: 0,
+            list_bin: 0,
             typed: 0,
             error: u32::MAX,
             request: 0,
@@ -114,7 +142,11 @@ impl From<RowParts> for Row {
             y,
             who: p.assistant,
             outcome: p.outcome,
-            flags: if p.completion { COMPLETION } else { 0 } | (p.token_kind & !COMPLETION),
+            flags: if p.completion {
+                COMPLETION | (p.list_bin.min(15) << BIN_SHIFT)
+            } else {
+                0
+            } | (p.token_kind & KIND),
         }
     }
 }
@@ -170,7 +202,11 @@ impl Row {
     }
     /// The token kind, an index into [`TOKEN_KINDS`] (0: none).
     pub fn token_kind(&self) -> u8 {
-        self.flags & !COMPLETION
+        self.flags & KIND
+    }
+    /// Completion records: the bin of the list's length ([`list_bin`]; 0: unknown).
+    pub fn list_bin(&self) -> u8 {
+        (self.flags & !COMPLETION) >> BIN_SHIFT
     }
     /// The error message of an `error` record, an index into [`Table::errors`];
     /// `u32::MAX` when none.
@@ -302,5 +338,43 @@ impl GolfTerms {
             Some(t) => self.accepts == 1 && t == 0,
             None => self.keys == 1 && self.accepts == 1,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Bins by hand: 0 items → 1; 1 → 2 + ⌊log₂ 1⌋ = 2; 3 → 2 + 1 = 3; 16 and 31 → 2 + 4
+    /// = 6; 8,192 and more → 15; unknown → 0. The bin shares its byte with the kind and
+    /// the completion flag, and neither changes the other.
+    #[test]
+    fn list_length_bins_and_their_labels() {
+        let bins: Vec<u8> = [None, Some(0), Some(1), Some(3), Some(16), Some(31)]
+            .into_iter()
+            .chain([Some(8191), Some(8192), Some(u64::MAX)])
+            .map(list_bin)
+            .collect();
+        assert_eq!(bins, [0, 1, 2, 3, 6, 6, 14, 15, 15]);
+        let labels: Vec<String> = [0, 1, 2, 3, 6, 14, 15].map(list_bin_label).to_vec();
+        assert_eq!(
+            labels,
+            ["unknown", "0", "1", "2–3", "16–31", "4096–8191", "8192+"]
+        );
+        let row = Row::from(RowParts {
+            completion: true,
+            outcome: Outcome::Suggestion,
+            token_kind: 6,
+            list_bin: 15,
+            rank: 9,
+            ..RowParts::default()
+        });
+        assert_eq!((row.token_kind(), row.list_bin(), row.rank()), (6, 15, 9));
+        assert!(row.completion());
+        let line = Row::from(RowParts {
+            list_bin: 15,
+            ..RowParts::default()
+        });
+        assert_eq!((line.list_bin(), line.completion()), (0, false));
     }
 }
