@@ -5,8 +5,7 @@
 //! comparisons' key). Figures from [`crate::score::curve_pairs`].
 
 use super::charts;
-use super::format::{p_text, pct};
-use super::html::{diverging, strength};
+use super::format::{diverging, p_text, pct, strength};
 use crate::score::Summary;
 use crate::score::curve_pairs::curve_pair_sentence;
 

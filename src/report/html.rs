@@ -12,7 +12,9 @@ use askama::Template;
 
 use super::charts;
 use super::examples::{Examples, examples};
-use super::format::{INTERVALS_NOTE, count, num_attr, p_text, pct, share_interval};
+use super::format::{
+    INTERVALS_NOTE, count, diverging, num_attr, p_text, pct, share_interval, strength,
+};
 use super::ranking::{RankPair, RankRow, ranking, ranking_pairs};
 use super::run_section::{RunView, run_view};
 use super::verdict::{CLEAR_P, Verdict, verdicts};
@@ -443,32 +445,6 @@ fn spread(s: &Summary) -> Vec<SpreadRows<'_>> {
             }
         })
         .collect()
-}
-
-/// How strongly a p-value speaks, 0..1 on a log scale: 0 at p = 1, 1 at p ≤ 0.001
-/// (0.43 at 0.05, 0.67 at 0.01); none without a p-value.
-pub(super) fn strength(p: Option<f64>) -> f64 {
-    match p {
-        Some(v) if v.is_finite() && v > 0.0 => (-v.log10() / 3.0).clamp(0.0, 1.0),
-        Some(0.0) => 1.0,
-        _ => 0.0,
-    }
-}
-
-/// A diverging colour (ColorBrewer PRGn, apart from the assistants' colours): from
-/// white towards green when the row's assistant is ahead, towards purple when behind,
-/// as deep as `x` (0..1); and a readable text colour on it.
-pub(super) fn diverging(x: f64, ahead: bool) -> (String, &'static str) {
-    let to = if ahead {
-        (27.0, 120.0, 55.0)
-    } else {
-        (118.0, 42.0, 131.0)
-    };
-    let lerp = |b: f64| (250.0 + (b - 250.0) * x).round() as u8;
-    (
-        format!("rgb({},{},{})", lerp(to.0), lerp(to.1), lerp(to.2)),
-        if x > 0.55 { "#fff" } else { "#000" },
-    )
 }
 
 /// The heat maps' key: per direction, a cell at each of a few p-values.

@@ -68,6 +68,14 @@ fn pyright_ranks_known_tokens() {
     assert_eq!(r["prefix_len"], 2);
     assert_eq!(r["expected"], "path");
     assert_eq!(r["top"][8], "path");
+    // The whole list is kept (it was cut at 20): `os.`'s 186th item is `path`, and the
+    // record holds as many texts as the list had items.
+    let whole = &records["demo/app.py:11:10+0"];
+    let top = whole["top"].as_array().unwrap();
+    assert!(top.len() >= 186, "{} texts", top.len());
+    assert_eq!(top.len() as u64, whole["items"].as_u64().unwrap());
+    assert_eq!(top[185], "path");
+    assert_eq!(whole["list_cap"], serde_json::Value::Null);
 }
 
 const TS: &str = "const greeting: string = \"hello\";
