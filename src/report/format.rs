@@ -66,27 +66,6 @@ fn cut(value: f64, half: f64, max: f64) -> Option<(f64, f64)> {
 
 pub(super) use crate::score::table::count;
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn intervals_are_cut_to_the_figures_range() {
-        assert_eq!(share_interval(0.048, 0.054), "[0.0, 10.2]");
-        assert_eq!(share_interval(0.97, 0.05), "[92.0, 100.0]");
-        assert_eq!(share_interval(0.5, 0.1), "[40.0, 60.0]");
-        assert_eq!(share_interval(f64::NAN, 0.1), "–");
-        assert_eq!(share_with_interval(0.076, 0.042), "7.6 [3.4, 11.8]");
-        assert_eq!(
-            mean_with_interval(0.5, 0.75, f64::INFINITY, 2),
-            "0.50 [0.00, 1.25]"
-        );
-        assert_eq!(count(1, "repository"), "1 repository");
-        assert_eq!(count(13, "repository"), "13 repositories");
-        assert_eq!(count(0, "file"), "0 files");
-    }
-}
-
 /// How strongly a p-value speaks, 0..1 on a log scale: 0 at p = 1, 1 at p ≤ 0.001
 /// (0.43 at 0.05, 0.67 at 0.01); none without a p-value.
 pub(super) fn strength(p: Option<f64>) -> f64 {
@@ -111,4 +90,25 @@ pub(super) fn diverging(x: f64, ahead: bool) -> (String, &'static str) {
         format!("rgb({},{},{})", lerp(to.0), lerp(to.1), lerp(to.2)),
         if x > 0.55 { "#fff" } else { "#000" },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn intervals_are_cut_to_the_figures_range() {
+        assert_eq!(share_interval(0.048, 0.054), "[0.0, 10.2]");
+        assert_eq!(share_interval(0.97, 0.05), "[92.0, 100.0]");
+        assert_eq!(share_interval(0.5, 0.1), "[40.0, 60.0]");
+        assert_eq!(share_interval(f64::NAN, 0.1), "–");
+        assert_eq!(share_with_interval(0.076, 0.042), "7.6 [3.4, 11.8]");
+        assert_eq!(
+            mean_with_interval(0.5, 0.75, f64::INFINITY, 2),
+            "0.50 [0.00, 1.25]"
+        );
+        assert_eq!(count(1, "repository"), "1 repository");
+        assert_eq!(count(13, "repository"), "13 repositories");
+        assert_eq!(count(0, "file"), "0 files");
+    }
 }
