@@ -176,20 +176,34 @@ pub fn curve_pair_sentence(pair: &CurvePair) -> String {
     let t = |i: usize| format!("{:.2}", pair.points[i].t);
     let span = |(s, e, _): &(usize, usize, bool)| match (*s == 0, *e + 1 == n) {
         (true, true) => "every threshold".to_string(),
+        _ if s == e => format!("t = {}", t(*s)),
         (true, false) => format!("t ≤ {}", t(*e)),
         (false, true) => format!("t ≥ {}", t(*s)),
-        (false, false) if s == e => format!("t = {}", t(*s)),
         (false, false) => format!("{} ≤ t ≤ {}", t(*s), t(*e)),
     };
-    let parts: Vec<String> = runs
-        .iter()
-        .map(|run| {
-            let (lead, behind) = if run.2 {
+    // One clause per direction, in the order each first appears, naming its runs.
+    let mut parts: Vec<(bool, Vec<String>)> = Vec::new();
+    for run in &runs {
+        match parts.iter_mut().find(|(ahead, _)| *ahead == run.2) {
+            Some((_, spans)) => spans.push(span(run)),
+            None => parts.push((run.2, vec![span(run)])),
+        }
+    }
+    let parts: Vec<String> = parts
+        .into_iter()
+        .map(|(ahead, spans)| {
+            let (lead, behind) = if ahead {
                 (&pair.a, &pair.b)
             } else {
                 (&pair.b, &pair.a)
             };
-            format!("{lead} is ahead of {behind} at {}", span(run))
+            let spans = match spans.split_last() {
+                Some((last, rest)) if !rest.is_empty() => {
+                    format!("{} and {last}", rest.join(", "))
+                }
+                _ => spans.join(""),
+            };
+            format!("{lead} is ahead of {behind} at {spans}")
         })
         .collect();
     let covered: usize = runs.iter().map(|(s, e, _)| e - s + 1).sum();
@@ -257,6 +271,19 @@ mod tests {
             point(0.5, 0.1, Some(0.04)),
             point(1.0, 0.1, Some(0.01)),
         ]);
+        let runs = pair(vec![
+            point(0.0, 0.1, Some(0.01)),
+            point(0.05, 0.1, Some(0.5)),
+            point(0.1, 0.1, Some(0.01)),
+            point(0.15, 0.1, Some(0.01)),
+            point(0.2, 0.1, Some(0.5)),
+            point(0.25, 0.1, Some(0.02)),
+        ]);
+        assert_eq!(
+            curve_pair_sentence(&runs),
+            "alpha is ahead of beta at t = 0.00, 0.10 ≤ t ≤ 0.15 and t = 0.25 (p < 0.05). \
+             No clear difference at the other thresholds."
+        );
         assert_eq!(
             curve_pair_sentence(&top),
             "alpha is ahead of beta at t ≥ 0.50 (p < 0.05). No clear difference at the other thresholds."
