@@ -4,6 +4,7 @@
 //! carries its own legend, and a band is outlined in its assistant's colour (dashed)
 //! so that two overlapping bands stay apart where their fills mix.
 
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 /// Okabe–Ito: distinguishable with protanopia, deuteranopia and tritanopia.
@@ -65,19 +66,7 @@ pub fn curves_svg(curves: &[Curve], y_desc: &str) -> String {
             for (i, c) in curves.iter().enumerate() {
                 let col = rgb(colour(i));
                 if !c.band.is_empty() {
-                    let mut poly: Vec<(f64, f64)> = c.band.iter().map(|b| (b.0, b.2)).collect();
-                    poly.extend(c.band.iter().rev().map(|b| (b.0, b.1)));
-                    let _ = chart
-                        .draw_series(std::iter::once(Polygon::new(poly, col.mix(0.12).filled())));
-                    for upper in [false, true] {
-                        let edge = c.band.iter().map(|b| (b.0, if upper { b.2 } else { b.1 }));
-                        let _ = chart.draw_series(DashedLineSeries::new(
-                            edge,
-                            5,
-                            4,
-                            col.mix(0.8).stroke_width(1),
-                        ));
-                    }
+                    draw_band(&mut chart, c.band, col, 0.12, None);
                 }
                 let pts: Vec<(f64, f64)> = c
                     .points
@@ -96,20 +85,58 @@ pub fn curves_svg(curves: &[Curve], y_desc: &str) -> String {
                 }
             }
             if labelled {
-                let _ = chart
-                    .configure_series_labels()
-                    .position(SeriesLabelPosition::UpperRight)
-                    .margin(10)
-                    .legend_area_size(26)
-                    .label_font(("sans-serif", 13))
-                    .background_style(WHITE.mix(0.9))
-                    .border_style(RGBColor(200, 200, 200))
-                    .draw();
+                legend(&mut chart, SeriesLabelPosition::UpperRight);
             }
         }
         let _ = root.present();
     }
     svg
+}
+
+/// A chart's legend box, where `at` says, in the report's one style.
+fn legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    at: SeriesLabelPosition,
+) {
+    let _ = chart
+        .configure_series_labels()
+        .position(at)
+        .margin(10)
+        .legend_area_size(26)
+        .label_font(("sans-serif", 13))
+        .background_style(WHITE.mix(0.9))
+        .border_style(RGBColor(200, 200, 200))
+        .draw();
+}
+
+/// A band of (t, lo, hi) points filled in `col` at `fill` and outlined in it, dashed, so
+/// that two overlapping bands stay apart where their fills mix; `label` names it in the
+/// legend.
+fn draw_band<DB: DrawingBackend>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    band: &[(f64, f64, f64)],
+    col: RGBColor,
+    fill: f64,
+    label: Option<&str>,
+) {
+    let mut poly: Vec<(f64, f64)> = band.iter().map(|b| (b.0, b.2)).collect();
+    poly.extend(band.iter().rev().map(|b| (b.0, b.1)));
+    if let Ok(s) = chart.draw_series(std::iter::once(Polygon::new(poly, col.mix(fill).filled())))
+        && let Some(label) = label
+    {
+        s.label(label).legend(move |(x, y)| {
+            Rectangle::new([(x, y - 5), (x + 18, y + 5)], col.mix(fill).filled())
+        });
+    }
+    for upper in [false, true] {
+        let edge = band.iter().map(|b| (b.0, if upper { b.2 } else { b.1 }));
+        let _ = chart.draw_series(DashedLineSeries::new(
+            edge,
+            5,
+            4,
+            col.mix(0.8).stroke_width(1),
+        ));
+    }
 }
 
 /// Nice tick step for a range.
@@ -351,29 +378,13 @@ pub fn diff_curve_svg(a: &str, b: &str, points: &[DiffPoint]) -> String {
                 RGBColor(120, 120, 120).stroke_width(1),
             ));
             let col = rgb(colour(0));
-            let band: Vec<&DiffPoint> = points
+            let band: Vec<(f64, f64, f64)> = points
                 .iter()
                 .filter(|p| p.lo.is_finite() && p.hi.is_finite())
+                .map(|p| (p.t, p.lo, p.hi))
                 .collect();
             if !band.is_empty() {
-                let mut poly: Vec<(f64, f64)> = band.iter().map(|p| (p.t, p.hi)).collect();
-                poly.extend(band.iter().rev().map(|p| (p.t, p.lo)));
-                if let Ok(s) =
-                    chart.draw_series(std::iter::once(Polygon::new(poly, col.mix(0.15).filled())))
-                {
-                    s.label("95% band").legend(move |(x, y)| {
-                        Rectangle::new([(x, y - 5), (x + 18, y + 5)], col.mix(0.15).filled())
-                    });
-                }
-                for upper in [false, true] {
-                    let edge = band.iter().map(|p| (p.t, if upper { p.hi } else { p.lo }));
-                    let _ = chart.draw_series(DashedLineSeries::new(
-                        edge,
-                        5,
-                        4,
-                        col.mix(0.8).stroke_width(1),
-                    ));
-                }
+                draw_band(&mut chart, &band, col, 0.15, Some("95% band"));
             }
             let line: Vec<(f64, f64)> = points
                 .iter()
@@ -395,15 +406,7 @@ pub fn diff_curve_svg(a: &str, b: &str, points: &[DiffPoint]) -> String {
                 s.label("p < 0.05")
                     .legend(move |(x, y)| Circle::new((x + 9, y), 4, dark.filled()));
             }
-            let _ = chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::UpperRight)
-                .margin(10)
-                .legend_area_size(26)
-                .label_font(("sans-serif", 13))
-                .background_style(WHITE.mix(0.9))
-                .border_style(RGBColor(200, 200, 200))
-                .draw();
+            legend(&mut chart, SeriesLabelPosition::UpperRight);
         }
         let _ = root.present();
     }
@@ -479,15 +482,7 @@ pub fn log_x_svg(
                 }
             }
             if labelled {
-                let _ = chart
-                    .configure_series_labels()
-                    .position(SeriesLabelPosition::LowerRight)
-                    .margin(10)
-                    .legend_area_size(26)
-                    .label_font(("sans-serif", 13))
-                    .background_style(WHITE.mix(0.9))
-                    .border_style(RGBColor(200, 200, 200))
-                    .draw();
+                legend(&mut chart, SeriesLabelPosition::LowerRight);
             }
         }
         let _ = root.present();

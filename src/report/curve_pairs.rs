@@ -5,7 +5,7 @@
 //! comparisons' key). Figures from [`crate::score::curve_pairs`].
 
 use super::charts;
-use super::format::{diverging, p_text, pct, strength};
+use super::format::{direction, diverging, p_text, pct, strength};
 use crate::score::Summary;
 use crate::score::curve_pairs::curve_pair_sentence;
 
@@ -55,13 +55,7 @@ pub(super) fn curve_pairs_section(s: &Summary) -> Option<CurvePairsSection<'_>> 
                 .iter()
                 .map(|p| {
                     let (background, colour) = diverging(strength(p.p_value), p.diff >= 0.0);
-                    let arrow = if p.diff > 0.0 {
-                        "▲"
-                    } else if p.diff < 0.0 {
-                        "▼"
-                    } else {
-                        "="
-                    };
+                    let (_, arrow) = direction(p.diff);
                     let signed = |x: f64| {
                         if x > 0.0 {
                             format!("+{}", pct(x))

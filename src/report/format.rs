@@ -66,6 +66,18 @@ fn cut(value: f64, half: f64, max: f64) -> Option<(f64, f64)> {
 
 pub(super) use crate::score::table::count;
 
+/// Which way a difference goes, in a word and an arrow: ("higher", "▲"), ("lower", "▼")
+/// or ("level", "=").
+pub(super) fn direction(diff: f64) -> (&'static str, &'static str) {
+    if diff > 0.0 {
+        ("higher", "▲")
+    } else if diff < 0.0 {
+        ("lower", "▼")
+    } else {
+        ("level", "=")
+    }
+}
+
 /// How strongly a p-value speaks, 0..1 on a log scale: 0 at p = 1, 1 at p ≤ 0.001
 /// (0.43 at 0.05, 0.67 at 0.01); none without a p-value.
 pub(super) fn strength(p: Option<f64>) -> f64 {

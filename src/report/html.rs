@@ -13,7 +13,7 @@ use askama::Template;
 use super::charts;
 use super::examples::{Examples, examples};
 use super::format::{
-    INTERVALS_NOTE, count, diverging, num_attr, p_text, pct, share_interval, strength,
+    INTERVALS_NOTE, count, direction, diverging, num_attr, p_text, pct, share_interval, strength,
 };
 use super::ranking::{RankPair, RankRow, ranking, ranking_pairs};
 use super::run_section::{RunView, run_view};
@@ -507,13 +507,7 @@ fn p_matrix<'a>(
             .find(|p| p.metric == metric && ((p.a == a && p.b == b) || (p.a == b && p.b == a)));
         let pair = found.map(|p| {
             let diff = if p.a == a { p.diff } else { -p.diff };
-            let (direction, arrow) = if diff > 0.0 {
-                ("higher", "▲")
-            } else if diff < 0.0 {
-                ("lower", "▼")
-            } else {
-                ("level", "=")
-            };
+            let (direction, arrow) = direction(diff);
             let (background, colour) = diverging(strength(p.p_value), diff >= 0.0);
             PPair {
                 background,

@@ -11,10 +11,11 @@
 
 use serde::Serialize;
 
-use super::accumulate::{MIN_UNITS, Units, answered_line};
+use super::accumulate::{MIN_UNITS, Units};
 use super::bootstrap::{Estimate, Spread, resample_sums};
 use super::curve::{BAND_STEP, CURVE_STEPS, bucket};
 use super::options::Options;
+use super::pairwise::answer_slots;
 use super::records::{Outcome, Table};
 
 /// One threshold of a pair's difference curve.
@@ -49,8 +50,7 @@ fn thresholds() -> Vec<usize> {
 }
 
 /// The difference curve of every pair with shared cases. `names` are the assistants in
-/// name order (as the other paired figures take them); `repositories` says whether the
-/// units are repositories (the spread's rule).
+/// name order (as the other paired figures take them).
 pub(crate) fn curve_pairs(
     table: &Table,
     keep: &[bool],
@@ -65,16 +65,7 @@ pub(crate) fn curve_pairs(
     if n_a < 2 || units.count == 0 {
         return Vec::new();
     }
-    let mut rank_of = vec![0usize; table.assistants.len()];
-    for (rank, &a) in names.iter().enumerate() {
-        rank_of[a as usize] = rank;
-    }
-    let mut slot_of = vec![u32::MAX; table.cases * n_a];
-    for (i, r) in table.rows.iter().enumerate() {
-        if keep[i] && answered_line(r, opts.pass) {
-            slot_of[r.case as usize * n_a + rank_of[r.assistant() as usize]] = i as u32;
-        }
-    }
+    let slot_of = answer_slots(table, keep, opts.pass, names);
     let pairs: Vec<(usize, usize)> = (0..n_a)
         .flat_map(|i| (i + 1..n_a).map(move |j| (i, j)))
         .collect();

@@ -44,16 +44,7 @@ pub(crate) fn pair_sums(
     units: &Units,
 ) -> PairSums {
     let n_a = names.len();
-    let mut slot_of = vec![u32::MAX; table.cases * n_a];
-    let mut name_rank = vec![0usize; n_a];
-    for (rank, &a) in names.iter().enumerate() {
-        name_rank[a as usize] = rank;
-    }
-    for (i, r) in table.rows.iter().enumerate() {
-        if keep[i] && answered_line(r, pass) {
-            slot_of[r.case as usize * n_a + name_rank[r.assistant() as usize]] = i as u32;
-        }
-    }
+    let slot_of = answer_slots(table, keep, pass, names);
     let pairs: Vec<(u32, u32)> = names
         .iter()
         .enumerate()
@@ -76,6 +67,24 @@ pub(crate) fn pair_sums(
         }
     }
     PairSums { pairs, sums }
+}
+
+/// Per (case, assistant's rank in `names`), at `case · names.len() + rank`: the index of
+/// its kept row answering the line in `pass` (`u32::MAX`: none), so that a case's answers
+/// are found without sorting.
+pub(crate) fn answer_slots(table: &Table, keep: &[bool], pass: u32, names: &[u32]) -> Vec<u32> {
+    let n_a = names.len();
+    let mut rank_of = vec![0usize; table.assistants.len()];
+    for (rank, &a) in names.iter().enumerate() {
+        rank_of[a as usize] = rank;
+    }
+    let mut slot_of = vec![u32::MAX; table.cases * n_a];
+    for (i, r) in table.rows.iter().enumerate() {
+        if keep[i] && answered_line(r, pass) {
+            slot_of[r.case as usize * n_a + rank_of[r.assistant() as usize]] = i as u32;
+        }
+    }
+    slot_of
 }
 
 /// The pair sums of the cases whose (case, assistant) slots are `slots` (row indices).

@@ -59,11 +59,8 @@ pub struct SpreadStat {
 impl SpreadStat {
     /// Of K ≥ 2 values (NaN values make NaN figures).
     pub fn of(xs: &[f64]) -> SpreadStat {
-        let k = xs.len() as f64;
-        let mean = xs.iter().sum::<f64>() / k;
-        let ss: f64 = xs.iter().map(|x| (x - mean) * (x - mean)).sum();
         SpreadStat {
-            sd: (ss / (k - 1.0)).sqrt(),
+            sd: super::bootstrap::sd(xs),
             min: xs.iter().copied().fold(f64::INFINITY, f64::min),
             max: xs.iter().copied().fold(f64::NEG_INFINITY, f64::max),
         }

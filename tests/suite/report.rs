@@ -749,12 +749,7 @@ fn the_difference_along_the_thresholds_is_charted_and_said_where_it_is_significa
     let said: Vec<String> = section
         .descendants()
         .filter(|n| n.attribute("class") == Some("curve-pair-sentence"))
-        .map(|n| {
-            n.descendants()
-                .filter(|t| t.is_text())
-                .filter_map(|t| t.text())
-                .collect()
-        })
+        .map(text_of)
         .collect();
     assert_eq!(said.len(), 1);
     assert!(said[0].starts_with(sentence), "{}", said[0]);
@@ -765,11 +760,7 @@ fn the_difference_along_the_thresholds_is_charted_and_said_where_it_is_significa
         .descendants()
         .find(|n| n.has_tag_name("svg"))
         .unwrap();
-    let texts: String = svg
-        .descendants()
-        .filter(|t| t.is_text())
-        .filter_map(|t| t.text())
-        .collect();
+    let texts = text_of(svg);
     for label in ["alpha − beta", "95% band", "p < 0.05", "threshold t"] {
         assert!(texts.contains(label), "{label} in the chart");
     }
@@ -790,12 +781,7 @@ fn the_difference_along_the_thresholds_is_charted_and_said_where_it_is_significa
     let cells: Vec<String> = table
         .descendants()
         .filter(|n| n.has_tag_name("td"))
-        .map(|n| {
-            n.descendants()
-                .filter(|t| t.is_text())
-                .filter_map(|t| t.text())
-                .collect()
-        })
+        .map(text_of)
         .collect();
     assert_eq!(cells.len(), 21);
     assert!(cells[..12].iter().all(|c| c.starts_with('▲')), "{cells:?}");
@@ -845,4 +831,12 @@ fn the_spread_across_passes_is_a_table_and_a_markdown_line() {
         md.contains("**Across passes**, integral help: A sd 50.0 points, range 0.0–100.0 % over 3 passes (2 cases answered in every pass)."),
         "{md}"
     );
+}
+
+/// The text of a node and everything under it, joined.
+fn text_of(n: roxmltree::Node) -> String {
+    n.descendants()
+        .filter(|t| t.is_text())
+        .filter_map(|t| t.text())
+        .collect()
 }
