@@ -87,18 +87,15 @@ fn add_kinds(
 type Kinds = (BTreeMap<String, ErrorKind>, BTreeMap<String, ErrorKind>);
 
 /// Per assistant (by place in `sorted`), the new errors by code and by message class
-/// of the diagnosed suggestions of pass `opts.pass` (the first check of a case).
-fn kinds(table: &Table, sorted: &[String], opts: &Options) -> Vec<Kinds> {
-    let mut out: Vec<Kinds> = vec![Default::default(); sorted.len()];
-    let mut diagnosed = vec![0u64; sorted.len()];
-    let mut seen = std::collections::BTreeSet::new();
-    for c in &table.checks {
-        if c.pass != opts.pass || !seen.insert((&c.assistant, &c.case)) || c.new_errors.is_none() {
+/// of the diagnosed suggestions among the scored checks (`scored`: the same ones the
+/// rates count, so a share is of the same suggestions as `diagnosed`).
+fn kinds(scored: &[(&Check, usize, usize)], n: usize) -> Vec<Kinds> {
+    let mut out: Vec<Kinds> = vec![Default::default(); n];
+    let mut diagnosed = vec![0u64; n];
+    for &(c, w, _) in scored {
+        if c.new_errors.is_none() {
             continue;
         }
-        let Some(w) = sorted.iter().position(|n| *n == c.assistant) else {
-            continue;
-        };
         diagnosed[w] += 1;
         add_kinds(&mut out[w].0, c, code_key);
         add_kinds(&mut out[w].1, c, |d| d.class.clone());
@@ -136,9 +133,10 @@ pub(crate) fn check_scores(
         .iter()
         .map(|&a| table.assistants[a as usize].clone())
         .collect();
-    let items = items(table, units, &sorted, opts);
+    let scored = scored(table, units, &sorted, opts);
+    let items = items(&scored);
     let boot = SideBoot::new(&items, names.len(), C, units.count, !units.by_file, opts);
-    let mut kinds = kinds(table, &sorted, opts);
+    let mut kinds = kinds(&scored, sorted.len());
     let mut scores = BTreeMap::new();
     for (w, name) in sorted.iter().enumerate() {
         let t = boot.totals(w);
@@ -179,7 +177,15 @@ pub(crate) fn check_scores(
 /// The checks of pass `opts.pass` as items (the first of a case per assistant), their
 /// assistants by place in `sorted`; checks of assistants or places the records do not
 /// have are left out.
-fn items(table: &Table, units: &Units, sorted: &[String], opts: &Options) -> Vec<Item> {
+/// The checks the score counts: pass `opts.pass`, the first check of each (assistant,
+/// case), of an assistant in `sorted` and a file the records know; with the
+/// assistant's place in `sorted` and the bootstrap unit.
+fn scored<'t>(
+    table: &'t Table,
+    units: &Units,
+    sorted: &[String],
+    opts: &Options,
+) -> Vec<(&'t Check, usize, usize)> {
     let who: BTreeMap<&str, usize> = sorted
         .iter()
         .enumerate()
@@ -192,9 +198,8 @@ fn items(table: &Table, units: &Units, sorted: &[String], opts: &Options) -> Vec
             units.unit_of_place(i),
         );
     }
-    let mut cases: BTreeMap<&str, u64> = BTreeMap::new();
     let mut seen = std::collections::BTreeSet::new();
-    let mut items = Vec::new();
+    let mut out = Vec::new();
     for c in &table.checks {
         if c.pass != opts.pass || !seen.insert((&c.assistant, &c.case)) {
             continue;
@@ -205,6 +210,15 @@ fn items(table: &Table, units: &Units, sorted: &[String], opts: &Options) -> Vec
         ) else {
             continue;
         };
+        out.push((c, w, unit));
+    }
+    out
+}
+
+fn items(scored: &[(&Check, usize, usize)]) -> Vec<Item> {
+    let mut cases: BTreeMap<&str, u64> = BTreeMap::new();
+    let mut items = Vec::new();
+    for &(c, w, unit) in scored {
         let n = cases.len() as u64;
         let case = *cases.entry(c.case.as_str()).or_insert(n);
         items.push(Item {

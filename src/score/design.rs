@@ -140,52 +140,106 @@ pub struct Components {
     pub mr: f64,
 }
 
-impl Components {
-    /// Of `obs`, centred on their mean.
-    pub fn of(obs: &[Obs]) -> Components {
-        let n = obs.len();
-        let mean = obs.iter().map(|o| o.value).sum::<f64>() / n.max(1) as f64;
-        // By (repository, file), keeping the input's order within a file (a stable sort:
-        // the summary's input is in that order already, so this is one pass).
-        let mut order: Vec<u32> = (0..n as u32).collect();
-        order.sort_by_key(|&i| (obs[i as usize].repo, obs[i as usize].file));
-        let (mut s1, mut sf, mut sr) = (0.0, 0.0, 0.0);
-        let (mut nf2, mut nr2) = (0u64, 0u64);
-        let (mut zf, mut zr, mut kf, mut kr) = (0.0, 0.0, 0u64, 0u64);
-        for (k, &i) in order.iter().enumerate() {
-            let o = obs[i as usize];
-            let z = o.value - mean;
-            s1 += z * z;
-            zf += z;
-            zr += z;
-            kf += 1;
-            kr += 1;
-            let next = order.get(k + 1).map(|&j| obs[j as usize]);
-            if next.is_none_or(|x| (x.repo, x.file) != (o.repo, o.file)) {
-                sf += zf * zf;
-                nf2 += kf * kf;
-                (zf, kf) = (0.0, 0);
-            }
-            if next.is_none_or(|x| x.repo != o.repo) {
-                sr += zr * zr;
-                nr2 += kr * kr;
-                (zr, kr) = (0.0, 0);
-            }
+/// [`Components`]' sums, fed one value at a time with its (repository, file), equal
+/// groups adjacent (files numbered in repository order), centred on a mean known
+/// beforehand. The sums run in the order fed.
+struct ComponentsAcc {
+    mean: f64,
+    n: u64,
+    s1: f64,
+    sf: f64,
+    sr: f64,
+    nf2: u64,
+    nr2: u64,
+    zf: f64,
+    zr: f64,
+    kf: u64,
+    kr: u64,
+    last: Option<(u32, u32)>,
+}
+
+impl ComponentsAcc {
+    fn new(mean: f64) -> ComponentsAcc {
+        ComponentsAcc {
+            mean,
+            n: 0,
+            s1: 0.0,
+            sf: 0.0,
+            sr: 0.0,
+            nf2: 0,
+            nr2: 0,
+            zf: 0.0,
+            zr: 0.0,
+            kf: 0,
+            kr: 0,
+            last: None,
         }
-        let s2 = if n >= 2 { s1 / (n - 1) as f64 } else { 0.0 };
+    }
+
+    fn push(&mut self, group: (u32, u32), value: f64) {
+        if let Some(last) = self.last.filter(|l| *l != group) {
+            self.close(last.0 != group.0);
+        }
+        self.last = Some(group);
+        let z = value - self.mean;
+        self.n += 1;
+        self.s1 += z * z;
+        self.zf += z;
+        self.zr += z;
+        self.kf += 1;
+        self.kr += 1;
+    }
+
+    /// Ends the current file, and its repository when `repo`.
+    fn close(&mut self, repo: bool) {
+        self.sf += self.zf * self.zf;
+        self.nf2 += self.kf * self.kf;
+        (self.zf, self.kf) = (0.0, 0);
+        if repo {
+            self.sr += self.zr * self.zr;
+            self.nr2 += self.kr * self.kr;
+            (self.zr, self.kr) = (0.0, 0);
+        }
+    }
+
+    fn finish(mut self) -> Components {
+        if self.last.is_some() {
+            self.close(true);
+        }
+        let n = self.n;
+        let s2 = if n >= 2 {
+            self.s1 / (n - 1) as f64
+        } else {
+            0.0
+        };
         let nn = n as f64;
         let icc = |cross: f64, pairs: u64| {
             (pairs > 0 && s2 > 0.0)
                 .then(|| (cross / (pairs as f64 * s2) + 1.0 / nn).clamp(0.0, 1.0))
         };
         Components {
-            n: n as u64,
+            n,
             s2,
-            icc_file: icc(sf - s1, nf2 - n as u64),
-            icc_repo: icc(sr - sf, nr2 - nf2),
-            mf: nf2 as f64 / nn.max(1.0),
-            mr: nr2 as f64 / nn.max(1.0),
+            icc_file: icc(self.sf - self.s1, self.nf2 - n),
+            icc_repo: icc(self.sr - self.sf, self.nr2 - self.nf2),
+            mf: self.nf2 as f64 / nn.max(1.0),
+            mr: self.nr2 as f64 / nn.max(1.0),
         }
+    }
+}
+
+impl Components {
+    /// Of `obs`, centred on their mean.
+    pub fn of(obs: &[Obs]) -> Components {
+        // By (repository, file), keeping the input's order within a file (a stable sort).
+        let mut order: Vec<&Obs> = obs.iter().collect();
+        order.sort_by_key(|o| (o.repo, o.file));
+        let mean = obs.iter().map(|o| o.value).sum::<f64>() / obs.len().max(1) as f64;
+        let mut acc = ComponentsAcc::new(mean);
+        for o in order {
+            acc.push((o.repo, o.file), o.value);
+        }
+        acc.finish()
     }
 
     /// The clustered part of the design effect, `B = ρ_file·(m_f − 1) + ρ_repo·(m_r −
@@ -243,114 +297,107 @@ impl Components {
 /// [−1, 1]. `lines[i]` is observation `i`'s line (None: left out of the pairs).
 pub fn autocorrelation(obs: &[Obs], lines: &[Option<u32>], c: &Components) -> Vec<Lag> {
     let mean = obs.iter().map(|o| o.value).sum::<f64>() / obs.len().max(1) as f64;
-    let mut sums = [(0.0f64, 0u64); BINS.len()];
     // By (repository, file, line), then value: an order of the observations alone.
-    let mut at: Vec<(u32, u32, u32, f64)> = (obs.iter().zip(lines))
-        .filter_map(|(o, l)| l.map(|l| (o.repo, o.file, l, o.value - mean)))
-        .collect();
-    at.sort_by(|x, y| {
-        (x.0, x.1, x.2)
-            .cmp(&(y.0, y.1, y.2))
-            .then(x.3.total_cmp(&y.3))
+    let mut at: Vec<(&Obs, Option<u32>)> = obs.iter().zip(lines.iter().copied()).collect();
+    at.sort_by(|(x, lx), (y, ly)| {
+        (x.repo, x.file, lx)
+            .cmp(&(y.repo, y.file, ly))
+            .then(x.value.total_cmp(&y.value))
     });
-    // Per file: Σ over pairs in a bin of z_i·z_j = Σ_i z_i·(Σ of the z_j from line
-    // l_i + lo to l_i + hi), the inner sum a difference of prefix sums between two
-    // pointers that only move forward: O(cases × bins), however dense the lines.
-    let mut prefix: Vec<f64> = Vec::new();
-    let mut start = 0;
-    while start < at.len() {
-        let key = (at[start].0, at[start].1);
-        let end = start + at[start..].iter().take_while(|x| (x.0, x.1) == key).count();
-        let file = &at[start..end];
-        prefix.clear();
-        prefix.push(0.0);
-        for x in file {
-            prefix.push(prefix[prefix.len() - 1] + x.3);
+    let mut acc = LagAcc::new(mean);
+    for (o, line) in at {
+        acc.push((o.repo, o.file), line, o.value);
+    }
+    acc.finish(c)
+}
+
+/// [`autocorrelation`]'s sums, fed one value at a time in (repository, file, line)
+/// order, centred on a mean known beforehand.
+struct LagAcc {
+    mean: f64,
+    /// The bins' edges ([`BINS`] are adjacent): edge k is bin k's first distance, the
+    /// last one past the window.
+    edges: [u32; BINS.len() + 1],
+    sums: [(f64, u64); BINS.len()],
+    /// The current file's (line, z), and the prefix sums of its z.
+    file: Vec<(u32, f64)>,
+    prefix: Vec<f64>,
+    last: Option<(u32, u32)>,
+}
+
+impl LagAcc {
+    fn new(mean: f64) -> LagAcc {
+        let mut edges = [0u32; BINS.len() + 1];
+        for (b, &(lo, hi)) in BINS.iter().enumerate() {
+            debug_assert!(b == 0 || BINS[b - 1].1 + 1 == lo, "BINS must be adjacent");
+            edges[b] = lo;
+            edges[b + 1] = hi + 1;
         }
-        let mut from = [0usize; BINS.len()];
-        let mut to = [0usize; BINS.len()];
-        for &(_, _, li, zi) in file {
-            for (b, &(lo, hi)) in BINS.iter().enumerate() {
-                while from[b] < file.len() && file[from[b]].2 < li.saturating_add(lo) {
-                    from[b] += 1;
+        LagAcc {
+            mean,
+            edges,
+            sums: [(0.0, 0); BINS.len()],
+            file: Vec::new(),
+            prefix: Vec::new(),
+            last: None,
+        }
+    }
+
+    fn push(&mut self, group: (u32, u32), line: Option<u32>, value: f64) {
+        if self.last != Some(group) {
+            self.close();
+            self.last = Some(group);
+        }
+        if let Some(l) = line {
+            self.file.push((l, value - self.mean));
+        }
+    }
+
+    /// The current file's pairs: Σ over pairs in a bin of z_i·z_j = Σ_i z_i·(Σ of the
+    /// z_j from line l_i + lo to l_i + hi), the inner sum a difference of prefix sums
+    /// at pointers (one per edge) that only move forward: O(cases × bins), however
+    /// dense the lines.
+    fn close(&mut self) {
+        let file = &self.file;
+        debug_assert!(file.is_sorted_by_key(|x| x.0), "LagAcc: lines out of order");
+        self.prefix.clear();
+        self.prefix.push(0.0);
+        for x in file {
+            self.prefix.push(self.prefix[self.prefix.len() - 1] + x.1);
+        }
+        let mut at = [0usize; BINS.len() + 1];
+        for &(li, zi) in file {
+            for (k, e) in self.edges.iter().enumerate() {
+                while at[k] < file.len() && file[at[k]].0 < li.saturating_add(*e) {
+                    at[k] += 1;
                 }
-                to[b] = to[b].max(from[b]);
-                while to[b] < file.len() && file[to[b]].2 <= li.saturating_add(hi) {
-                    to[b] += 1;
-                }
-                sums[b].0 += zi * (prefix[to[b]] - prefix[from[b]]);
-                sums[b].1 += (to[b] - from[b]) as u64;
+            }
+            for b in 0..BINS.len() {
+                self.sums[b].0 += zi * (self.prefix[at[b + 1]] - self.prefix[at[b]]);
+                self.sums[b].1 += (at[b + 1] - at[b]) as u64;
             }
         }
-        start = end;
+        self.file.clear();
     }
-    BINS.iter()
-        .zip(sums)
-        .map(|(&(from, to), (s, pairs))| Lag {
-            from,
-            to,
-            pairs,
-            r: (pairs > 0 && c.s2 > 0.0)
-                .then(|| (s / (pairs as f64 * c.s2) + 1.0 / c.n as f64).clamp(-1.0, 1.0)),
-        })
-        .collect()
-}
 
-/// One answered case of an assistant: its place, line, weight `len` (w) and gain
-/// (w·c_help; 0 for an empty).
-#[derive(Debug, Clone, Copy)]
-struct Case {
-    case: u32,
-    repo: u32,
-    file: u32,
-    line: Option<u32>,
-    len: u32,
-    gain: u32,
-}
-
-impl Case {
-    fn w(&self) -> f64 {
-        self.len as f64
-    }
-    /// c_help³.
-    fn cube(&self) -> f64 {
-        let c = self.gain as f64 / self.len as f64;
-        c * c * c
-    }
-    /// 1 for an exact line.
-    fn exact(&self) -> f64 {
-        if self.gain == self.len { 1.0 } else { 0.0 }
+    fn finish(mut self, c: &Components) -> Vec<Lag> {
+        self.close();
+        BINS.iter()
+            .zip(self.sums)
+            .map(|(&(from, to), (s, pairs))| Lag {
+                from,
+                to,
+                pairs,
+                r: (pairs > 0 && c.s2 > 0.0)
+                    .then(|| (s / (pairs as f64 * c.s2) + 1.0 / c.n as f64).clamp(-1.0, 1.0)),
+            })
+            .collect()
     }
 }
 
-/// Each case's contribution to the ratio `Σ w·y / Σ w` (its linearization):
-/// `w_i·(y_i − R)/w̄`, whose mean is the ratio's error to first order.
-fn contributions(cases: &[Case], y: impl Fn(&Case) -> f64) -> Vec<Obs> {
-    let (sw, swy) = cases
-        .iter()
-        .fold((0.0, 0.0), |(a, b), c| (a + c.w(), b + c.w() * y(c)));
-    if sw == 0.0 {
-        return Vec::new();
-    }
-    let (ratio, wbar) = (swy / sw, sw / cases.len() as f64);
-    cases
-        .iter()
-        .map(|c| Obs {
-            repo: c.repo,
-            file: c.file,
-            value: c.w() * (y(c) - ratio) / wbar,
-        })
-        .collect()
-}
-
-fn metric_design(
-    obs: &[Obs],
-    width: Option<f64>,
-    repositories: bool,
-) -> (MetricDesign, Components) {
-    let c = Components::of(obs);
+fn metric_design(c: &Components, width: Option<f64>, repositories: bool) -> MetricDesign {
     let deff = c.deff(repositories);
-    let d = MetricDesign {
+    MetricDesign {
         icc_file: c.icc_file,
         icc_repo: if repositories { c.icc_repo } else { None },
         deff,
@@ -363,8 +410,7 @@ fn metric_design(
                 width: width.and_then(|w| c.width_ratio(k, repositories).map(|r| w * r)),
             })
             .collect(),
-    };
-    (d, c)
+    }
 }
 
 fn width(e: &Estimate) -> Option<f64> {
@@ -372,21 +418,86 @@ fn width(e: &Estimate) -> Option<f64> {
     w.is_finite().then_some(w)
 }
 
-/// The design section of a summary: `scores` are each assistant's (name, integral
-/// help, exact share) estimates, `pairwise` the summary's paired differences, `q` the
-/// multiplier of sd in their intervals.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn design(
+/// The record-only part of the design section, computed beside the bootstrap (it
+/// needs neither the estimates nor the paired differences): per assistant its counts,
+/// the two ratios' variance components and the autocorrelation; per pair (in name
+/// order) the components of the paired integral-help differences.
+pub(crate) struct Prepared {
+    repositories: bool,
+    assistants: Vec<(u32, Prepared1)>,
+    pairs: Vec<(u32, u32, Components)>,
+}
+
+struct Prepared1 {
+    cases: u64,
+    files: u64,
+    repositories: u64,
+    integral_help: Components,
+    exact_share: Components,
+    autocorrelation: Vec<Lag>,
+}
+
+/// The design section of a summary from [`prepare`]'s part: `scores` are each
+/// assistant's (integral help, exact share) estimates by name, `pairwise` the
+/// summary's paired differences, `q` the multiplier of sd in their intervals.
+pub(crate) fn finish(
+    prepared: Prepared,
+    table: &Table,
+    scores: &BTreeMap<String, (Estimate, Estimate)>,
+    pairwise: &[Pairwise],
+    q: f64,
+) -> Design {
+    let repositories = prepared.repositories;
+    let assistants: BTreeMap<String, AssistantDesign> = (prepared.assistants.into_iter())
+        .filter_map(|(a, p)| {
+            let name = &table.assistants[a as usize];
+            let (ih, ex) = scores.get(name)?;
+            Some((
+                name.clone(),
+                AssistantDesign {
+                    cases: p.cases,
+                    files: p.files,
+                    repositories: p.repositories,
+                    integral_help: metric_design(&p.integral_help, width(ih), repositories),
+                    exact_share: metric_design(&p.exact_share, width(ex), repositories),
+                    autocorrelation: p.autocorrelation,
+                },
+            ))
+        })
+        .collect();
+    let pairs: Vec<PairDesign> = (prepared.pairs.iter())
+        .filter_map(|(a, b, c)| {
+            let (na, nb) = (
+                &table.assistants[*a as usize],
+                &table.assistants[*b as usize],
+            );
+            let p = pairwise
+                .iter()
+                .find(|p| &p.a == na && &p.b == nb && p.metric == "integral_help")?;
+            Some(pair_design(na, nb, p.diff, q * p.sd, c, repositories))
+        })
+        .collect();
+    let sentence = sentence(&pairs, table.repos.len(), repositories);
+    Design {
+        unit: if repositories { "repository" } else { "file" },
+        assistants,
+        pairs,
+        sentence,
+    }
+}
+
+/// The part of the design section the records alone give ([`Prepared`]); None without
+/// answered line cases.
+pub(crate) fn prepare(
     table: &Table,
     keep: &[bool],
     pass: u32,
     units: &Units,
     names: &[u32],
-    scores: &BTreeMap<String, (Estimate, Estimate)>,
-    pairwise: &[Pairwise],
-    q: f64,
-) -> Option<Design> {
+) -> Option<Prepared> {
     let repositories = !units.by_file;
+    let t0 = std::time::Instant::now();
+    let step = |what: &str| tracing::debug!(secs = t0.elapsed().as_secs_f64(), "design: {what}");
     // Files numbered in (repository, file name) order, so that no figure depends on the
     // order of the records (files of one name in two repositories differ).
     let mut files: Vec<(usize, &str, usize)> = (table.places.iter().enumerate())
@@ -407,8 +518,15 @@ pub(crate) fn design(
         }
         file_of_place[f.2] = id;
     }
+    let mut repo_of_file = vec![0u32; id as usize + 1];
+    for f in &files {
+        repo_of_file[file_of_place[f.2] as usize] = f.0 as u32;
+    }
     let n_a = table.assistants.len();
-    let mut per: Vec<Vec<Case>> = vec![Vec::new(); n_a];
+    // Per (case, assistant): the answered line case's weight (w, 0 where none) and
+    // gain (w·c_help; 0 for an empty); per case its file.
+    let mut answers: Vec<(u32, u32)> = vec![(0, 0); table.cases * n_a];
+    let mut file_of_case: Vec<u32> = vec![u32::MAX; table.cases];
     for (r, _) in table
         .rows
         .iter()
@@ -419,135 +537,196 @@ pub(crate) fn design(
         if w == 0 {
             continue;
         }
-        let place = table.place(r);
-        let suggested = r.outcome == super::records::Outcome::Suggestion;
-        per[r.assistant() as usize].push(Case {
-            case: r.case,
-            repo: units
-                .repo_rank
-                .get(place.repo as usize)
-                .copied()
-                .unwrap_or(0) as u32,
-            file: file_of_place[r.place as usize],
-            line: table.line(r),
-            len: w,
-            gain: if suggested {
-                w.saturating_sub(r.ld2())
-            } else {
-                0
-            },
-        });
+        let gain = if r.outcome == super::records::Outcome::Suggestion {
+            w.saturating_sub(r.ld2())
+        } else {
+            0
+        };
+        answers[r.case as usize * n_a + r.assistant() as usize] = (w, gain);
+        file_of_case[r.case as usize] = file_of_place[r.place as usize];
     }
-    // Sums in one order whatever the records' (ties are alike in every figure): by
-    // file (numbered in repository order), line, weight and gain, packed in one key.
-    let key = |c: &Case| {
-        let line = c.line.map_or(0, |l| u128::from(l) + 1);
-        (u128::from(c.file) << 96) | (line << 64) | (u128::from(c.len) << 32) | u128::from(c.gain)
-    };
-    std::thread::scope(|scope| {
-        for cases in &mut per {
-            if cases.len() > 1 {
-                scope.spawn(|| cases.sort_unstable_by_key(key));
-            }
-        }
-    });
-    // Per (case, assistant): the index in `per`, to pair cases.
-    let mut slot: Vec<u32> = vec![u32::MAX; table.cases * n_a];
-    for (a, cases) in per.iter().enumerate() {
-        for (i, c) in cases.iter().enumerate() {
-            slot[c.case as usize * n_a + a] = i as u32;
-        }
-    }
-    if per.iter().all(|p| p.is_empty()) {
+    step("cases");
+    // Every answered case by file (numbered in repository order) and line: one order
+    // for every assistant and pair. Cases of one file and line are then put in order
+    // by their values (`Walk`), so no sum depends on the order of the records.
+    let mut order: Vec<(u32, Option<u32>, u32)> = (file_of_case.iter().enumerate())
+        .filter(|(_, f)| **f != u32::MAX)
+        .map(|(c, &f)| {
+            let line = table.lines.get(c).copied().filter(|&l| l != u32::MAX);
+            (f, line, c as u32)
+        })
+        .collect();
+    drop(file_of_case);
+    if order.is_empty() {
         return None;
     }
-    // Each assistant on its own thread (independent figures, the same whatever the
-    // threads).
-    let one = |a: u32| -> Option<(String, AssistantDesign)> {
-        let cases = &per[a as usize];
-        let name = &table.assistants[a as usize];
-        let (ih, ex) = scores.get(name)?;
-        if cases.is_empty() {
-            return None;
-        }
-        let cube = contributions(cases, Case::cube);
-        let (ih_design, c) = metric_design(&cube, width(ih), repositories);
-        let (ex_design, _) =
-            metric_design(&contributions(cases, Case::exact), width(ex), repositories);
-        let lines: Vec<Option<u32>> = cases.iter().map(|c| c.line).collect();
-        let mut files: Vec<(u32, u32)> = cases.iter().map(|c| (c.repo, c.file)).collect();
-        files.dedup();
-        let mut repos: Vec<u32> = files.iter().map(|f| f.0).collect();
-        repos.dedup();
-        Some((
-            name.clone(),
-            AssistantDesign {
-                cases: cases.len() as u64,
-                files: files.len() as u64,
-                repositories: repos.len() as u64,
-                integral_help: ih_design,
-                exact_share: ex_design,
-                autocorrelation: autocorrelation(&cube, &lines, &c),
-            },
-        ))
+    order.sort_unstable_by_key(|x| (x.0, x.1));
+    step("sorted");
+    let walk = Walk {
+        order: &order,
+        answers: &answers,
+        n_a,
+        repo_of_file: &repo_of_file,
     };
-    let assistants: BTreeMap<String, AssistantDesign> = std::thread::scope(|scope| {
-        let handles: Vec<_> = names.iter().map(|&a| scope.spawn(move || one(a))).collect();
-        handles
-            .into_iter()
-            .filter_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
-    });
-    let mut pairs = Vec::new();
-    for (i, &a) in names.iter().enumerate() {
-        for &b in &names[i + 1..] {
-            let (na, nb) = (&table.assistants[a as usize], &table.assistants[b as usize]);
-            let Some(p) = pairwise
-                .iter()
-                .find(|p| &p.a == na && &p.b == nb && p.metric == "integral_help")
-            else {
-                continue;
-            };
-            // In a's order, ties by the difference: the same whatever the records' order.
-            let mut both: Vec<(Case, f64)> = per[a as usize]
-                .iter()
-                .filter_map(|ca| {
-                    let y = slot[ca.case as usize * n_a + b as usize];
-                    (y != u32::MAX).then(|| (*ca, ca.cube() - per[b as usize][y as usize].cube()))
-                })
-                .collect();
-            both.sort_by(|(x, dx), (y, dy)| {
-                let key = |c: &Case| (c.repo, c.file, c.line, c.len, c.gain);
-                key(x).cmp(&key(y)).then(dx.total_cmp(dy))
-            });
-            // Contributions of the paired difference: w_i·(d_i − D)/w̄.
-            let (sw, swd) = both
-                .iter()
-                .fold((0.0, 0.0), |(s, t), (c, d)| (s + c.w(), t + c.w() * d));
-            let obs: Vec<Obs> = if sw > 0.0 {
-                let (dd, wbar) = (swd / sw, sw / both.len() as f64);
-                both.iter()
-                    .map(|(c, d)| Obs {
-                        repo: c.repo,
-                        file: c.file,
-                        value: c.w() * (d - dd) / wbar,
-                    })
-                    .collect()
-            } else {
-                Vec::new()
-            };
-            let c = Components::of(&obs);
-            let half = q * p.sd;
-            pairs.push(pair_design(na, nb, p.diff, half, &c, repositories));
+    // Each assistant and each pair on its own thread (independent figures, the same
+    // whatever the threads).
+    let (assistants, pairs) = std::thread::scope(|scope| {
+        let walk = &walk;
+        let one: Vec<_> = (names.iter())
+            .map(|&a| (a, scope.spawn(move || walk.assistant(a as usize))))
+            .collect();
+        let mut two = Vec::new();
+        for (i, &a) in names.iter().enumerate() {
+            for &b in &names[i + 1..] {
+                two.push((a, b, scope.spawn(move || walk.pair(a as usize, b as usize))));
+            }
         }
-    }
-    let sentence = sentence(&pairs, table.repos.len(), repositories);
-    Some(Design {
-        unit: if repositories { "repository" } else { "file" },
+        let assistants: Vec<(u32, Prepared1)> = (one.into_iter())
+            .filter_map(|(a, h)| join(h).map(|p| (a, p)))
+            .collect();
+        let pairs: Vec<(u32, u32, Components)> = (two.into_iter())
+            .filter_map(|(a, b, h)| join(h).map(|c| (a, b, c)))
+            .collect();
+        (assistants, pairs)
+    });
+    step("assistants and pairs");
+    Some(Prepared {
+        repositories,
         assistants,
         pairs,
-        sentence,
     })
+}
+
+fn join<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))
+}
+
+/// The answered cases in the design's one order, walked per assistant or pair without
+/// copying them: `order` is (file, line, case) by file and line; `answers` holds each
+/// (case, assistant)'s weight and gain.
+struct Walk<'a> {
+    order: &'a [(u32, Option<u32>, u32)],
+    answers: &'a [(u32, u32)],
+    n_a: usize,
+    repo_of_file: &'a [u32],
+}
+
+/// c_help³ of a weight and a gain.
+fn cube(w: u32, gain: u32) -> f64 {
+    let c = gain as f64 / w as f64;
+    c * c * c
+}
+
+impl Walk<'_> {
+    /// Calls `f((repository, file), line, w, value)` for assistant `a`'s cases, by
+    /// file and line, then by weight and gain; `value(w, gain)` is a case's value.
+    fn each(&self, a: usize, mut f: impl FnMut((u32, u32), Option<u32>, u32, u32)) {
+        let mut run: Vec<(u32, u32)> = Vec::new();
+        for same in self.order.chunk_by(|x, y| (x.0, x.1) == (y.0, y.1)) {
+            run.clear();
+            run.extend(
+                (same.iter())
+                    .map(|x| self.answers[x.2 as usize * self.n_a + a])
+                    .filter(|wg| wg.0 > 0),
+            );
+            run.sort_unstable();
+            let group = (self.repo_of_file[same[0].0 as usize], same[0].0);
+            for &(w, gain) in &run {
+                f(group, same[0].1, w, gain);
+            }
+        }
+    }
+
+    /// Assistant `a`'s counts, the components of integral help's and exact share's
+    /// contributions, and the autocorrelation of integral help's. Each case's
+    /// contribution to a ratio `Σ w·y / Σ w` is its linearization `w_i·(y_i − R)/w̄`,
+    /// whose mean is the ratio's error to first order.
+    fn assistant(&self, a: usize) -> Option<Prepared1> {
+        let (mut n, mut sw, mut swc, mut swe) = (0u64, 0.0, 0.0, 0.0);
+        self.each(a, |_, _, w, g| {
+            let wf = w as f64;
+            n += 1;
+            sw += wf;
+            swc += wf * cube(w, g);
+            swe += wf * f64::from(u8::from(g == w));
+        });
+        if n == 0 || sw == 0.0 {
+            return None;
+        }
+        let (rc, re, wbar) = (swc / sw, swe / sw, sw / n as f64);
+        let value_c = |w: u32, g: u32| w as f64 * (cube(w, g) - rc) / wbar;
+        let value_e = |w: u32, g: u32| w as f64 * (f64::from(u8::from(g == w)) - re) / wbar;
+        let (mut mc, mut me) = (0.0, 0.0);
+        self.each(a, |_, _, w, g| {
+            mc += value_c(w, g);
+            me += value_e(w, g);
+        });
+        let (mc, me) = (mc / n as f64, me / n as f64);
+        let (mut ih, mut ex, mut lags) = (
+            ComponentsAcc::new(mc),
+            ComponentsAcc::new(me),
+            LagAcc::new(mc),
+        );
+        let (mut files, mut repos, mut last) = (0u64, 0u64, None::<(u32, u32)>);
+        self.each(a, |group, line, w, g| {
+            if last != Some(group) {
+                files += 1;
+                repos += u64::from(last.is_none_or(|l| l.0 != group.0));
+                last = Some(group);
+            }
+            let v = value_c(w, g);
+            ih.push(group, v);
+            ex.push(group, value_e(w, g));
+            lags.push(group, line, v);
+        });
+        let integral_help = ih.finish();
+        Some(Prepared1 {
+            cases: n,
+            files,
+            repositories: repos,
+            exact_share: ex.finish(),
+            autocorrelation: lags.finish(&integral_help),
+            integral_help,
+        })
+    }
+
+    /// The components of the contributions of the paired integral-help differences
+    /// `d = c_a³ − c_b³` on the cases both answered (weighted by a's weight; in a's
+    /// order, ties by the difference). None when they share no case.
+    fn pair(&self, a: usize, b: usize) -> Option<Components> {
+        let each = |f: &mut dyn FnMut((u32, u32), u32, f64)| {
+            let mut run: Vec<(u32, u32, f64)> = Vec::new();
+            for same in self.order.chunk_by(|x, y| (x.0, x.1) == (y.0, y.1)) {
+                run.clear();
+                run.extend(same.iter().filter_map(|x| {
+                    let (wa, ga) = self.answers[x.2 as usize * self.n_a + a];
+                    let (wb, gb) = self.answers[x.2 as usize * self.n_a + b];
+                    (wa > 0 && wb > 0).then(|| (wa, ga, cube(wa, ga) - cube(wb, gb)))
+                }));
+                run.sort_unstable_by(|x, y| (x.0, x.1).cmp(&(y.0, y.1)).then(x.2.total_cmp(&y.2)));
+                let group = (self.repo_of_file[same[0].0 as usize], same[0].0);
+                for &(w, _, d) in &run {
+                    f(group, w, d);
+                }
+            }
+        };
+        let (mut n, mut sw, mut swd) = (0u64, 0.0, 0.0);
+        each(&mut |_, w, d| {
+            n += 1;
+            sw += w as f64;
+            swd += w as f64 * d;
+        });
+        if n == 0 || sw == 0.0 {
+            return None;
+        }
+        let (dd, wbar) = (swd / sw, sw / n as f64);
+        let value = |w: u32, d: f64| w as f64 * (d - dd) / wbar;
+        let mut mean = 0.0;
+        each(&mut |_, w, d| mean += value(w, d));
+        let mut acc = ComponentsAcc::new(mean / n as f64);
+        each(&mut |group, w, d| acc.push(group, value(w, d)));
+        Some(acc.finish())
+    }
 }
 
 /// Rounds a factor for a sentence: three decimals below 1.1 (a difference at the edge
@@ -719,7 +898,7 @@ mod tests {
         assert_eq!((c.mf, c.mr), (2.0, 4.0));
         let deff = c.deff(true).unwrap();
         assert!((deff - 124.0 / 104.0).abs() < 1e-12);
-        let (d, _) = metric_design(&o, Some(0.3), true);
+        let d = metric_design(&Components::of(&o), Some(0.3), true);
         assert!((d.n_eff.unwrap() - 832.0 / 124.0).abs() < 1e-12);
         // At 2×: deff(2) = 1 + 2·(20/104)(2 − 1) = 144/104; width ratio
         // √(144/(2·124)) = √(144/248).
@@ -813,7 +992,7 @@ mod tests {
         let o = obs(&[(0, 0, 1.0), (0, 0, 1.0), (1, 1, 1.0)]);
         let c = Components::of(&o);
         assert_eq!((c.icc_file, c.icc_repo, c.deff(true)), (None, None, None));
-        let (d, _) = metric_design(&o, Some(0.0), true);
+        let d = metric_design(&Components::of(&o), Some(0.0), true);
         assert_eq!((d.deff, d.n_eff), (None, None));
         assert!(d.projected.iter().all(|p| p.width.is_none()));
         let json = serde_json::to_string(&d).unwrap();

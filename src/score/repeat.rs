@@ -57,12 +57,27 @@ pub struct SpreadStat {
 }
 
 impl SpreadStat {
-    /// Of K ≥ 2 values (NaN values make NaN figures).
+    /// Of K ≥ 2 values. No values, or a NaN among them (a pass with no case to
+    /// score), make every figure NaN (null in JSON, "–" in tables); equal values have
+    /// sd exactly 0 (their mean can differ from them in the last bit).
     pub fn of(xs: &[f64]) -> SpreadStat {
+        if xs.is_empty() || xs.iter().any(|x| x.is_nan()) {
+            return SpreadStat {
+                sd: f64::NAN,
+                min: f64::NAN,
+                max: f64::NAN,
+            };
+        }
+        let min = xs.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         SpreadStat {
-            sd: super::bootstrap::sd(xs),
-            min: xs.iter().copied().fold(f64::INFINITY, f64::min),
-            max: xs.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            sd: if min == max {
+                0.0
+            } else {
+                super::bootstrap::sd(xs)
+            },
+            min,
+            max,
         }
     }
 }
@@ -359,5 +374,24 @@ mod tests {
         // Two passes alike: no spread.
         let s = SpreadStat::of(&[0.25, 0.25]);
         assert_eq!((s.sd, s.min, s.max), (0.0, 0.25, 0.25));
+        // Three alike whose mean is not exactly them ((0.1 + 0.1 + 0.1) / 3 is
+        // 0.10000000000000002): still exactly no spread.
+        assert_ne!((0.1f64 + 0.1 + 0.1) / 3.0, 0.1);
+        let s = SpreadStat::of(&[0.1, 0.1, 0.1]);
+        assert_eq!((s.sd, s.min, s.max), (0.0, 0.1, 0.1));
+    }
+
+    #[test]
+    fn no_case_in_every_pass_gives_undefined_figures_not_infinities() {
+        // With no case answered in every pass each pass's ratio is 0/0.
+        for xs in [&[f64::NAN, f64::NAN][..], &[0.3, f64::NAN], &[]] {
+            let s = SpreadStat::of(xs);
+            assert!(
+                s.sd.is_nan() && s.min.is_nan() && s.max.is_nan(),
+                "{xs:?}: {s:?}"
+            );
+            let json = serde_json::to_string(&s).unwrap();
+            assert_eq!(json, r#"{"sd":null,"min":null,"max":null}"#);
+        }
     }
 }

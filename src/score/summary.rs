@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::accumulate::{Acc, AccCtx, Units, accumulate_table, keep_one};
+use super::accumulate::{Acc, AccCtx, Kept, Units, accumulate_table, keep_one};
 use super::bootstrap::{Estimate, percentile_unsorted};
 use super::curve::{BandPoint, CurvePoint, UnitCurves, curve, curve_bands};
 use super::curve_pairs::{CurvePair, curve_pairs};
@@ -173,31 +173,55 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
         units: &units,
     };
     step("kept one record per case, units");
+    std::thread::scope(|scope| {
+        // The design section's record-only part beside the rest (it is the largest
+        // single part of the summary, and needs none of it).
+        let design =
+            scope.spawn(|| super::design::prepare(table, &kept.keep, opts.pass, &units, &names));
+        summarize_with(table, opts, &kept, &units, &names, ctx, step, || {
+            design
+                .join()
+                .unwrap_or_else(|e| std::panic::resume_unwind(e))
+        })
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn summarize_with(
+    table: &Table,
+    opts: &Options,
+    kept: &Kept,
+    units: &Units,
+    names: &[u32],
+    ctx: AccCtx,
+    step: impl Fn(&str),
+    design: impl FnOnce() -> Option<super::design::Prepared>,
+) -> Summary {
     let mut accs = accumulate_table(&ctx, table, &kept.keep);
     step("accumulated");
     let nondet = nondeterminism(table, &kept.keep);
     step("nondeterminism");
-    let ps = pair_sums(table, &kept.keep, opts.pass, &names, &units);
+    let ps = pair_sums(table, &kept.keep, opts.pass, names, units);
     step("pair sums");
-    let draws = draws(&accs, &names, &ps, units.count, !units.by_file, opts);
+    let draws = draws(&accs, names, &ps, units.count, !units.by_file, opts);
     step("bootstrap");
-    let bands = bands(&accs, &names, &units, opts);
+    let bands = bands(&accs, names, units, opts);
     let curve_pairwise = if opts.curve_bands {
-        curve_pairs(table, &kept.keep, &names, &units, opts)
+        curve_pairs(table, &kept.keep, names, units, opts)
     } else {
         Vec::new()
     };
     let (blocks, block_pairwise) =
-        super::blocks::block_scores(table, &kept.keep, &units, &names, opts);
-    let (checks, checks_pairwise) = super::checks::check_scores(table, &units, &names, opts);
-    let (golf, golf_pairwise) = super::golf::golf_scores(table, &kept.keep, &units, &names, opts);
+        super::blocks::block_scores(table, &kept.keep, units, names, opts);
+    let (checks, checks_pairwise) = super::checks::check_scores(table, units, names, opts);
+    let (golf, golf_pairwise) = super::golf::golf_scores(table, &kept.keep, units, names, opts);
     let (mut rank_cis, ranking_pairwise) =
-        super::rank_boot::rank_boot(table, &kept.keep, &units, &names, opts);
+        super::rank_boot::rank_boot(table, &kept.keep, units, names, opts);
     step("ranking");
     let mut assistants = BTreeMap::new();
     for (i, &a) in names.iter().enumerate() {
         let acc = &mut accs[a as usize];
-        let mut score = assistant_score(table, &units, acc, &draws, i * COLUMNS);
+        let mut score = assistant_score(table, units, acc, &draws, i * COLUMNS);
         if let Some((ci, kind_ci)) = rank_cis.remove(&a) {
             score.ranking_ci = ci;
             score.ranking_by_kind_ci = kind_ci;
@@ -216,9 +240,7 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
         .iter()
         .map(|(n, s)| (n.clone(), (s.integral_help, s.exact_share)))
         .collect();
-    let design = super::design::design(
-        table, &kept.keep, opts.pass, &units, &names, &scores, &pairwise, draws.1.q,
-    );
+    let design = design().map(|d| super::design::finish(d, table, &scores, &pairwise, draws.1.q));
     step("design");
     Summary {
         records: table.rows.len() as u64,
@@ -235,7 +257,7 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
         pairwise,
         curve_pairwise,
         ranking_pairwise,
-        repeat_skip: repeat_skip(table, &kept.sorted, &names),
+        repeat_skip: repeat_skip(table, &kept.sorted, names),
         blocks,
         block_pairwise,
         checks,

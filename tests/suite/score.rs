@@ -1225,6 +1225,51 @@ fn the_paired_help_curve_difference_by_hand_with_the_paired_figures_at_its_ends(
     assert_eq!(plain["curve_pairwise"], Value::Null);
 }
 
+/// The curve's t = 1 end where the exact shares differ (above they are alike, and both
+/// p-values are null): A exact on every case; B exact on case 1 in even repositories
+/// only (`abcde` elsewhere) and on case 2 everywhere. D(1) = 1 − 18/24 = 0.25, and
+/// its p-value and sd are the paired exact share's.
+#[test]
+fn the_paired_help_curve_difference_ends_at_the_paired_exact_share() {
+    let mut lines = vec![];
+    for repo in 0..12 {
+        let r = format!("r{repo:02}");
+        let b1 = if repo % 2 == 0 { "abcdefghij" } else { "abcde" };
+        for (case, a, b) in [(1, "abcdefghij", b1), (2, "abcdefghij", "abcdefghij")] {
+            let id = format!("{r}:{case}");
+            lines.push(rec(&id, &r, "A", "suggestion", "abcdefghij", Some(a)));
+            lines.push(rec(&id, &r, "B", "suggestion", "abcdefghij", Some(b)));
+        }
+    }
+    let f = write_records(&lines);
+    let t = read_records(&[f.path().to_path_buf()], true, 2).unwrap();
+    let opts = Options {
+        bootstrap: 200,
+        seed: 1,
+        pass: 1,
+        curve_bands: true,
+    };
+    let v = serde_json::to_value(summarize(&t, &opts)).unwrap();
+    let end = &v["curve_pairwise"][0]["points"][20];
+    let exact = (v["pairwise"].as_array().unwrap().iter())
+        .find(|x| x["metric"] == "exact_share")
+        .unwrap()
+        .clone();
+    assert_eq!(end["t"], 1.0);
+    assert_eq!(end["diff"], 0.25);
+    assert_eq!(exact["diff"], 0.25);
+    assert!(
+        end["p_value"].as_f64().is_some(),
+        "a p-value at t = 1: {end}"
+    );
+    for k in ["p_value", "sd"] {
+        assert_eq!(
+            end[k], exact[k],
+            "{k} at t = 1 against the paired exact share"
+        );
+    }
+}
+
 #[test]
 fn spread_across_three_passes_over_the_cases_answered_in_every_pass() {
     let mut lines = vec![];
@@ -1317,12 +1362,17 @@ fn new_errors_by_code_and_message_class_from_the_checks_sidecar() {
     let unclosed = json!({"source": "Pyright", "class": "\"_\" was not closed", "count": 2});
     let mut old = check("c4", 1, json!(null));
     old.as_object_mut().unwrap().remove("diagnostics");
+    // c5: a check of a file the records do not hold: counted neither in `diagnosed`
+    // nor in the breakdown (else the shares would be of other suggestions).
+    let mut stray = check("c5", 5, json!([undefined(5)]));
+    stray["file"] = json!("elsewhere.java");
     let sidecar = [
         json!({"checks": {"records": hash, "checker": "pyright"}}),
         check("c1", 2, json!([undefined(2)])),
         check("c2", 3, json!([undefined(1), unclosed])),
         check("c3", 0, json!([])),
         old,
+        stray,
     ];
     let path = typist::score::checks_file::checks_path(f.path());
     let text: String = sidecar.iter().map(|l| format!("{l}\n")).collect();
