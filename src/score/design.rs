@@ -523,32 +523,19 @@ pub(crate) fn prepare(
         repo_of_file[file_of_place[f.2] as usize] = f.0 as u32;
     }
     let n_a = table.assistants.len();
-    // Per (case, assistant): the answered line case's weight (w, 0 where none) and
-    // gain (w·c_help; 0 for an empty); per case its file.
-    let mut answers: Vec<(u32, u32)> = vec![(0, 0); table.cases * n_a];
-    let mut file_of_case: Vec<u32> = vec![u32::MAX; table.cases];
-    for (r, _) in table
-        .rows
-        .iter()
-        .zip(keep)
-        .filter(|(r, k)| **k && answered_line(r, pass))
-    {
-        let w = r.weight();
-        if w == 0 {
-            continue;
-        }
-        let gain = if r.outcome == super::records::Outcome::Suggestion {
-            w.saturating_sub(r.ld2())
-        } else {
-            0
-        };
-        answers[r.case as usize * n_a + r.assistant() as usize] = (w, gain);
-        file_of_case[r.case as usize] = file_of_place[r.place as usize];
-    }
-    step("cases");
+    // The answered line cases (weight above 0) of the pass, each once per assistant.
+    let answered = || {
+        (table.rows.iter().zip(keep))
+            .filter(|(r, k)| **k && answered_line(r, pass) && r.weight() > 0)
+            .map(|(r, _)| r)
+    };
     // Every answered case by file (numbered in repository order) and line: one order
     // for every assistant and pair. Cases of one file and line are then put in order
     // by their values (`Walk`), so no sum depends on the order of the records.
+    let mut file_of_case: Vec<u32> = vec![u32::MAX; table.cases];
+    for r in answered() {
+        file_of_case[r.case as usize] = file_of_place[r.place as usize];
+    }
     let mut order: Vec<(u32, Option<u32>, u32)> = (file_of_case.iter().enumerate())
         .filter(|(_, f)| **f != u32::MAX)
         .map(|(c, &f)| {
@@ -560,7 +547,25 @@ pub(crate) fn prepare(
     if order.is_empty() {
         return None;
     }
+    step("cases");
     order.sort_unstable_by_key(|x| (x.0, x.1));
+    // Per (place in that order, assistant): the weight (w, 0 where none) and gain
+    // (w·c_help; 0 for an empty), so that every walk reads them front to back.
+    let mut place_of_case = vec![0u32; table.cases];
+    for (i, x) in order.iter().enumerate() {
+        place_of_case[x.2 as usize] = i as u32;
+    }
+    let mut answers: Vec<(u32, u32)> = vec![(0, 0); order.len() * n_a];
+    for r in answered() {
+        let w = r.weight();
+        let gain = if r.outcome == super::records::Outcome::Suggestion {
+            w.saturating_sub(r.ld2())
+        } else {
+            0
+        };
+        answers[place_of_case[r.case as usize] as usize * n_a + r.assistant() as usize] = (w, gain);
+    }
+    drop(place_of_case);
     step("sorted");
     let walk = Walk {
         order: &order,
@@ -603,7 +608,7 @@ fn join<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
 
 /// The answered cases in the design's one order, walked per assistant or pair without
 /// copying them: `order` is (file, line, case) by file and line; `answers` holds each
-/// (case, assistant)'s weight and gain.
+/// (place in `order`, assistant)'s weight and gain.
 struct Walk<'a> {
     order: &'a [(u32, Option<u32>, u32)],
     answers: &'a [(u32, u32)],
@@ -622,13 +627,15 @@ impl Walk<'_> {
     /// file and line, then by weight and gain; `value(w, gain)` is a case's value.
     fn each(&self, a: usize, mut f: impl FnMut((u32, u32), Option<u32>, u32, u32)) {
         let mut run: Vec<(u32, u32)> = Vec::new();
+        let mut at = 0;
         for same in self.order.chunk_by(|x, y| (x.0, x.1) == (y.0, y.1)) {
             run.clear();
             run.extend(
-                (same.iter())
-                    .map(|x| self.answers[x.2 as usize * self.n_a + a])
+                (at..at + same.len())
+                    .map(|i| self.answers[i * self.n_a + a])
                     .filter(|wg| wg.0 > 0),
             );
+            at += same.len();
             run.sort_unstable();
             let group = (self.repo_of_file[same[0].0 as usize], same[0].0);
             for &(w, gain) in &run {
@@ -656,16 +663,12 @@ impl Walk<'_> {
         let (rc, re, wbar) = (swc / sw, swe / sw, sw / n as f64);
         let value_c = |w: u32, g: u32| w as f64 * (cube(w, g) - rc) / wbar;
         let value_e = |w: u32, g: u32| w as f64 * (f64::from(u8::from(g == w)) - re) / wbar;
-        let (mut mc, mut me) = (0.0, 0.0);
-        self.each(a, |_, _, w, g| {
-            mc += value_c(w, g);
-            me += value_e(w, g);
-        });
-        let (mc, me) = (mc / n as f64, me / n as f64);
+        // The contributions' mean is 0 (Σ w·(y − R) = 0 at the sample's own ratio R):
+        // they are centred already, and the 1/n in the ICC undoes that centring.
         let (mut ih, mut ex, mut lags) = (
-            ComponentsAcc::new(mc),
-            ComponentsAcc::new(me),
-            LagAcc::new(mc),
+            ComponentsAcc::new(0.0),
+            ComponentsAcc::new(0.0),
+            LagAcc::new(0.0),
         );
         let (mut files, mut repos, mut last) = (0u64, 0u64, None::<(u32, u32)>);
         self.each(a, |group, line, w, g| {
@@ -696,13 +699,15 @@ impl Walk<'_> {
     fn pair(&self, a: usize, b: usize) -> Option<Components> {
         let each = |f: &mut dyn FnMut((u32, u32), u32, f64)| {
             let mut run: Vec<(u32, u32, f64)> = Vec::new();
+            let mut at = 0;
             for same in self.order.chunk_by(|x, y| (x.0, x.1) == (y.0, y.1)) {
                 run.clear();
-                run.extend(same.iter().filter_map(|x| {
-                    let (wa, ga) = self.answers[x.2 as usize * self.n_a + a];
-                    let (wb, gb) = self.answers[x.2 as usize * self.n_a + b];
+                run.extend((at..at + same.len()).filter_map(|i| {
+                    let (wa, ga) = self.answers[i * self.n_a + a];
+                    let (wb, gb) = self.answers[i * self.n_a + b];
                     (wa > 0 && wb > 0).then(|| (wa, ga, cube(wa, ga) - cube(wb, gb)))
                 }));
+                at += same.len();
                 run.sort_unstable_by(|x, y| (x.0, x.1).cmp(&(y.0, y.1)).then(x.2.total_cmp(&y.2)));
                 let group = (self.repo_of_file[same[0].0 as usize], same[0].0);
                 for &(w, _, d) in &run {
@@ -721,9 +726,8 @@ impl Walk<'_> {
         }
         let (dd, wbar) = (swd / sw, sw / n as f64);
         let value = |w: u32, d: f64| w as f64 * (d - dd) / wbar;
-        let mut mean = 0.0;
-        each(&mut |_, w, d| mean += value(w, d));
-        let mut acc = ComponentsAcc::new(mean / n as f64);
+        let mut acc = ComponentsAcc::new(0.0); // centred already, as an assistant's
+
         each(&mut |group, w, d| acc.push(group, value(w, d)));
         Some(acc.finish())
     }
