@@ -37,7 +37,8 @@ ts7_pkg=typescript@7.0.2
 # Chromium for the report's headless screenshot test.
 # libkrb5-dev: code-server's kerberos module builds from source (its prebuilt download
 # is outside the registries); Chromium also drives code-server for --editor vscode.
-apt_pkgs=(clangd python3-dev chromium libkrb5-dev)
+# dpkg-dev: dpkg-source unpacks `typist dataset add debian:SOURCE`'s source packages.
+apt_pkgs=(clangd python3-dev chromium libkrb5-dev dpkg-dev)
 
 stamp_ok() { [ -f "$prefix/$1.stamp" ] && [ "$(cat "$prefix/$1.stamp")" = "$2" ]; }
 stamp_set() { printf '%s' "$2" >"$prefix/$1.stamp"; }

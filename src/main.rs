@@ -94,6 +94,10 @@ enum Command {
     /// unless every promise of docs/reliability.md held.
     #[command(after_help = "Example:\n  typist drill --quick")]
     Drill(DrillArgs),
+    /// Datasets by name: fetch real source releases from the package registries.
+    #[command(subcommand)]
+    #[command(after_help = "Example:\n  typist dataset add data/real pypi:six==1.16.0")]
+    Dataset(DatasetCommand),
     /// List the server profiles.
     #[command(after_help = "Example:\n  typist profiles\n  typist profiles --show typist-ngram")]
     Profiles(ProfilesArgs),
@@ -133,5 +137,6 @@ fn dispatch(command: Command) -> Result<ExitCode> {
         Command::Bench(c) => commands::bench(c),
         Command::Drill(a) => commands::drill(a),
         Command::Profiles(a) => commands::profiles(a),
+        Command::Dataset(DatasetCommand::Add(a)) => commands::dataset_add(a),
     }
 }

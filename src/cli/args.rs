@@ -756,3 +756,43 @@ impl From<BenchRunFlags> for typist::bench::RunOptions {
         }
     }
 }
+
+#[derive(clap::Subcommand)]
+pub enum DatasetCommand {
+    /// Fetch real source releases by name into DIR/NAME/ (each with its licence) and
+    /// record each one's spec, archive sha256, licence and test command in
+    /// DIR/dataset.toml; a second add of a spec checks its archive and changes nothing.
+    #[command(
+        after_help = "Example:\n  typist dataset add data/real pypi:six==1.16.0 npm:left-pad@1.3.0 crates:strsim@0.11.1 debian:libcommons-lang3-java\n\nSpecs: pypi:NAME==VERSION (the sdist, by pip), npm:NAME@VERSION (the tarball, by npm pack), crates:NAME@VERSION (the .crate from static.crates.io, checked against the index), debian:SOURCE[=VERSION] (apt-get source with a deb-src list of the dataset's own). The folder is then a dataset: typist sample --dataset DIR."
+    )]
+    Add(DatasetAddArgs),
+}
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct DatasetAddArgs {
+    /// The dataset folder (made if missing): each package goes into DIR/NAME/, and
+    /// DIR/dataset.toml records them.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+    /// What to fetch: pypi:NAME==VERSION, npm:NAME@VERSION, crates:NAME@VERSION or
+    /// debian:SOURCE[=VERSION].
+    #[arg(value_name = "SPEC", required = true)]
+    pub specs: Vec<String>,
+    /// The command that runs the packages' tests, in each package's folder (default: the
+    /// ecosystem's: `python -m pytest -q` for an sdist that ships tests, `npm test` for
+    /// a package with a test script, `cargo test --offline` for a crate with tests;
+    /// none for Debian).
+    #[arg(long, value_name = "CMD")]
+    pub test_command: Option<String>,
+    /// Do not install what the tests need (the dataset's Python venv with pytest and
+    /// coverage and the package editable; an npm package's node_modules; a crate's
+    /// dependencies).
+    #[arg(long)]
+    pub no_env: bool,
+    /// The Python that runs pip and makes the venv (default: python3).
+    #[arg(long, value_name = "PATH")]
+    pub python: Option<PathBuf>,
+    /// Print what was done as JSON (one object per spec) instead of lines.
+    #[arg(long)]
+    pub json: bool,
+}

@@ -431,3 +431,44 @@ fn dialect_name(d: typist::editor::DialectKind) -> &'static str {
         .map(|(_, name, _)| *name)
         .expect("DIALECT names every dialect")
 }
+
+pub fn dataset_add(a: super::args::DatasetAddArgs) -> Result<ExitCode> {
+    use typist::dataset::fetch::{self, Added, Spec};
+    let specs: Vec<Spec> = a.specs.iter().map(|s| s.parse()).collect::<Result<_>>()?;
+    let opts = fetch::Options {
+        test_command: a.test_command.clone(),
+        env: !a.no_env,
+        python: a.python.clone(),
+    };
+    let added = fetch::add(&a.dir, &specs, &opts)?;
+    if a.json {
+        out!("{}", serde_json::to_string_pretty(&added)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    for x in &added {
+        let (p, said) = match x {
+            Added::Added(p) => (p, "added".to_string()),
+            Added::Unchanged(p) => (p, "already there, its archive unchanged".to_string()),
+            Added::Unchecked { package, why } => (
+                package,
+                format!("already there; not checked against the registry ({why})"),
+            ),
+        };
+        let tests = match (&p.test_command, &p.no_tests) {
+            (Some(c), _) => format!("tests: {c}"),
+            (None, Some(why)) => format!("no test command: {why}"),
+            (None, None) => "no test command".to_string(),
+        };
+        out!(
+            "{}: {said} in {}/{} ({} {}, sha256 {}…, licence {}; {tests})",
+            p.spec,
+            a.dir.display(),
+            p.folder,
+            p.ecosystem,
+            p.version,
+            &p.sha256[..12.min(p.sha256.len())],
+            p.licence.as_deref().unwrap_or("not stated")
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

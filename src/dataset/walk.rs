@@ -150,6 +150,9 @@ pub fn walk(dir: &Path, opts: &WalkOptions) -> Result<Dataset> {
     })
 }
 
+/// A folder of installed dependencies, never walked.
+pub const DEPENDENCY_DIR: &str = "node_modules";
+
 fn walk_repo(
     name: &str,
     root: &Path,
@@ -166,6 +169,11 @@ fn walk_repo(
         .require_git(false)
         .follow_links(false)
         .sort_by_file_name(|a, b| a.cmp(b))
+        // Installed dependencies are not the repository's code (an npm package's
+        // node_modules, as `typist dataset add` installs them for its tests).
+        .filter_entry(|e| {
+            !(e.file_type().is_some_and(|t| t.is_dir()) && e.file_name() == DEPENDENCY_DIR)
+        })
         .build();
     for entry in walker {
         let entry = match entry {

@@ -14,6 +14,7 @@ mod completion;
 mod completion_native;
 mod connect;
 mod copilot;
+mod datasets;
 mod drill;
 mod fuzz;
 mod golf;

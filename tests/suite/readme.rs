@@ -26,6 +26,12 @@ fn recipe(heading: &str) -> Vec<String> {
 
 /// Runs `line` in `home` as a user's shell would, with `typist` on the PATH.
 fn sh(home: &Path, line: &str) -> std::process::Output {
+    sh_env(home, line, &[])
+}
+
+/// [`sh`] with more variables set (a user's own, such as where rustup keeps its
+/// toolchains, which a scratch HOME does not hold).
+fn sh_env(home: &Path, line: &str, env: &[(&str, String)]) -> std::process::Output {
     let bin = home.join("bin");
     let path = format!(
         "{}:{}",
@@ -41,6 +47,7 @@ fn sh(home: &Path, line: &str) -> std::process::Output {
         .env("TYPIST_EXE", TYPIST)
         .env("TYPIST_CONFIG_DIR", home.join(".config/typist"))
         .env("RUST_LOG", "warn")
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
         .output()
         .unwrap()
 }
@@ -120,4 +127,52 @@ fn the_readmes_own_code_and_before_after_recipes_run_as_written() {
     ] {
         assert!(said.contains(needle), "{needle} not in {said}");
     }
+}
+
+/// The README's "real releases by name" recipe, run as written: four registries into
+/// one dataset folder, then a plan of the four repositories' code.
+#[test]
+fn the_readmes_real_releases_recipe_runs_as_written() {
+    let lines = recipe("**Real releases by name.**");
+    assert_eq!(lines.len(), 2, "two commands: {lines:?}");
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path();
+    std::fs::create_dir_all(home.join("bin")).unwrap();
+    std::os::unix::fs::symlink(TYPIST, home.join("bin/typist")).unwrap();
+    // The user's rustup and cargo homes (cargo is a rustup proxy that looks there).
+    let real_home = std::env::var("HOME").unwrap_or_default();
+    let var = |k: &str, default: &str| {
+        std::env::var(k).unwrap_or_else(|_| format!("{real_home}/{default}"))
+    };
+    let env = [
+        ("RUSTUP_HOME", var("RUSTUP_HOME", ".rustup")),
+        ("CARGO_HOME", var("CARGO_HOME", ".cargo")),
+    ];
+    let mut said = Vec::new();
+    for line in &lines {
+        let o = sh_env(home, line, &env);
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(o.status.success(), "{line}\n{text}");
+        said.push(text);
+    }
+    assert_eq!(
+        said[0].matches(": added in data/real/").count(),
+        4,
+        "{}",
+        said[0]
+    );
+    assert!(said[1].contains("in 4 repositories"), "{}", said[1]);
+    let plan = std::fs::read_to_string(home.join("real.jsonl")).unwrap();
+    for lang in ["python", "rust", "javascript", "java"] {
+        assert!(
+            plan.contains(&format!("\"language\":\"{lang}\"")),
+            "no {lang} case"
+        );
+    }
+    let manifest = std::fs::read_to_string(home.join("data/real/dataset.toml")).unwrap();
+    assert_eq!(manifest.matches("[[package]]").count(), 4, "{manifest}");
 }
