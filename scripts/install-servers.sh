@@ -38,7 +38,8 @@ ts7_pkg=typescript@7.0.2
 # libkrb5-dev: code-server's kerberos module builds from source (its prebuilt download
 # is outside the registries); Chromium also drives code-server for --editor vscode.
 # dpkg-dev: dpkg-source unpacks `typist dataset add debian:SOURCE`'s source packages.
-apt_pkgs=(clangd python3-dev chromium libkrb5-dev dpkg-dev)
+# bubblewrap: the sandbox untrusted code runs in (src/sandbox.rs).
+apt_pkgs=(clangd python3-dev chromium libkrb5-dev dpkg-dev bubblewrap)
 
 stamp_ok() { [ -f "$prefix/$1.stamp" ] && [ "$(cat "$prefix/$1.stamp")" = "$2" ]; }
 stamp_set() { printf '%s' "$2" >"$prefix/$1.stamp"; }

@@ -23,6 +23,7 @@ pub mod lsp;
 pub mod os;
 pub mod replay;
 pub mod report;
+pub mod sandbox;
 pub mod score;
 pub mod secrets;
 pub mod service;

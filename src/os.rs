@@ -18,6 +18,12 @@ pub fn signal_group(pid: u32, signal: libc::c_int) {
     }
 }
 
+/// The process's effective user id (0: root).
+pub fn effective_uid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
 /// Signals the one process `pid`; a process that is gone already is not an error.
 pub fn signal(pid: u32, signal: libc::c_int) {
     // SAFETY: kill(2) has no memory-safety preconditions; a stale pid gives ESRCH.

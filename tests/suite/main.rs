@@ -29,6 +29,7 @@ mod real_servers;
 mod replay;
 mod report;
 mod sample;
+mod sandbox;
 mod score;
 mod secrets;
 mod signin_neovim;

@@ -33,6 +33,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("dataset", 1),
     ("score", 1),
     ("vault", 1),
+    ("sandbox", 1),
     ("copilot", 2),
     ("editor", 3),
     ("copilot::login", 4),

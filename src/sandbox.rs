@@ -1,0 +1,309 @@
+//! Running untrusted code: a repository's tests on a file with an accepted suggestion in
+//! it (methodology §12), and the benchmark service's uploaded assistants. One module
+//! for both (issues 43 and 46).
+//!
+//! A command runs under bubblewrap (`bwrap`, Debian's `bubblewrap`) with every
+//! namespace of its own: no network (a network namespace holding only a loopback that
+//! is down), its own process ids (when the command ends, everything it started dies
+//! with the namespace: a fork left behind cannot outlive it), its own IPC and host
+//! name. The file system is the machine's, read-only, with three exceptions: a fresh
+//! `/tmp` (in memory, gone afterwards) which is also its HOME and TMPDIR, the working
+//! copy the caller gives (read-write: the only place a write survives, and the caller
+//! throws it away), and the user's HOME hidden behind an empty one (but for the paths
+//! the caller lists as needed, bound read-only). Run as root, typist drops to `nobody`
+//! first (`setpriv`), so the process limit applies and root's files stay unreadable.
+//! Limits by `prlimit`: address space, processes (a fork bomb fails to fork), file
+//! size, no core dumps; the wall time by typist, which kills the whole sandbox when it
+//! runs over. Output is kept up to a cap.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+
+/// The user a root typist runs sandboxes as.
+const NOBODY: u32 = 65534;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Limits {
+    /// Wall time before the sandbox is killed.
+    pub wall: Duration,
+    /// Address space per process (RLIMIT_AS), in MiB.
+    pub memory_mib: u64,
+    /// Processes the sandbox's user may have beyond those it has already
+    /// (RLIMIT_NPROC, which counts per user).
+    pub processes: u64,
+    /// Largest file a process may write (RLIMIT_FSIZE), in MiB.
+    pub file_mib: u64,
+    /// Bytes of stdout and of stderr kept (the rest is read and dropped).
+    pub output_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            wall: Duration::from_secs(120),
+            memory_mib: 4096,
+            processes: 256,
+            file_mib: 512,
+            output_bytes: 64 << 10,
+        }
+    }
+}
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub program: String,
+    pub args: Vec<String>,
+    /// The working copy: the command runs here, and may write only here (and in its
+    /// own `/tmp`). The caller makes it (see [`copy_tree`]) and removes it.
+    pub work: PathBuf,
+    /// Paths under the user's HOME the command needs (a venv, a toolchain), bound
+    /// read-only; the rest of HOME is hidden.
+    pub needs: Vec<PathBuf>,
+    /// Variables set for the command (besides HOME, TMPDIR and PATH, which are set).
+    pub env: Vec<(String, String)>,
+    pub limits: Limits,
+}
+
+/// How the command ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ended {
+    /// Its exit status.
+    Exited(i32),
+    /// Killed by this signal (not typist's: a crash, or the kernel).
+    Signalled(i32),
+    /// Over its wall time: typist killed the sandbox.
+    TimedOut,
+}
+
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub ended: Ended,
+    pub stdout: String,
+    pub stderr: String,
+    pub wall: Duration,
+}
+
+impl Outcome {
+    pub fn success(&self) -> bool {
+        self.ended == Ended::Exited(0)
+    }
+
+    /// One line on how it ended, for a record's reason.
+    pub fn reason(&self) -> String {
+        match &self.ended {
+            Ended::Exited(0) => "passed".to_string(),
+            Ended::Exited(c) => format!("exit status {c}"),
+            Ended::Signalled(s) => format!("killed by signal {s}"),
+            Ended::TimedOut => format!("over its time limit ({:.0} s)", self.wall.as_secs_f64()),
+        }
+    }
+}
+
+/// The `bwrap` to use, or a one-line error saying how to get it.
+pub fn bwrap() -> Result<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|d| d.join("bwrap"))
+        .find(|p| p.is_file())
+        .context(
+            "bubblewrap (bwrap) is not installed, and untrusted code runs only in its sandbox: apt-get install bubblewrap (scripts/install-servers.sh installs it)",
+        )
+}
+
+/// Copies `src` into `dst` (made; contents, modes and links kept), for a working copy.
+pub fn copy_tree(src: &Path, dst: &Path) -> Result<()> {
+    std::fs::create_dir_all(dst).with_context(|| format!("cannot make {}", dst.display()))?;
+    let out = Command::new("cp")
+        .arg("-a")
+        .arg(format!("{}/.", src.display()))
+        .arg(dst)
+        .output()
+        .context("cannot run cp")?;
+    if !out.status.success() {
+        bail!(
+            "cannot copy {} to {}: {}",
+            src.display(),
+            dst.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(())
+}
+
+/// How many processes user `uid` has now (for RLIMIT_NPROC, which counts them all).
+fn processes_of(uid: u32) -> u64 {
+    std::fs::read_dir("/proc")
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .filter(|e| e.file_name().to_string_lossy().parse::<u32>().is_ok())
+                .filter(|e| {
+                    std::fs::read_to_string(e.path().join("status")).is_ok_and(|s| {
+                        s.lines()
+                            .find_map(|l| l.strip_prefix("Uid:"))
+                            .and_then(|v| v.split_whitespace().next()?.parse::<u32>().ok())
+                            == Some(uid)
+                    })
+                })
+                .count() as u64
+        })
+        .unwrap_or(0)
+}
+
+/// The command line that runs `job` in its sandbox.
+fn command(job: &Job, bwrap: &Path) -> Result<Command> {
+    let root = crate::os::effective_uid() == 0;
+    let uid = if root {
+        NOBODY
+    } else {
+        crate::os::effective_uid()
+    };
+    let work = std::path::absolute(&job.work)?;
+    if root {
+        // nobody must be able to write its working copy.
+        let out = Command::new("chown")
+            .args(["-R", &format!("{NOBODY}:{NOBODY}")])
+            .arg(&work)
+            .output()
+            .context("cannot run chown")?;
+        if !out.status.success() {
+            bail!(
+                "cannot hand {} to the sandbox's user: {}",
+                work.display(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+        }
+    }
+    let mut cmd = if root {
+        let mut c = Command::new("setpriv");
+        c.args([
+            &format!("--reuid={NOBODY}"),
+            &format!("--regid={NOBODY}"),
+            "--clear-groups",
+            "--inh-caps=-all",
+        ])
+        .arg(bwrap);
+        c
+    } else {
+        Command::new(bwrap)
+    };
+    cmd.args(["--unshare-all", "--die-with-parent", "--new-session"])
+        .args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"])
+        .args(["--tmpfs", "/tmp", "--dir", "/tmp/home"]);
+    // The user's HOME hidden, but for what the job needs.
+    if let Some(home) = std::env::var_os("HOME").map(PathBuf::from)
+        && home.is_absolute()
+        && home != Path::new("/")
+        && !work.starts_with(&home)
+    {
+        cmd.arg("--tmpfs").arg(&home);
+        for p in &job.needs {
+            let p = std::path::absolute(p)?;
+            if p.starts_with(&home) {
+                cmd.arg("--ro-bind").arg(&p).arg(&p);
+            }
+        }
+    }
+    cmd.arg("--bind").arg(&work).arg(&work);
+    cmd.arg("--chdir").arg(&work).arg("--clearenv");
+    let path = std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".to_string());
+    for (k, v) in [
+        ("HOME", "/tmp/home"),
+        ("TMPDIR", "/tmp"),
+        ("PATH", path.as_str()),
+        ("LANG", "C.UTF-8"),
+    ] {
+        cmd.args(["--setenv", k, v]);
+    }
+    for (k, v) in &job.env {
+        cmd.arg("--setenv").arg(k).arg(v);
+    }
+    let nproc = processes_of(uid) + job.limits.processes;
+    cmd.arg("--").arg("prlimit").args([
+        format!("--as={}", job.limits.memory_mib << 20),
+        format!("--nproc={nproc}"),
+        format!("--fsize={}", job.limits.file_mib << 20),
+        "--core=0".to_string(),
+        "--".to_string(),
+    ]);
+    cmd.arg(&job.program).args(&job.args);
+    Ok(cmd)
+}
+
+/// Reads a pipe to its end on a thread, keeping the first `cap` bytes.
+fn drain(mut r: impl Read + Send + 'static, cap: usize) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut kept = Vec::new();
+        let mut buf = [0u8; 8192];
+        while let Ok(n) = r.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            let room = cap.saturating_sub(kept.len());
+            kept.extend_from_slice(&buf[..n.min(room)]);
+        }
+        String::from_utf8_lossy(&kept).into_owned()
+    })
+}
+
+/// Runs `job` in its sandbox and waits for it (at most its wall time: then the whole
+/// sandbox is killed and the outcome is `TimedOut`).
+pub fn run(job: &Job) -> Result<Outcome> {
+    let bwrap = bwrap()?;
+    let mut cmd = command(job, &bwrap)?;
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    crate::os::die_with_parent(&mut cmd);
+    tracing::debug!(program = %job.program, work = %job.work.display(), "sandbox: start");
+    let start = Instant::now();
+    let mut child = cmd
+        .spawn()
+        .with_context(|| format!("cannot start the sandbox ({})", bwrap.display()))?;
+    let pid = child.id();
+    let out = drain(child.stdout.take().expect("piped"), job.limits.output_bytes);
+    let err = drain(child.stderr.take().expect("piped"), job.limits.output_bytes);
+    let mut timed_out = false;
+    let status = loop {
+        if let Some(s) = child.try_wait()? {
+            break s;
+        }
+        if start.elapsed() >= job.limits.wall {
+            // bwrap is the group's leader; its children die with it (die-with-parent),
+            // and the pid namespace's processes with its init.
+            crate::os::signal_group(pid, libc::SIGKILL);
+            timed_out = true;
+            break child.wait()?;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let wall = start.elapsed();
+    let stdout = out.join().unwrap_or_default();
+    let stderr = err.join().unwrap_or_default();
+    use std::os::unix::process::ExitStatusExt;
+    let ended = if timed_out {
+        Ended::TimedOut
+    } else if let Some(c) = status.code() {
+        Ended::Exited(c)
+    } else {
+        Ended::Signalled(status.signal().unwrap_or(0))
+    };
+    // bwrap's own failure (it cannot make a namespace) is not the command's.
+    if ended == Ended::Exited(1) && stderr.starts_with("bwrap: ") {
+        bail!(
+            "the sandbox could not start: {} (bubblewrap needs user namespaces: sysctl user.max_user_namespaces)",
+            stderr.lines().next().unwrap_or_default()
+        );
+    }
+    Ok(Outcome {
+        ended,
+        stdout,
+        stderr,
+        wall,
+    })
+}

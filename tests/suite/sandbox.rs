@@ -1,0 +1,164 @@
+//! The sandbox for untrusted code (`typist::sandbox`), with the real bubblewrap: no
+//! network, a hang and a fork bomb each an outcome with nothing left running, its own
+//! HOME and temp with nothing left behind, writes only in the working copy, a memory
+//! limit.
+
+use std::path::Path;
+use std::time::Duration;
+
+use typist::sandbox::{Ended, Job, Limits, run};
+
+fn job(work: &Path, script: &str, limits: Limits) -> Job {
+    Job {
+        program: "python3".to_string(),
+        args: vec!["-c".to_string(), script.to_string()],
+        work: work.to_path_buf(),
+        needs: Vec::new(),
+        env: Vec::new(),
+        limits,
+    }
+}
+
+/// Processes whose command line holds `marker`.
+fn running(marker: &str) -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            std::fs::read(e.path().join("cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(marker))
+        })
+        .count()
+}
+
+#[test]
+fn no_network_even_to_a_listener_on_this_machines_loopback() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let script = format!(
+        "import socket\ntry:\n    socket.create_connection(('127.0.0.1', {port}), timeout=2)\n    print('connected')\nexcept OSError as e:\n    print('refused', e)\n"
+    );
+    // The control: the same script outside the sandbox reaches the listener.
+    let outside = std::process::Command::new("python3")
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&outside.stdout).starts_with("connected"));
+    let work = tempfile::tempdir().unwrap();
+    let o = run(&job(work.path(), &script, Limits::default())).unwrap();
+    assert!(o.success(), "{o:?}");
+    assert!(o.stdout.starts_with("refused"), "{o:?}");
+    // Nor a name to resolve or a route out.
+    let o = run(&job(
+        work.path(),
+        "import socket\ntry:\n    socket.create_connection(('1.1.1.1', 53), timeout=2)\n    print('out')\nexcept OSError as e:\n    print('no route', e)\n",
+        Limits::default(),
+    ))
+    .unwrap();
+    assert!(o.stdout.starts_with("no route"), "{o:?}");
+}
+
+#[test]
+fn a_hang_is_timed_out_with_its_children_and_nothing_is_left_running() {
+    let marker = format!("typist-sandbox-hang-{}", std::process::id());
+    let work = tempfile::tempdir().unwrap();
+    // A child that ignores SIGTERM and sleeps, and the parent waiting on it.
+    let script = format!(
+        "import subprocess, signal, time\nsubprocess.Popen(['sh', '-c', 'trap \"\" TERM; exec sleep 1000 # {marker}'])\ntime.sleep(1000)\n"
+    );
+    let limits = Limits {
+        wall: Duration::from_secs(2),
+        ..Limits::default()
+    };
+    let o = run(&job(work.path(), &script, limits)).unwrap();
+    assert_eq!(o.ended, Ended::TimedOut, "{o:?}");
+    assert!(o.reason().contains("time limit"), "{}", o.reason());
+    assert!(o.wall < Duration::from_secs(10), "{:?}", o.wall);
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(running(&marker), 0, "a sleeper outlived its sandbox");
+}
+
+#[test]
+fn a_fork_bomb_cannot_fork_past_the_limit_and_leaves_nothing() {
+    let marker = format!("typist-sandbox-bomb-{}", std::process::id());
+    let work = tempfile::tempdir().unwrap();
+    // Fork children that sleep, up to 5,000, counting the forks that succeeded; the
+    // children are left running when the parent exits.
+    let script = format!(
+        "import os, sys, time\nmade = 0\nfor _ in range(5000):\n    try:\n        pid = os.fork()\n    except OSError:\n        break\n    if pid == 0:\n        time.sleep(1000)\n        os._exit(0)\n    made += 1\nprint(made)\nsys.stdout.flush()\n# {marker}\n"
+    );
+    let limits = Limits {
+        processes: 64,
+        wall: Duration::from_secs(60),
+        ..Limits::default()
+    };
+    let o = run(&job(work.path(), &script, limits)).unwrap();
+    assert!(o.success(), "{o:?}");
+    let made: u64 = o.stdout.trim().parse().unwrap();
+    assert!(made < 64 + 8, "{made} forks past a limit of 64");
+    assert!(made >= 16, "the limit let too few through: {made}");
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(running(&marker), 0, "forks outlived their sandbox");
+}
+
+#[test]
+fn own_home_and_temp_writes_only_in_the_working_copy_nothing_left_behind() {
+    let work = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(work.path().join("in.txt"), "given").unwrap();
+    let name = format!("typist-sandbox-{}", std::process::id());
+    let script = format!(
+        r#"import os, sys
+home, tmp = os.environ['HOME'], os.environ['TMPDIR']
+open(os.path.join(home, '{name}'), 'w').write('h')
+open(os.path.join(tmp, '{name}'), 'w').write('t')
+open('out.txt', 'w').write(open('in.txt').read() + ' and written')
+try:
+    open(os.path.join('{outside}', 'escaped'), 'w').write('x')
+    print('escaped')
+except OSError:
+    print('read-only outside')
+print(home, tmp)
+"#,
+        outside = outside.path().display()
+    );
+    let o = run(&job(work.path(), &script, Limits::default())).unwrap();
+    assert!(o.success(), "{o:?}");
+    assert!(o.stdout.starts_with("read-only outside"), "{o:?}");
+    assert!(o.stdout.contains("/tmp/home /tmp"), "{o:?}");
+    assert_eq!(
+        std::fs::read_to_string(work.path().join("out.txt")).unwrap(),
+        "given and written"
+    );
+    assert!(!outside.path().join("escaped").exists());
+    assert!(!Path::new("/tmp/home").join(&name).exists());
+    assert!(!Path::new("/tmp").join(&name).exists());
+    if let Some(home) = std::env::var_os("HOME") {
+        assert!(!Path::new(&home).join(&name).exists());
+    }
+}
+
+#[test]
+fn the_memory_limit_stops_a_greedy_process() {
+    let work = tempfile::tempdir().unwrap();
+    let limits = Limits {
+        memory_mib: 256,
+        ..Limits::default()
+    };
+    let o = run(&job(
+        work.path(),
+        "b = bytearray(1 << 30)\nprint('allocated')",
+        limits,
+    ))
+    .unwrap();
+    assert!(!o.success(), "{o:?}");
+    assert!(o.stderr.contains("MemoryError"), "{o:?}");
+    // The control: the same with the default limit.
+    let o = run(&job(
+        work.path(),
+        "b = bytearray(1 << 30)\nprint('allocated')",
+        Limits::default(),
+    ))
+    .unwrap();
+    assert!(o.success() && o.stdout.starts_with("allocated"), "{o:?}");
+}
