@@ -10,11 +10,11 @@
 //! `/tmp` (in memory, gone afterwards) which is also its HOME and TMPDIR, the working
 //! copy the caller gives (read-write: the only place a write survives, and the caller
 //! throws it away), and the user's HOME hidden behind an empty one (but for the paths
-//! the caller lists as needed, bound read-only). Run as root, typist drops to `nobody`
-//! first (`setpriv`), so the process limit applies and root's files stay unreadable.
-//! Limits by `prlimit`: address space, processes (a fork bomb fails to fork), file
-//! size, no core dumps; the wall time by typist, which kills the whole sandbox when it
-//! runs over. Output is kept up to a cap.
+//! the caller lists as needed, bound read-only). Limits: processes by a `pids` cgroup of
+//! the sandbox's own when typist is root (the kernel exempts root from RLIMIT_NPROC), by
+//! RLIMIT_NPROC otherwise (a fork bomb fails to fork either way); address space, file
+//! size and no core dumps by `prlimit`; the wall time by typist, which kills the whole
+//! sandbox when it runs over. Output is kept up to a cap.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -22,9 +22,6 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-
-/// The user a root typist runs sandboxes as.
-const NOBODY: u32 = 65534;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Limits {
@@ -154,42 +151,78 @@ fn processes_of(uid: u32) -> u64 {
         .unwrap_or(0)
 }
 
-/// The command line that runs `job` in its sandbox.
-fn command(job: &Job, bwrap: &Path) -> Result<Command> {
-    let root = crate::os::effective_uid() == 0;
-    let uid = if root {
-        NOBODY
-    } else {
-        crate::os::effective_uid()
-    };
-    let work = std::path::absolute(&job.work)?;
-    if root {
-        // nobody must be able to write its working copy.
-        let out = Command::new("chown")
-            .args(["-R", &format!("{NOBODY}:{NOBODY}")])
-            .arg(&work)
-            .output()
-            .context("cannot run chown")?;
-        if !out.status.success() {
-            bail!(
-                "cannot hand {} to the sandbox's user: {}",
-                work.display(),
-                String::from_utf8_lossy(&out.stderr).trim()
-            );
+/// A `pids` cgroup of the sandbox's own (root only): its folder, made with
+/// `pids.max`, removed (after killing what is left in it) when dropped.
+struct PidsGroup {
+    dir: PathBuf,
+}
+
+impl PidsGroup {
+    /// cgroup v2 (a `pids` controller in the unified hierarchy) or v1 (`/sys/fs/cgroup/pids`);
+    /// None when neither can be made (not root, no controller).
+    fn make(max: u64) -> Option<PidsGroup> {
+        if crate::os::effective_uid() != 0 {
+            return None;
         }
+        static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let name = format!(
+            "typist-sandbox-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        );
+        let v2 = std::fs::read_to_string("/sys/fs/cgroup/cgroup.controllers")
+            .is_ok_and(|c| c.split_whitespace().any(|x| x == "pids"));
+        let base = if v2 {
+            PathBuf::from("/sys/fs/cgroup")
+        } else {
+            PathBuf::from("/sys/fs/cgroup/pids")
+        };
+        let dir = base.join(name);
+        std::fs::create_dir(&dir).ok()?;
+        let group = PidsGroup { dir };
+        std::fs::write(group.dir.join("pids.max"), max.to_string()).ok()?;
+        Some(group)
     }
-    let mut cmd = if root {
-        let mut c = Command::new("setpriv");
-        c.args([
-            &format!("--reuid={NOBODY}"),
-            &format!("--regid={NOBODY}"),
-            "--clear-groups",
-            "--inh-caps=-all",
-        ])
-        .arg(bwrap);
-        c
-    } else {
-        Command::new(bwrap)
+}
+
+impl Drop for PidsGroup {
+    fn drop(&mut self) {
+        // The pid namespace has ended them already; this is for a sandbox that did not
+        // start one.
+        for _ in 0..50 {
+            let procs = std::fs::read_to_string(self.dir.join("cgroup.procs")).unwrap_or_default();
+            let pids: Vec<u32> = procs
+                .lines()
+                .filter_map(|l| l.trim().parse().ok())
+                .collect();
+            if pids.is_empty() {
+                break;
+            }
+            for p in pids {
+                crate::os::signal(p, libc::SIGKILL);
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+/// The command line that runs `job` in its sandbox, and its pids cgroup when it has one.
+fn command(job: &Job, bwrap: &Path) -> Result<(Command, Option<PidsGroup>)> {
+    let work = std::path::absolute(&job.work)?;
+    let group = PidsGroup::make(job.limits.processes);
+    let mut cmd = match &group {
+        // The shell moves itself into the group, then becomes bwrap: everything the
+        // sandbox starts is counted there.
+        Some(g) => {
+            let mut c = Command::new("sh");
+            c.arg("-c")
+                .arg("echo $$ > \"$0\" && exec \"$@\"")
+                .arg(g.dir.join("cgroup.procs"))
+                .arg(bwrap);
+            c
+        }
+        None => Command::new(bwrap),
     };
     cmd.args(["--unshare-all", "--die-with-parent", "--new-session"])
         .args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"])
@@ -222,16 +255,20 @@ fn command(job: &Job, bwrap: &Path) -> Result<Command> {
     for (k, v) in &job.env {
         cmd.arg("--setenv").arg(k).arg(v);
     }
-    let nproc = processes_of(uid) + job.limits.processes;
     cmd.arg("--").arg("prlimit").args([
         format!("--as={}", job.limits.memory_mib << 20),
-        format!("--nproc={nproc}"),
         format!("--fsize={}", job.limits.file_mib << 20),
         "--core=0".to_string(),
-        "--".to_string(),
     ]);
-    cmd.arg(&job.program).args(&job.args);
-    Ok(cmd)
+    if group.is_none() {
+        let uid = crate::os::effective_uid();
+        cmd.arg(format!(
+            "--nproc={}",
+            processes_of(uid) + job.limits.processes
+        ));
+    }
+    cmd.arg("--").arg(&job.program).args(&job.args);
+    Ok((cmd, group))
 }
 
 /// Reads a pipe to its end on a thread, keeping the first `cap` bytes.
@@ -254,7 +291,7 @@ fn drain(mut r: impl Read + Send + 'static, cap: usize) -> std::thread::JoinHand
 /// sandbox is killed and the outcome is `TimedOut`).
 pub fn run(job: &Job) -> Result<Outcome> {
     let bwrap = bwrap()?;
-    let mut cmd = command(job, &bwrap)?;
+    let (mut cmd, _group) = command(job, &bwrap)?;
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -274,8 +311,8 @@ pub fn run(job: &Job) -> Result<Outcome> {
             break s;
         }
         if start.elapsed() >= job.limits.wall {
-            // bwrap is the group's leader; its children die with it (die-with-parent),
-            // and the pid namespace's processes with its init.
+            // bwrap is the process group's leader; its children die with it
+            // (die-with-parent), and the pid namespace's processes with its init.
             crate::os::signal_group(pid, libc::SIGKILL);
             timed_out = true;
             break child.wait()?;

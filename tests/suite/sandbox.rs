@@ -104,9 +104,14 @@ fn a_fork_bomb_cannot_fork_past_the_limit_and_leaves_nothing() {
 #[test]
 fn own_home_and_temp_writes_only_in_the_working_copy_nothing_left_behind() {
     let work = tempfile::tempdir().unwrap();
-    let outside = tempfile::tempdir().unwrap();
+    // Outside the sandbox's /tmp (which is its own): the build's scratch folder.
+    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     std::fs::write(work.path().join("in.txt"), "given").unwrap();
     let name = format!("typist-sandbox-{}", std::process::id());
+    // A file of the user's HOME, which the sandbox must not see.
+    let home = std::env::var("HOME").unwrap();
+    let secret = Path::new(&home).join(format!(".{name}-secret"));
+    std::fs::write(&secret, "s").unwrap();
     let script = format!(
         r#"import os, sys
 home, tmp = os.environ['HOME'], os.environ['TMPDIR']
@@ -119,12 +124,16 @@ try:
 except OSError:
     print('read-only outside')
 print(home, tmp)
+print('secret seen' if os.path.exists('{secret}') else 'home hidden')
 "#,
-        outside = outside.path().display()
+        outside = outside.path().display(),
+        secret = secret.display()
     );
     let o = run(&job(work.path(), &script, Limits::default())).unwrap();
+    std::fs::remove_file(&secret).unwrap();
     assert!(o.success(), "{o:?}");
     assert!(o.stdout.starts_with("read-only outside"), "{o:?}");
+    assert!(o.stdout.contains("home hidden"), "{o:?}");
     assert!(o.stdout.contains("/tmp/home /tmp"), "{o:?}");
     assert_eq!(
         std::fs::read_to_string(work.path().join("out.txt")).unwrap(),
