@@ -58,8 +58,8 @@ pub struct Job {
     /// The working copy: the command runs here, and may write only here (and in its
     /// own `/tmp`). The caller makes it (see [`copy_tree`]) and removes it.
     pub work: PathBuf,
-    /// Paths under the user's HOME the command needs (a venv, a toolchain), bound
-    /// read-only; the rest of HOME is hidden.
+    /// Paths the command needs (a venv, a toolchain), bound read-only wherever they
+    /// are (the user's HOME is hidden, and `/tmp` is the sandbox's own).
     pub needs: Vec<PathBuf>,
     /// Variables set for the command (besides HOME, TMPDIR and PATH, which are set).
     pub env: Vec<(String, String)>,
@@ -227,18 +227,19 @@ fn command(job: &Job, bwrap: &Path) -> Result<(Command, Option<PidsGroup>)> {
     cmd.args(["--unshare-all", "--die-with-parent", "--new-session"])
         .args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"])
         .args(["--tmpfs", "/tmp", "--dir", "/tmp/home"]);
-    // The user's HOME hidden, but for what the job needs.
+    // The user's HOME hidden; then what the job needs, read-only, wherever it is (also
+    // under HOME or /tmp, which the sandbox replaces).
     if let Some(home) = std::env::var_os("HOME").map(PathBuf::from)
         && home.is_absolute()
         && home != Path::new("/")
         && !work.starts_with(&home)
     {
         cmd.arg("--tmpfs").arg(&home);
-        for p in &job.needs {
-            let p = std::path::absolute(p)?;
-            if p.starts_with(&home) {
-                cmd.arg("--ro-bind").arg(&p).arg(&p);
-            }
+    }
+    for p in &job.needs {
+        let p = std::path::absolute(p)?;
+        if p.exists() {
+            cmd.arg("--ro-bind").arg(&p).arg(&p);
         }
     }
     cmd.arg("--bind").arg(&work).arg(&work);

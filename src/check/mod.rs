@@ -16,6 +16,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 
+pub mod tests_run;
+
 use crate::dataset::{Dataset, Repo, SourceFile, tokens::syntax_problems};
 use crate::editor::typist::TypistSession;
 use crate::editor::{Conditions, Profile, SessionOptions};

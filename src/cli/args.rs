@@ -279,6 +279,18 @@ pub struct CheckArgs {
     /// built-in ones (editors/), and one named like a built-in replaces it.
     #[arg(long, value_name = "DIR")]
     pub editors: Option<PathBuf>,
+    /// Run the repository's own tests on each answered case instead (methodology §12):
+    /// the tests that execute the line, in a sandbox, on the file with the suggestion
+    /// accepted; needs a dataset made by `typist dataset add` (its test command and
+    /// environment). Results in NAME.tests.jsonl beside the records.
+    #[arg(long, conflicts_with = "with")]
+    pub tests: bool,
+    /// With --tests: test runs at once.
+    #[arg(long, value_name = "N", default_value_t = 2, requires = "tests")]
+    pub jobs: usize,
+    /// With --tests: seconds one test run may take before it is killed (an `error`).
+    #[arg(long, value_name = "SECS", default_value_t = 120, requires = "tests")]
+    pub test_timeout: u64,
 }
 
 #[derive(clap::Args, Debug, Clone)]

@@ -135,6 +135,9 @@ pub fn bench(c: BenchCommand) -> Result<ExitCode> {
 }
 
 pub fn check(a: CheckArgs) -> Result<ExitCode> {
+    if a.tests {
+        return check_tests(a);
+    }
     let checker = a
         .with
         .as_deref()
@@ -469,6 +472,45 @@ pub fn dataset_add(a: super::args::DatasetAddArgs) -> Result<ExitCode> {
             &p.sha256[..12.min(p.sha256.len())],
             p.licence.as_deref().unwrap_or("not stated")
         );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn check_tests(a: CheckArgs) -> Result<ExitCode> {
+    use typist::check::tests_run::{TestsOptions, check_tests};
+    let opts = TestsOptions {
+        records: super::records_files(a.records)?,
+        dataset: a.dataset,
+        limits: typist::sandbox::Limits {
+            wall: std::time::Duration::from_secs(a.test_timeout),
+            ..Default::default()
+        },
+        jobs: a.jobs,
+    };
+    typist::sandbox::bwrap()?;
+    for r in check_tests(&opts)? {
+        let n = |k: &str| r.outcomes.get(k).copied().unwrap_or(0);
+        let noticed: Vec<String> = (r.noticed.iter())
+            .map(|(repo, (cases, noticed))| format!("{repo} {noticed}/{cases}"))
+            .collect();
+        out!(
+            "{}: {} pass, {} fail, {} error on the tests that notice their line; {} not noticed, {} not covered, {} broken, {} left out; noticed cases by repository: {}; {} test runs ({} from the cache) -> {}",
+            r.records.display(),
+            n("pass"),
+            n("fail"),
+            n("error"),
+            n("not_noticed"),
+            n("not_covered"),
+            n("broken"),
+            r.left_out,
+            if noticed.is_empty() { "none".to_string() } else { noticed.join(", ") },
+            r.runs,
+            r.cached,
+            r.sidecar.display()
+        );
+        for (why, n) in &r.left_out_why {
+            out!("  left out ({n}): {why}");
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

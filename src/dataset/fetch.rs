@@ -210,6 +210,10 @@ pub struct Env {
     pub path: String,
     /// What was installed, as the installing commands were given it.
     pub installed: Vec<String>,
+    /// Python: the folders, relative to the package's, put on PYTHONPATH so that the
+    /// tests import the folder's code (`src` for a src layout, else `.`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pythonpath: Vec<String>,
 }
 
 /// The whole of `dataset.toml`.
@@ -1067,8 +1071,9 @@ fn rust_has_tests(src: &Path) -> bool {
 }
 
 /// Installs what a package's tests need: for Python, the dataset's venv
-/// (`DIR/.typist/env/python`) with pytest and coverage and the package itself, editable
-/// (so the tests import the folder's code); for npm, its `node_modules` (`npm install
+/// (`DIR/.typist/env/python`) with pytest, pytest-cov, coverage and the package's
+/// dependencies (not the package: the tests import the folder's code, on PYTHONPATH);
+/// for npm, its `node_modules` (`npm install
 /// --ignore-scripts`); for a crate, its dependencies fetched (`cargo fetch`). A command
 /// given with `--test-command` gets the ecosystem's environment too.
 fn make_env(spec: &Spec, dir: &Path, folder: &str, opts: &Options) -> Result<Option<Env>> {
@@ -1086,19 +1091,54 @@ fn make_env(spec: &Spec, dir: &Path, folder: &str, opts: &Options) -> Result<Opt
                     .unwrap_or_else(|| PathBuf::from("python3"));
                 client(Command::new(&python).args(["-m", "venv"]).arg(&venv), &what)?;
             }
+            // The tools, and the package with its dependencies; then the package itself
+            // out again, so that its code is always the folder's (PYTHONPATH), never an
+            // installed copy (an editable install's import hook would win over the
+            // working copy a test run makes).
+            // From a copy: pip builds a local folder in place (`build/`, `*.egg-info`),
+            // which would add files to the dataset.
+            let copy = tempfile::Builder::new()
+                .prefix("env-")
+                .tempdir_in(dir.join(OWN_DIR))
+                .context("cannot make a scratch folder")?;
+            let cp = Command::new("cp")
+                .arg("-a")
+                .arg(format!("{}/.", pkg.display()))
+                .arg(copy.path())
+                .output()
+                .context("cannot run cp")?;
+            if !cp.status.success() {
+                bail!("{what}: cannot copy {}: {}", pkg.display(), String::from_utf8_lossy(&cp.stderr).trim());
+            }
             let mut cmd = Command::new(&py);
             cmd.args(["-m", "pip", "install", "-q", "--disable-pip-version-check"])
-                .args(["pytest", "coverage", "-e"])
-                .arg(&pkg);
+                .args(["pytest", "pytest-cov", "coverage"])
+                .arg(copy.path());
             client(&mut cmd, &what)?;
+            drop(copy);
+            let name = match spec {
+                Spec::Pypi { name, .. } => name.clone(),
+                _ => unreachable!(),
+            };
+            let mut cmd = Command::new(&py);
+            cmd.args(["-m", "pip", "uninstall", "-y", "-q", "--disable-pip-version-check"])
+                .arg(&name);
+            client(&mut cmd, &what)?;
+            let pythonpath = if pkg.join("src").is_dir() && !pkg.join("src/__init__.py").exists() {
+                vec!["src".to_string()]
+            } else {
+                vec![".".to_string()]
+            };
             Ok(Some(Env {
                 kind: "venv".to_string(),
                 path: rel,
                 installed: vec![
                     "pytest".to_string(),
+                    "pytest-cov".to_string(),
                     "coverage".to_string(),
-                    format!("-e {folder}"),
+                    format!("{name}'s dependencies (the package itself comes from its folder)"),
                 ],
+                pythonpath,
             }))
         }
         Spec::Npm { .. } => {
@@ -1112,6 +1152,7 @@ fn make_env(spec: &Spec, dir: &Path, folder: &str, opts: &Options) -> Result<Opt
                 installed: vec![
                     "npm install --ignore-scripts (dependencies and devDependencies)".to_string(),
                 ],
+                pythonpath: Vec::new(),
             }))
         }
         Spec::Crates { .. } => {
@@ -1122,6 +1163,7 @@ fn make_env(spec: &Spec, dir: &Path, folder: &str, opts: &Options) -> Result<Opt
                 kind: "cargo".to_string(),
                 path: folder.to_string(),
                 installed: vec!["cargo fetch (dependencies into cargo's cache)".to_string()],
+                pythonpath: Vec::new(),
             }))
         }
         Spec::Debian { .. } => Ok(None),
@@ -1223,6 +1265,7 @@ mod tests {
                     kind: "venv".into(),
                     path: ".typist/env/python".into(),
                     installed: vec!["pytest".into()],
+                    pythonpath: vec![".".into()],
                 }),
                 fetched_with: "python3 -m pip download".into(),
             }],
