@@ -108,21 +108,33 @@ fn suite(dataset: &Path, p: &Package) -> Result<Suite, String> {
         .ok_or_else(|| "no Python environment (dataset add without --no-env)".to_string())?;
     let words = shlex::split(command).ok_or_else(|| format!("cannot read `{command}`"))?;
     let pytest_args = match words.as_slice() {
-        [py, m, pytest, rest @ ..] if py.starts_with("python") && m == "-m" && pytest == "pytest" => {
+        [py, m, pytest, rest @ ..]
+            if py.starts_with("python") && m == "-m" && pytest == "pytest" =>
+        {
             rest.to_vec()
         }
-        _ => return Err(format!("`{command}` is not `python -m pytest …`: tests are selected by pytest node ids")),
+        _ => {
+            return Err(format!(
+                "`{command}` is not `python -m pytest …`: tests are selected by pytest node ids"
+            ));
+        }
     };
     let venv = dataset.join(&env.path);
     let python = venv.join("bin/python");
     let mut needs = vec![venv.clone(), dataset.join(&p.folder)];
     if let Ok(cfg) = std::fs::read_to_string(venv.join("pyvenv.cfg"))
-        && let Some(home) = cfg
-            .lines()
-            .find_map(|l| l.strip_prefix("home").map(|v| v.trim_start_matches([' ', '=']).trim()))
+        && let Some(home) = cfg.lines().find_map(|l| {
+            l.strip_prefix("home")
+                .map(|v| v.trim_start_matches([' ', '=']).trim())
+        })
     {
         // The interpreter's prefix (…/bin's parent), its standard library beside it.
-        needs.push(Path::new(home).parent().unwrap_or(Path::new(home)).to_path_buf());
+        needs.push(
+            Path::new(home)
+                .parent()
+                .unwrap_or(Path::new(home))
+                .to_path_buf(),
+        );
     }
     Ok(Suite {
         folder: dataset.join(&p.folder),
@@ -144,8 +156,14 @@ struct Verdict {
 fn verdict(o: &crate::sandbox::Outcome) -> Verdict {
     let tail = || {
         let text = format!("{}\n{}", o.stdout, o.stderr);
-        let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
-        lines.last().map(|l| l.chars().take(200).collect::<String>())
+        let lines: Vec<&str> = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        lines
+            .last()
+            .map(|l| l.chars().take(200).collect::<String>())
     };
     match o.ended {
         Ended::Exited(0) => Verdict {
@@ -288,14 +306,15 @@ fn coverage(suite: &Suite, limits: Limits) -> Result<LineTests> {
     .collect();
     // The rc file goes in with the working copy.
     let (o, work) = run_pytest(suite, Some((".typist-coveragerc", rc)), &args, limits)?;
-    let json = std::fs::read_to_string(work.path().join(".typist-coverage.json")).with_context(|| {
-        format!(
-            "the coverage run of {} wrote no report ({}): {}",
-            suite.folder.display(),
-            o.reason(),
-            o.stderr.lines().last().unwrap_or_default()
-        )
-    })?;
+    let json =
+        std::fs::read_to_string(work.path().join(".typist-coverage.json")).with_context(|| {
+            format!(
+                "the coverage run of {} wrote no report ({}): {}",
+                suite.folder.display(),
+                o.reason(),
+                o.stderr.lines().last().unwrap_or_default()
+            )
+        })?;
     let v: serde_json::Value = serde_json::from_str(&json).context("coverage's JSON report")?;
     // Tests that do not pass on the true files (a module this Python lacks, a test
     // that needs the network) are never selected: they cannot tell a suggestion.
@@ -343,7 +362,11 @@ fn failing_tests(xml: &str) -> BTreeSet<String> {
         let head = format!(" {}", case.split('>').next().unwrap_or_default());
         // ` name="` (a space first: `classname="` ends with `name="` too).
         let attr = |k: &str| {
-            head.split(&format!(" {k}=\"")).nth(1)?.split('"').next().map(unescape)
+            head.split(&format!(" {k}=\""))
+                .nth(1)?
+                .split('"')
+                .next()
+                .map(unescape)
         };
         let body_end = case.find("</testcase>").unwrap_or(case.len());
         let body = &case[..body_end];
@@ -419,6 +442,9 @@ pub fn check_tests(opts: &TestsOptions) -> Result<Vec<TestsReport>> {
     Ok(out)
 }
 
+/// A case's selected tests, and whether they notice its line (`Err`: why not).
+type CaseTests = (BTreeSet<String>, Result<(), String>);
+
 /// A line or block record answered (a suggestion or an empty one).
 fn answered(r: &Record) -> bool {
     r.kind.is_none() && matches!(r.outcome, Outcome::Suggestion | Outcome::Empty)
@@ -434,7 +460,11 @@ fn check_file(
     let hash = file_hash(path)?;
     let records = read_all(path).with_context(|| format!("cannot read {}", path.display()))?;
     let files: HashMap<(&str, &str), &SourceFile> = (ds.repos.iter())
-        .flat_map(|r| r.files.iter().map(move |f| ((r.name.as_str(), f.rel.as_str()), f)))
+        .flat_map(|r| {
+            r.files
+                .iter()
+                .map(move |f| ((r.name.as_str(), f.rel.as_str()), f))
+        })
         .collect();
     let mut report = TestsReport {
         records: path.to_path_buf(),
@@ -446,28 +476,28 @@ fn check_file(
     let mut results: Vec<TestResult> = Vec::new();
     // Jobs: (index in results, repo, file rel, text to test).
     let mut todo: Vec<(usize, String, String, String, BTreeSet<String>)> = Vec::new();
-    let mut cases: BTreeMap<(String, String, u32), Option<(BTreeSet<String>, Result<(), String>)>> =
-        BTreeMap::new();
+    let mut cases: BTreeMap<(String, String, u32), Option<CaseTests>> = BTreeMap::new();
     let runs = std::sync::atomic::AtomicU64::new(0);
     let cached = std::sync::atomic::AtomicU64::new(0);
-    let test = |suite: &Suite, repo: &str, rel: &str, text: &str, tests: &BTreeSet<String>| -> Verdict {
-        let k = key(repo, rel, text, tests);
-        if let Some(v) = cache.get(&k) {
-            cached.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            return v;
-        }
-        runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let ids: Vec<String> = tests.iter().cloned().collect();
-        let v = match run_pytest(suite, Some((rel, text)), &ids, opts.limits) {
-            Ok((o, _work)) => verdict(&o),
-            Err(e) => Verdict {
-                outcome: "error".into(),
-                reason: Some(format!("{e:#}")),
-            },
+    let test =
+        |suite: &Suite, repo: &str, rel: &str, text: &str, tests: &BTreeSet<String>| -> Verdict {
+            let k = key(repo, rel, text, tests);
+            if let Some(v) = cache.get(&k) {
+                cached.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                return v;
+            }
+            runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let ids: Vec<String> = tests.iter().cloned().collect();
+            let v = match run_pytest(suite, Some((rel, text)), &ids, opts.limits) {
+                Ok((o, _work)) => verdict(&o),
+                Err(e) => Verdict {
+                    outcome: "error".into(),
+                    reason: Some(format!("{e:#}")),
+                },
+            };
+            cache.put(&k, &v);
+            v
         };
-        cache.put(&k, &v);
-        v
-    };
     for r in records.iter().filter(|r| answered(r)) {
         let key_f = (r.repo.as_str(), r.file.as_str());
         let mut leave = |why: String| {
@@ -527,7 +557,8 @@ fn check_file(
             };
             Some((tests, noticed))
         });
-        let exact = r.outcome == Outcome::Suggestion && r.predicted.as_deref() == Some(r.expected.as_str());
+        let exact =
+            r.outcome == Outcome::Suggestion && r.predicted.as_deref() == Some(r.expected.as_str());
         let base = TestResult {
             assistant: r.assistant.clone(),
             pass: r.pass,
@@ -555,7 +586,13 @@ fn check_file(
                 });
             }
             Some((tests, Ok(()))) => {
-                todo.push((results.len(), r.repo.clone(), r.file.clone(), pred, tests.clone()));
+                todo.push((
+                    results.len(),
+                    r.repo.clone(),
+                    r.file.clone(),
+                    pred,
+                    tests.clone(),
+                ));
                 results.push(TestResult {
                     tests: tests.len(),
                     ..base
@@ -639,7 +676,10 @@ mod tests {
 <testcase classname="test_six" name="test_move_items[dbm_ndbm]" time="0"><failure message="x">ModuleNotFoundError</failure></testcase>
 <testcase classname="tests.test_a.TestX" name="test_y" time="0"><skipped message="s"/></testcase></testsuite>"#;
         let f = failing_tests(xml);
-        assert!(f.contains("test_six.py::test_move_items[dbm_ndbm]"), "{f:?}");
+        assert!(
+            f.contains("test_six.py::test_move_items[dbm_ndbm]"),
+            "{f:?}"
+        );
         assert!(f.contains("tests/test_a.py::TestX::test_y"), "{f:?}");
         assert!(!f.iter().any(|id| id.contains("test_lazy")), "{f:?}");
     }

@@ -503,7 +503,11 @@ fn check_tests(a: CheckArgs) -> Result<ExitCode> {
             n("not_covered"),
             n("broken"),
             r.left_out,
-            if noticed.is_empty() { "none".to_string() } else { noticed.join(", ") },
+            if noticed.is_empty() {
+                "none".to_string()
+            } else {
+                noticed.join(", ")
+            },
             r.runs,
             r.cached,
             r.sidecar.display()

@@ -1108,7 +1108,11 @@ fn make_env(spec: &Spec, dir: &Path, folder: &str, opts: &Options) -> Result<Opt
                 .output()
                 .context("cannot run cp")?;
             if !cp.status.success() {
-                bail!("{what}: cannot copy {}: {}", pkg.display(), String::from_utf8_lossy(&cp.stderr).trim());
+                bail!(
+                    "{what}: cannot copy {}: {}",
+                    pkg.display(),
+                    String::from_utf8_lossy(&cp.stderr).trim()
+                );
             }
             let mut cmd = Command::new(&py);
             cmd.args(["-m", "pip", "install", "-q", "--disable-pip-version-check"])
@@ -1121,8 +1125,15 @@ fn make_env(spec: &Spec, dir: &Path, folder: &str, opts: &Options) -> Result<Opt
                 _ => unreachable!(),
             };
             let mut cmd = Command::new(&py);
-            cmd.args(["-m", "pip", "uninstall", "-y", "-q", "--disable-pip-version-check"])
-                .arg(&name);
+            cmd.args([
+                "-m",
+                "pip",
+                "uninstall",
+                "-y",
+                "-q",
+                "--disable-pip-version-check",
+            ])
+            .arg(&name);
             client(&mut cmd, &what)?;
             let pythonpath = if pkg.join("src").is_dir() && !pkg.join("src/__init__.py").exists() {
                 vec!["src".to_string()]

@@ -293,3 +293,122 @@ fn an_sdists_own_tests_run_in_the_environment_add_made() {
     std::fs::write(&six, broken).unwrap();
     assert!(!run(&dir.join("six")).status.success());
 }
+
+fn profile(editors: &Path, name: &str, args: &[&str]) {
+    let mut all = vec!["host", "--backend"];
+    all.extend(args);
+    std::fs::write(
+        editors.join(format!("{name}.toml")),
+        format!(
+            "name = \"{name}\"\ncommand = \"@typist\"\nargs = {all:?}\ndialect = \"inline\"\nlanguages = [\"python\"]\nextensions = [\"py\"]\nrequest_timeout_ms = 20000\n"
+        ),
+    )
+    .unwrap();
+}
+
+/// Methodology §12 end to end on six's own tests: the oracle (the true line, exact)
+/// passes on every case the tests notice; the oracle with a `(` appended never passes
+/// (a fail or an error); both are judged on the same noticed cases; a second check is
+/// answered from the cache with the same sidecar.
+#[test]
+fn check_tests_runs_the_repositorys_own_tests_on_each_accepted_suggestion() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("ds");
+    ok(&add(&dir, &["pypi:six==1.16.0"], &[]));
+    let plan = tmp.path().join("plan.jsonl");
+    ok(&typist()
+        .args(["sample", "--rate", "0.05", "--seed", "1", "--dataset"])
+        .arg(&dir)
+        .arg("--out")
+        .arg(&plan)
+        .output()
+        .unwrap());
+    let editors = tmp.path().join("editors");
+    std::fs::create_dir_all(&editors).unwrap();
+    let p = plan.to_str().unwrap();
+    profile(&editors, "oracle", &["oracle", "--truth", p]);
+    profile(
+        &editors,
+        "bracket",
+        &["oracle", "--truth", p, "--append", "("],
+    );
+    let out = tmp.path().join("out");
+    ok(&typist()
+        .args(["run", "--config", "/dev/null", "--quiet", "--no-latency"])
+        .arg("--editors")
+        .arg(&editors)
+        .arg("--plan")
+        .arg(&plan)
+        .args(["--assistant", "oracle", "--assistant", "bracket"])
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap());
+    let records = out.join("records.jsonl");
+    let check = || {
+        let o = typist()
+            .arg("check")
+            .arg(&records)
+            .arg("--dataset")
+            .arg(&dir)
+            .args(["--tests", "--jobs", "2"])
+            .output()
+            .unwrap();
+        ok(&o);
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let said = check();
+    let sidecar = out.join("records.tests.jsonl");
+    let first = std::fs::read(&sidecar).unwrap();
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&first)
+        .lines()
+        .skip(1)
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let judged = |who: &str| -> Vec<(String, String)> {
+        let mut v: Vec<(String, String)> = lines
+            .iter()
+            .filter(|r| r["assistant"] == who)
+            .filter(|r| ["pass", "fail", "error"].contains(&r["outcome"].as_str().unwrap()))
+            .map(|r| {
+                (
+                    r["case"].as_str().unwrap().to_string(),
+                    r["outcome"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let oracle = judged("oracle");
+    let bracket = judged("bracket");
+    assert!(oracle.len() >= 5, "too few noticed cases: {said}");
+    assert!(
+        oracle.iter().all(|(_, o)| o == "pass"),
+        "the true line fails its own tests: {oracle:?}"
+    );
+    assert!(
+        lines
+            .iter()
+            .filter(|r| r["assistant"] == "oracle")
+            .all(|r| r["exact"] == true),
+        "the oracle is exact"
+    );
+    assert!(bracket.iter().all(|(_, o)| o != "pass"), "{bracket:?}");
+    assert!(
+        bracket.iter().any(|(_, o)| o == "error"),
+        "a syntax error is an error: {bracket:?}"
+    );
+    let cases = |v: &[(String, String)]| v.iter().map(|x| x.0.clone()).collect::<Vec<_>>();
+    assert_eq!(cases(&oracle), cases(&bracket), "the same noticed cases");
+    // Cases the tests do not run or do not notice are said, not judged.
+    assert!(
+        lines
+            .iter()
+            .any(|r| r["outcome"] == "not_covered" || r["outcome"] == "not_noticed")
+    );
+    // Again: every run from the cache, the same results.
+    let again = check();
+    assert!(again.contains(" 0 test runs ("), "{again}");
+    assert_eq!(std::fs::read(&sidecar).unwrap(), first);
+}
