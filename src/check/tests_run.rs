@@ -35,6 +35,8 @@ use crate::replay::records::{Record, read_all};
 use crate::sandbox::{Ended, Job, Limits, copy_tree, run};
 use crate::score::checks_file::file_hash;
 use crate::score::records::Outcome;
+pub use crate::score::tests_file::TestResult;
+use crate::score::tests_file::{tests_path, write_tests};
 
 #[derive(Debug, Clone)]
 pub struct TestsOptions {
@@ -43,28 +45,6 @@ pub struct TestsOptions {
     pub limits: Limits,
     /// Test runs at once.
     pub jobs: usize,
-}
-
-/// One answered case's result, a line of the sidecar.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TestResult {
-    pub assistant: String,
-    pub pass: u32,
-    pub repo: String,
-    pub file: String,
-    pub line: u32,
-    pub case: String,
-    /// The suggestion is the expected text exactly (methodology §3).
-    pub exact: bool,
-    /// `pass`, `fail`, `error` (the tests on `F_pred`); `not_noticed` (the tests do not
-    /// notice the line going: left out), `not_covered` (no test runs it), `broken`
-    /// (the tests do not pass on the true file: left out).
-    pub outcome: String,
-    /// Why, for `error`, `not_noticed` and `broken`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// The tests selected for the line.
-    pub tests: usize,
 }
 
 /// What one records file gave.
@@ -468,7 +448,7 @@ fn check_file(
         .collect();
     let mut report = TestsReport {
         records: path.to_path_buf(),
-        sidecar: sidecar_path(path),
+        sidecar: tests_path(path),
         ..Default::default()
     };
     let mut suites: BTreeMap<&str, Result<(Suite, LineTests), String>> = BTreeMap::new();
@@ -638,31 +618,8 @@ fn check_file(
     }
     report.runs = runs.into_inner();
     report.cached = cached.into_inner();
-    write_sidecar(&report.sidecar, &hash, &opts.dataset, &results)?;
+    write_tests(&report.sidecar, &hash, &opts.dataset, &results)?;
     Ok(report)
-}
-
-/// `NAME.tests.jsonl` beside `NAME.jsonl`.
-pub fn sidecar_path(records: &Path) -> PathBuf {
-    let stem = records
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    records.with_file_name(format!("{stem}.tests.jsonl"))
-}
-
-fn write_sidecar(path: &Path, hash: &str, dataset: &Path, results: &[TestResult]) -> Result<()> {
-    let mut text = serde_json::to_string(&serde_json::json!({
-        "tests": {"records": hash, "dataset": dataset.display().to_string()}
-    }))?;
-    text.push('\n');
-    for r in results {
-        text.push_str(&serde_json::to_string(r)?);
-        text.push('\n');
-    }
-    let tmp = path.with_extension("jsonl.tmp");
-    std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
 }
 
 #[cfg(test)]

@@ -285,8 +285,28 @@ pub fn add(dir: &Path, specs: &[Spec], opts: &Options) -> Result<Vec<Added>> {
     for spec in specs {
         let text = spec.to_string();
         let folder = spec.folder();
-        if let Some(p) = manifest.packages.iter().find(|p| p.spec == text) {
-            out.push(recheck(dir, spec, p, opts)?);
+        if let Some(i) = manifest.packages.iter().position(|p| p.spec == text) {
+            let checked = recheck(dir, spec, &manifest.packages[i], opts)?;
+            // A package recorded without its environment (an add with --no-env, or
+            // one whose environment failed) gets it now.
+            let p = &manifest.packages[i];
+            if opts.env && p.env.is_none() && p.test_command.is_some() {
+                let env = make_env(spec, dir, &p.folder, opts).map_err(|e| {
+                    e.context(format!(
+                        "{text}: its test environment failed (add --no-env to keep it without)"
+                    ))
+                })?;
+                manifest.packages[i].env = env;
+                manifest.write(dir)?;
+            }
+            out.push(match checked {
+                Added::Unchanged(_) => Added::Unchanged(manifest.packages[i].clone()),
+                Added::Unchecked { why, .. } => Added::Unchecked {
+                    package: manifest.packages[i].clone(),
+                    why,
+                },
+                other => other,
+            });
             continue;
         }
         if let Some(p) = manifest.packages.iter().find(|p| p.folder == folder) {

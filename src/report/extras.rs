@@ -75,6 +75,7 @@ fn cell(v: Value, c: &Column, metrics: bool) -> Cell {
         Value::Mean(x, half) => (num_attr(x), mean_with_interval(x, half, f64::INFINITY, 2)),
         Value::Ratio(a, b) => (String::new(), format!("{a} / {b}")),
         Value::Failures(lines, _) => (lines.to_string(), lines.to_string()),
+        Value::Triple(a, b, c) => (String::new(), format!("{a} / {b} / {c}")),
         Value::Missing => (String::new(), "–".into()),
     };
     Cell {
@@ -220,6 +221,30 @@ pub(super) fn check_section(s: &Summary) -> Option<CheckSection<'_>> {
                     .into_iter()
                     .map(|(k, e)| (k, e.errors, e.cases, pct(e.share)))
                     .collect(),
+            })
+            .collect(),
+    })
+}
+
+pub(super) struct TestsSection<'a> {
+    pub table: SideTable<'a>,
+    pub pairs: Vec<PairRow<'a>>,
+    /// Per repository: name, cases, noticed, noticed %.
+    pub noticed: Vec<(&'a str, u64, u64, String)>,
+}
+
+pub(super) fn tests_section(s: &Summary) -> Option<TestsSection<'_>> {
+    Some(TestsSection {
+        table: side_table(&side_figures::tests(s)?),
+        pairs: pair_rows(&s.tests_pairwise),
+        noticed: (s.tests_noticed.iter())
+            .map(|(r, n)| {
+                (
+                    r.as_str(),
+                    n.cases,
+                    n.noticed,
+                    n.share.map_or("–".into(), pct),
+                )
             })
             .collect(),
     })

@@ -226,6 +226,10 @@ fn side(s: &Summary, fig: &SideFigure, m: &mut String) {
             "Checks (the file with the suggestion accepted):",
             "Syntax kept valid, paired differences:",
         ),
+        Kind::Tests => (
+            "Tests after acceptance (the repository's own tests that notice the line, on the file with the suggestion accepted):",
+            "Tests pass, paired differences:",
+        ),
     };
     let cols = fig.shown(|c| c.markdown);
     let _ = writeln!(m, "\n{title}\n");
@@ -251,6 +255,7 @@ fn cell(v: Value) -> String {
         Value::Mean(x, _) => format!("{x:.2}"),
         Value::Ratio(a, b) => format!("{a} / {b}"),
         Value::Failures(lines, _) => lines.to_string(),
+        Value::Triple(a, b, c) => format!("{a} / {b} / {c}"),
         Value::Missing => "-".into(),
     }
 }

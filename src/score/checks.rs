@@ -174,9 +174,6 @@ pub(crate) fn check_scores(
     (scores, pairwise)
 }
 
-/// The checks of pass `opts.pass` as items (the first of a case per assistant), their
-/// assistants by place in `sorted`; checks of assistants or places the records do not
-/// have are left out.
 /// The checks the score counts: pass `opts.pass`, the first check of each (assistant,
 /// case), of an assistant in `sorted` and a file the records know; with the
 /// assistant's place in `sorted` and the bootstrap unit.
@@ -215,6 +212,8 @@ fn scored<'t>(
     out
 }
 
+/// The scored checks as items (their columns: 1, syntax valid, diagnosed, no new error,
+/// checker failed).
 fn items(scored: &[(&Check, usize, usize)]) -> Vec<Item> {
     let mut cases: BTreeMap<&str, u64> = BTreeMap::new();
     let mut items = Vec::new();

@@ -26,6 +26,8 @@ pub mod side_figures;
 pub mod summary;
 pub mod sums;
 pub mod table;
+pub mod tests_file;
+pub mod tests_score;
 
 pub use bootstrap::Estimate;
 pub use options::Options;

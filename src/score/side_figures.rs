@@ -1,4 +1,5 @@
-//! The side figures of a summary (blocks §9, keystrokes saved §10, checks §11) as rows:
+//! The side figures of a summary (blocks §9, keystrokes saved §10, checks §11, tests
+//! §12) as rows:
 //! which columns each has, what each format titles them (or that it leaves one out), and
 //! every assistant's values, decided here once. The terminal table (`score::table`), the
 //! markdown and the HTML report (`report::markdown`, `report::extras`) only write the
@@ -22,6 +23,8 @@ pub enum Value {
     Ratio(u64, u64),
     /// Lines with failed requests and the failed requests, flagged when any.
     Failures(u64, u64),
+    /// Three counts shown as `a / b / c`.
+    Triple(u64, u64, u64),
     /// Not measured (no checker ran, the assistant has no line figure).
     Missing,
 }
@@ -44,6 +47,7 @@ pub enum Kind {
     Blocks,
     Golf,
     Checks,
+    Tests,
 }
 
 /// One side figure: its columns, one row of values per assistant (in the columns'
@@ -207,6 +211,51 @@ const CHECKS: &[Column] = &[
     col("checker_failed", Some("checker failed"), None, None, true),
 ];
 
+const TESTS: &[Column] = &[
+    col(
+        "judged",
+        Some("judged"),
+        Some("judged"),
+        Some("judged"),
+        true,
+    ),
+    col(
+        "tests_pass",
+        Some("tests pass % (±95%)"),
+        Some("tests pass %"),
+        Some("tests pass % [95%]"),
+        false,
+    ),
+    col(
+        "errors",
+        Some("test run broke"),
+        None,
+        Some("test run broke"),
+        true,
+    ),
+    col(
+        "exact_but_fails",
+        Some("exact but fails"),
+        None,
+        Some("exact but fails"),
+        true,
+    ),
+    col(
+        "not_exact_but_passes",
+        Some("not exact, passes"),
+        None,
+        Some("not exact, passes"),
+        true,
+    ),
+    col(
+        "not_judged",
+        Some("not covered / not noticed / broken"),
+        None,
+        None,
+        false,
+    ),
+];
+
 fn interval(e: &Estimate) -> Value {
     Value::Interval(e.value, e.half())
 }
@@ -268,9 +317,26 @@ pub fn checks(s: &Summary) -> Option<SideFigure<'_>> {
     figure(Kind::Checks, CHECKS, rows.collect(), &s.checks_pairwise)
 }
 
-/// The three, in the order every format shows them (those the summary has).
+/// Tests after acceptance (§12): the judged cases, the share passing, the runs that
+/// broke, the cross with exact match; `None` without a tests sidecar.
+pub fn tests(s: &Summary) -> Option<SideFigure<'_>> {
+    let rows = s.tests.iter().map(|(name, t)| {
+        let values = vec![
+            Value::Count(t.judged),
+            t.tests_pass.as_ref().map_or(Value::Missing, interval),
+            Value::Count(t.errors),
+            Value::Count(t.exact_but_fails),
+            Value::Count(t.not_exact_but_passes),
+            Value::Triple(t.not_covered, t.not_noticed, t.broken),
+        ];
+        (name.as_str(), values)
+    });
+    figure(Kind::Tests, TESTS, rows.collect(), &s.tests_pairwise)
+}
+
+/// The four, in the order every format shows them (those the summary has).
 pub fn all(s: &Summary) -> Vec<SideFigure<'_>> {
-    [blocks(s), golf(s), checks(s)]
+    [blocks(s), golf(s), checks(s), tests(s)]
         .into_iter()
         .flatten()
         .collect()
@@ -294,6 +360,7 @@ fn figure<'a>(
             Kind::Blocks => "block_integral_help",
             Kind::Golf => "keystrokes_saved",
             Kind::Checks => "syntax_valid",
+            Kind::Tests => "tests_pass",
         },
         metrics_on_page: kind == Kind::Golf,
     })
@@ -301,12 +368,12 @@ fn figure<'a>(
 
 #[cfg(test)]
 mod tests {
-    use super::{BLOCKS, CHECKS, GOLF};
+    use super::{BLOCKS, CHECKS, GOLF, TESTS};
 
     /// Every column is shown somewhere, and metric names are unique in a figure.
     #[test]
     fn columns_are_shown_and_named_once() {
-        for cols in [BLOCKS, CHECKS, GOLF] {
+        for cols in [BLOCKS, CHECKS, GOLF, TESTS] {
             let mut names: Vec<_> = cols.iter().map(|c| c.metric).collect();
             names.sort_unstable();
             names.dedup();

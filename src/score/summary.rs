@@ -151,6 +151,16 @@ pub struct Summary {
     /// Paired differences of `keystrokes_saved` and `one_accept_share`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub golf_pairwise: Vec<Pairwise>,
+    /// Does the accepted code still work (methodology §12), per assistant; absent
+    /// without a tests sidecar beside the records.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub tests: BTreeMap<String, super::tests_score::TestsScore>,
+    /// Paired differences of `tests_pass`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tests_pairwise: Vec<Pairwise>,
+    /// Per repository, its cases and how many its tests notice.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub tests_noticed: BTreeMap<String, super::tests_score::Noticed>,
     /// How many lines are enough: the sampling design read from the records
     /// (docs/metrics.md#sampling-design); absent without answered line cases.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -215,6 +225,8 @@ fn summarize_with(
         super::blocks::block_scores(table, &kept.keep, units, names, opts);
     let (checks, checks_pairwise) = super::checks::check_scores(table, units, names, opts);
     let (golf, golf_pairwise) = super::golf::golf_scores(table, &kept.keep, units, names, opts);
+    let (tests, tests_pairwise, tests_noticed) =
+        super::tests_score::tests_scores(table, units, names, opts);
     let (mut rank_cis, ranking_pairwise) =
         super::rank_boot::rank_boot(table, &kept.keep, units, names, opts);
     step("ranking");
@@ -264,6 +276,9 @@ fn summarize_with(
         checks_pairwise,
         golf,
         golf_pairwise,
+        tests,
+        tests_pairwise,
+        tests_noticed,
         design,
     }
 }

@@ -230,6 +230,9 @@ fn title(kind: Kind) -> &'static str {
         Kind::Checks => {
             "checks (methodology §11: the file with the suggestion accepted, over non-empty suggestions)"
         }
+        Kind::Tests => {
+            "tests after acceptance (methodology §12: the repository's tests that notice the line, on the file with the suggestion accepted)"
+        }
     }
 }
 
@@ -258,6 +261,7 @@ fn cell(v: Value) -> String {
         Value::Failures(lines, requests) => {
             format!("{lines} ({requests} failed requests) FLAGGED")
         }
+        Value::Triple(a, b, c) => format!("{a} / {b} / {c}"),
         Value::Missing => "-".into(),
     }
 }

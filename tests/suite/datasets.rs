@@ -247,12 +247,21 @@ fn a_missing_package_and_an_unreachable_registry_are_one_line_each() {
     );
 }
 
-/// With its environment (the default), an sdist's own tests run with the recorded
-/// command in the dataset's venv, on the folder's code (installed editable).
+/// With its environment (the default; a second add makes one that is missing), an
+/// sdist's own tests run with the recorded command in the dataset's venv, on the
+/// folder's code (the package itself is not installed): they pass, and fail once the
+/// folder's code is broken.
 #[test]
 fn an_sdists_own_tests_run_in_the_environment_add_made() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("ds");
+    // Added without its environment, then again with: the second add makes it.
+    ok(&add(&dir, &["pypi:six==1.16.0", "--no-env"], &[]));
+    assert!(
+        package(&manifest(&dir), "pypi:six==1.16.0")
+            .get("env")
+            .is_none()
+    );
     ok(&add(&dir, &["pypi:six==1.16.0"], &[]));
     let m = manifest(&dir);
     let p = package(&m, "pypi:six==1.16.0");
@@ -407,6 +416,20 @@ fn check_tests_runs_the_repositorys_own_tests_on_each_accepted_suggestion() {
             .iter()
             .any(|r| r["outcome"] == "not_covered" || r["outcome"] == "not_noticed")
     );
+    // The score reads the sidecar: the oracle passes everywhere it was judged, and no
+    // exact suggestion fails.
+    let o = typist()
+        .args(["score", "--json"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    ok(&o);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let t = &v["tests"];
+    assert_eq!(t["oracle"]["tests_pass"]["value"], 1.0, "{t}");
+    assert_eq!(t["oracle"]["exact_but_fails"], 0);
+    assert_eq!(t["bracket"]["not_exact_but_passes"], 0);
+    assert!(t["bracket"]["errors"].as_u64().unwrap() > 0);
     // Again: every run from the cache, the same results.
     let again = check();
     assert!(again.contains(" 0 test runs ("), "{again}");

@@ -1270,6 +1270,105 @@ fn the_paired_help_curve_difference_ends_at_the_paired_exact_share() {
     }
 }
 
+/// The tests sidecar (methodology §12) scored by hand. 12 repositories, one case each,
+/// assistants A and B. A: pass in r00–r09 (exact in r00–r04), fail in r10–r11. B: pass
+/// in r00–r05 (r00 exact), fail in r06–r09 and r11 (r11 exact: the check's own alarm),
+/// an error in r10. Tests pass: A 10/12; B 6/11 (the error apart). Paired over the 11
+/// cases both had judged (all but r10): A 10/11 − B 6/11 = 4/11. A stray line of another repository
+/// and a not-covered case of r12 are left out of the judged figures.
+#[test]
+fn tests_after_acceptance_by_hand_from_the_tests_sidecar() {
+    let mut lines = vec![];
+    for i in 0..13 {
+        let r = format!("r{i:02}");
+        for a in ["A", "B"] {
+            lines.push(rec(
+                &format!("c{i}"),
+                &r,
+                a,
+                "suggestion",
+                "abc",
+                Some("abd"),
+            ));
+        }
+    }
+    let f = write_records(&lines);
+    let hash = typist::score::checks_file::file_hash(f.path()).unwrap();
+    let result =
+        |a: &str, i: usize, outcome: &str, exact: bool| typist::score::tests_file::TestResult {
+            assistant: a.into(),
+            pass: 1,
+            repo: format!("r{i:02}"),
+            file: "f.java".into(),
+            line: 1,
+            case: format!("c{i}"),
+            exact,
+            outcome: outcome.into(),
+            reason: None,
+            tests: 3,
+        };
+    let mut results = vec![];
+    for i in 0..12 {
+        results.push(result("A", i, if i < 10 { "pass" } else { "fail" }, i < 5));
+        let b = match i {
+            0..=5 => "pass",
+            10 => "error",
+            _ => "fail",
+        };
+        results.push(result("B", i, b, i == 0 || i == 11));
+    }
+    results.push(result("A", 12, "not_covered", false));
+    results.push(result("B", 12, "not_covered", false));
+    let mut stray = result("A", 99, "fail", false);
+    stray.repo = "elsewhere".into();
+    results.push(stray);
+    let path = typist::score::tests_file::tests_path(f.path());
+    typist::score::tests_file::write_tests(&path, &hash, std::path::Path::new("ds"), &results)
+        .unwrap();
+    let t = read_records(&[f.path().to_path_buf()], true, 2).unwrap();
+    let opts = Options {
+        bootstrap: 200,
+        seed: 1,
+        pass: 1,
+        curve_bands: false,
+    };
+    let v = serde_json::to_value(summarize(&t, &opts)).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    let (a, b) = (&v["tests"]["A"], &v["tests"]["B"]);
+    assert_eq!(a["judged"], 12);
+    assert_eq!(a["tests_pass"]["value"], 10.0 / 12.0);
+    assert_eq!(a["exact_but_fails"], 0);
+    assert_eq!(a["not_exact_but_passes"], 5);
+    assert_eq!(a["not_covered"], 1);
+    assert_eq!(b["judged"], 11);
+    assert_eq!(b["errors"], 1);
+    assert_eq!(b["tests_pass"]["value"], 6.0 / 11.0);
+    assert_eq!(b["exact_but_fails"], 1, "the alarm counts");
+    assert!(a["tests_pass"]["sd"].as_f64().unwrap() > 0.0);
+    let pair = &v["tests_pairwise"][0];
+    assert_eq!(
+        (pair["a"].as_str(), pair["b"].as_str()),
+        (Some("A"), Some("B"))
+    );
+    assert_eq!(pair["cases"], 11);
+    assert!(
+        (pair["diff"].as_f64().unwrap() - 4.0 / 11.0).abs() < 1e-12,
+        "{pair}"
+    );
+    // 12 of r00–r12's 13 cases are noticed (r12's is not covered); the stray
+    // repository is not in the records.
+    let noticed = &v["tests_noticed"];
+    assert_eq!(
+        noticed["r00"],
+        json!({"cases": 1, "noticed": 1, "share": 1.0})
+    );
+    assert_eq!(
+        noticed["r12"],
+        json!({"cases": 1, "noticed": 0, "share": 0.0})
+    );
+    assert!(noticed.get("elsewhere").is_none());
+}
+
 #[test]
 fn spread_across_three_passes_over_the_cases_answered_in_every_pass() {
     let mut lines = vec![];

@@ -69,12 +69,19 @@ fn read(
     let (mut table, pairs) = merged.finish(paths, strict)?;
     if labels.is_empty() {
         table.checks = crate::score::checks_file::read_beside(paths)?;
+        table.tests = crate::score::tests_file::read_beside(paths)?;
     } else {
         for (path, label) in paths.iter().zip(labels) {
-            let checks = crate::score::checks_file::read_beside(std::slice::from_ref(path))?;
+            let one = std::slice::from_ref(path);
+            let checks = crate::score::checks_file::read_beside(one)?;
             table.checks.extend(checks.into_iter().map(|mut c| {
                 c.assistant = format!("{label}/{}", c.assistant);
                 c
+            }));
+            let tests = crate::score::tests_file::read_beside(one)?;
+            table.tests.extend(tests.into_iter().map(|mut t| {
+                t.assistant = format!("{label}/{}", t.assistant);
+                t
             }));
         }
     }

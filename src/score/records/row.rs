@@ -288,6 +288,9 @@ pub struct Table {
     /// Syntax and diagnostics checks of suggestions (methodology §11), from the
     /// sidecar files `typist check` writes beside records files.
     pub checks: Vec<crate::score::checks::Check>,
+    /// Tests after acceptance (methodology §12), from the sidecars `typist check
+    /// --tests` writes beside records files.
+    pub tests: Vec<crate::score::tests_file::TestResult>,
     /// Lines skipped as malformed (non-strict mode).
     pub skipped: u64,
     /// The first few problems, `file:line: message`.
