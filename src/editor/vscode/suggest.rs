@@ -123,7 +123,13 @@ impl VscodeSession {
         };
         let path = self.root.join(rel);
         workspace::write_creating(&path, &placed).map_err(SessionError::file(&path))?;
-        self.escape().await?;
+        // Escape clears what the last case left (a ghost text, a widget); a modal dialog
+        // an extension raised meanwhile (llama.vscode's first-start question comes while
+        // the first file opens) is dismissed and named instead, never closed unnoticed by
+        // that Escape.
+        if !self.dismiss_dialog().await? {
+            self.escape().await?;
+        }
         self.revert().await?;
         let lines = placed.split('\n').count();
         self.wait_line_count(lines).await?;
