@@ -226,7 +226,11 @@ fn command(job: &Job, bwrap: &Path) -> Result<(Command, Option<PidsGroup>)> {
     };
     cmd.args(["--unshare-all", "--die-with-parent", "--new-session"])
         .args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"])
-        .args(["--tmpfs", "/tmp", "--dir", "/tmp/home"]);
+        .args(["--tmpfs", "/tmp", "--dir", "/tmp/home"])
+        // The host's sockets (the session bus, a container engine's) live under /run
+        // (/var/run is a link to it): a read-only mount does not stop a connect(), so
+        // the sandbox gets an empty /run of its own.
+        .args(["--tmpfs", "/run"]);
     // The user's HOME hidden; then what the job needs, read-only, wherever it is (also
     // under HOME or /tmp, which the sandbox replaces).
     if let Some(home) = std::env::var_os("HOME").map(PathBuf::from)

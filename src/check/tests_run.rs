@@ -74,6 +74,9 @@ struct Suite {
     pythonpath: Vec<String>,
     /// pytest's arguments from the test command (after `python -m pytest`).
     pytest_args: Vec<String>,
+    /// What else a cached result depends on: the package's archive, the venv, pytest's
+    /// arguments.
+    identity: String,
 }
 
 fn suite(dataset: &Path, p: &Package) -> Result<Suite, String> {
@@ -116,12 +119,20 @@ fn suite(dataset: &Path, p: &Package) -> Result<Suite, String> {
                 .to_path_buf(),
         );
     }
+    let identity = format!(
+        "{}\n{}\n{}\n{}",
+        p.sha256,
+        env.path,
+        env.installed.join(" "),
+        pytest_args.join(" ")
+    );
     Ok(Suite {
         folder: dataset.join(&p.folder),
         python,
         needs,
         pythonpath: env.pythonpath.clone(),
         pytest_args,
+        identity,
     })
 }
 
@@ -312,14 +323,22 @@ fn coverage(suite: &Suite, limits: Limits) -> Result<LineTests> {
         let mut any: BTreeSet<String> = BTreeSet::new();
         for (line, ctxs) in f["contexts"].as_object().into_iter().flatten() {
             let Ok(n) = line.parse::<u32>() else { continue };
-            let tests: BTreeSet<String> = (ctxs.as_array().into_iter().flatten())
+            let ran: BTreeSet<String> = (ctxs.as_array().into_iter().flatten())
                 .filter_map(|c| c.as_str())
                 .filter(|c| !c.is_empty())
                 .map(|c| c.rsplit_once('|').map_or(c, |(id, _)| id).to_string())
-                .filter(|id| !failing.contains(id))
                 .collect();
-            if tests.is_empty() {
+            let tests: BTreeSet<String> = ran
+                .iter()
+                .filter(|id| !failing.contains(*id))
+                .cloned()
+                .collect();
+            if ran.is_empty() {
+                // Run only at import (the empty context).
                 import_only.push(n);
+            } else if tests.is_empty() {
+                // Run only by tests that fail on the true files: no test can judge it.
+                continue;
             } else {
                 any.extend(tests.iter().cloned());
                 lines.insert(n, tests);
@@ -393,8 +412,8 @@ fn blanked(text: &str, line: u32) -> Option<String> {
     Some(lines.join("\n"))
 }
 
-fn key(repo: &str, rel: &str, text: &str, tests: &BTreeSet<String>) -> String {
-    let mut s = format!("{repo}\n{rel}\n{}\n", tests.len());
+fn key(suite: &Suite, repo: &str, rel: &str, text: &str, tests: &BTreeSet<String>) -> String {
+    let mut s = format!("{}\n{repo}\n{rel}\n{}\n", suite.identity, tests.len());
     for t in tests {
         s.push_str(t);
         s.push('\n');
@@ -405,6 +424,12 @@ fn key(repo: &str, rel: &str, text: &str, tests: &BTreeSet<String>) -> String {
 
 /// Checks every records file of `opts` and writes each one's tests sidecar.
 pub fn check_tests(opts: &TestsOptions) -> Result<Vec<TestsReport>> {
+    // Absolute: the sandbox runs in the working copy, where a relative path means nothing.
+    let opts = &TestsOptions {
+        dataset: std::path::absolute(&opts.dataset)
+            .with_context(|| format!("cannot resolve {}", opts.dataset.display()))?,
+        ..opts.clone()
+    };
     let ds = crate::dataset::walk(&opts.dataset, &crate::dataset::WalkOptions::default())?;
     let pkgs = packages(&opts.dataset)?;
     if pkgs.is_empty() {
@@ -461,22 +486,28 @@ fn check_file(
     let cached = std::sync::atomic::AtomicU64::new(0);
     let test =
         |suite: &Suite, repo: &str, rel: &str, text: &str, tests: &BTreeSet<String>| -> Verdict {
-            let k = key(repo, rel, text, tests);
+            let k = key(suite, repo, rel, text, tests);
             if let Some(v) = cache.get(&k) {
                 cached.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 return v;
             }
             runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let ids: Vec<String> = tests.iter().cloned().collect();
-            let v = match run_pytest(suite, Some((rel, text)), &ids, opts.limits) {
-                Ok((o, _work)) => verdict(&o),
+            // typist's own failures (no working copy, no sandbox) and time limits
+            // (which depend on the machine's load and the limit) are not kept.
+            match run_pytest(suite, Some((rel, text)), &ids, opts.limits) {
+                Ok((o, _work)) => {
+                    let v = verdict(&o);
+                    if o.ended != Ended::TimedOut {
+                        cache.put(&k, &v);
+                    }
+                    v
+                }
                 Err(e) => Verdict {
                     outcome: "error".into(),
                     reason: Some(format!("{e:#}")),
                 },
-            };
-            cache.put(&k, &v);
-            v
+            }
         };
     for r in records.iter().filter(|r| answered(r)) {
         let key_f = (r.repo.as_str(), r.file.as_str());
@@ -506,7 +537,12 @@ fn check_file(
             }
         };
         let pred = match r.outcome {
-            Outcome::Empty => blanked(&f.text, r.line),
+            // The file must still hold the record's line there, as for a suggestion.
+            Outcome::Empty => {
+                let at = (r.line as usize).checked_sub(1);
+                let holds = at.and_then(|i| f.text.split('\n').nth(i)) == Some(r.expected.as_str());
+                holds.then(|| blanked(&f.text, r.line)).flatten()
+            }
             _ => super::accepted_file(f, r),
         };
         let Some(pred) = pred else {

@@ -360,7 +360,9 @@ pub fn add(dir: &Path, specs: &[Spec], opts: &Options) -> Result<Vec<Added>> {
             match make_env(spec, dir, &folder, opts) {
                 Ok(env) => package.env = env,
                 Err(e) => {
-                    // Recorded without an environment; the error says how to retry.
+                    // Recorded without an environment (a second add makes it); the
+                    // error says so.
+                    package.test_command = test_command.take();
                     manifest.packages.push(package);
                     manifest.write(dir)?;
                     return Err(e.context(format!(

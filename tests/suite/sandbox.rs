@@ -171,3 +171,28 @@ fn the_memory_limit_stops_a_greedy_process() {
     .unwrap();
     assert!(o.success() && o.stdout.starts_with("allocated"), "{o:?}");
 }
+
+/// The host's sockets under /run (a session bus, a container engine's) cannot be
+/// reached: a read-only mount does not stop a connect(), so the sandbox has its own
+/// /run. The control connects from outside.
+#[test]
+fn no_socket_of_the_hosts_run_folder_is_reachable() {
+    let path = std::path::PathBuf::from(format!("/run/typist-sandbox-{}.sock", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    let listener = std::os::unix::net::UnixListener::bind(&path)
+        .expect("a socket in /run (the suite runs as root, as CI does)");
+    let script = format!(
+        "import socket\ns = socket.socket(socket.AF_UNIX)\ntry:\n    s.connect('{}')\n    print('connected')\nexcept OSError as e:\n    print('unreachable', e)\n",
+        path.display()
+    );
+    let outside = std::process::Command::new("python3")
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let o = run(&job(work.path(), &script, Limits::default())).unwrap();
+    drop(listener);
+    std::fs::remove_file(&path).unwrap();
+    assert!(String::from_utf8_lossy(&outside.stdout).starts_with("connected"));
+    assert!(o.stdout.starts_with("unreachable"), "{o:?}");
+}
