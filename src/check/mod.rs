@@ -83,15 +83,7 @@ pub async fn check(opts: &CheckOptions) -> Result<Vec<CheckReport>> {
 async fn check_file(ds: &Dataset, path: &Path, checker: Option<&Profile>) -> Result<CheckReport> {
     let hash = file_hash(path)?;
     let records = read_all(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let files: HashMap<(&str, &str), &SourceFile> = ds
-        .repos
-        .iter()
-        .flat_map(|r| {
-            r.files
-                .iter()
-                .map(move |f| ((r.name.as_str(), f.rel.as_str()), f))
-        })
-        .collect();
+    let files = files_by_place(ds);
     let mut true_problems: HashMap<(&str, &str), Option<u64>> = HashMap::new();
     let mut report = CheckReport {
         records: path.to_path_buf(),
@@ -311,6 +303,17 @@ fn new_errors(
             code,
             class,
             count,
+        })
+        .collect()
+}
+
+/// The dataset's files by (repository, path in it), to find a record's file.
+fn files_by_place(ds: &Dataset) -> HashMap<(&str, &str), &SourceFile> {
+    (ds.repos.iter())
+        .flat_map(|r| {
+            r.files
+                .iter()
+                .map(move |f| ((r.name.as_str(), f.rel.as_str()), f))
         })
         .collect()
 }

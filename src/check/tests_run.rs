@@ -29,8 +29,8 @@ use std::sync::Mutex;
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
+use crate::dataset::Dataset;
 use crate::dataset::fetch::{OWN_DIR, Package, packages};
-use crate::dataset::{Dataset, SourceFile};
 use crate::replay::records::{Record, read_all};
 use crate::sandbox::{Ended, Job, Limits, copy_tree, run};
 use crate::score::checks_file::file_hash;
@@ -238,14 +238,7 @@ fn run_pytest(
     args: &[String],
     limits: Limits,
 ) -> Result<(crate::sandbox::Outcome, tempfile::TempDir)> {
-    let base = if Path::new("/dev/shm").is_dir() {
-        Path::new("/dev/shm")
-    } else {
-        Path::new("/tmp")
-    };
-    let work = tempfile::Builder::new()
-        .prefix("typist-tests-")
-        .tempdir_in(base)
+    let work = crate::editor::workspace::workspace_scratch_dir("tests-")
         .context("cannot make a working copy")?;
     copy_tree(&suite.folder, work.path())?;
     if let Some((rel, text)) = file {
@@ -464,13 +457,7 @@ fn check_file(
 ) -> Result<TestsReport> {
     let hash = file_hash(path)?;
     let records = read_all(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let files: HashMap<(&str, &str), &SourceFile> = (ds.repos.iter())
-        .flat_map(|r| {
-            r.files
-                .iter()
-                .map(move |f| ((r.name.as_str(), f.rel.as_str()), f))
-        })
-        .collect();
+    let files = super::files_by_place(ds);
     let mut report = TestsReport {
         records: path.to_path_buf(),
         sidecar: tests_path(path),

@@ -19,6 +19,13 @@ pub fn scratch_dir(purpose: &str) -> std::io::Result<tempfile::TempDir> {
     scratch_dir_in(&std::env::temp_dir(), purpose)
 }
 
+/// [`scratch_dir`] where sessions' workspaces are made ([`workspace_base`]: `/dev/shm`
+/// when it has room and `TMPDIR` is not set), for other copies of a repository made and
+/// removed as often (`typist check --tests`' working copies).
+pub fn workspace_scratch_dir(purpose: &str) -> std::io::Result<tempfile::TempDir> {
+    scratch_dir_in(&workspace_base(), purpose)
+}
+
 fn scratch_dir_in(base: &Path, purpose: &str) -> std::io::Result<tempfile::TempDir> {
     tempfile::Builder::new()
         .prefix(&format!(

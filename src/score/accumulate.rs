@@ -205,6 +205,23 @@ impl Units {
     pub(crate) fn unit_of_place(&self, place: usize) -> usize {
         self.of_place[place] as usize
     }
+
+    /// The bootstrap row by (repository, file) names, for the sidecars' lines (checks,
+    /// tests), which name their place.
+    pub(crate) fn by_repo_file<'t>(
+        &self,
+        table: &'t Table,
+    ) -> std::collections::BTreeMap<(&'t str, &'t str), usize> {
+        (table.places.iter().enumerate())
+            .map(|(i, p)| {
+                let key = (
+                    table.repos[p.repo as usize].as_str(),
+                    table.files[p.file as usize].as_str(),
+                );
+                (key, self.unit_of_place(i))
+            })
+            .collect()
+    }
 }
 
 pub(crate) struct AccCtx<'a> {

@@ -188,13 +188,7 @@ fn scored<'t>(
         .enumerate()
         .map(|(i, n)| (n.as_str(), i))
         .collect();
-    let mut unit_of: BTreeMap<(&str, &str), usize> = BTreeMap::new();
-    for (i, p) in table.places.iter().enumerate() {
-        unit_of.insert(
-            (&table.repos[p.repo as usize], &table.files[p.file as usize]),
-            units.unit_of_place(i),
-        );
-    }
+    let unit_of = units.by_repo_file(table);
     let mut seen = std::collections::BTreeSet::new();
     let mut out = Vec::new();
     for c in &table.checks {

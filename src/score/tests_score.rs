@@ -72,13 +72,7 @@ pub(crate) fn tests_scores(
     let who: BTreeMap<&str, usize> = (sorted.iter().enumerate())
         .map(|(i, n)| (n.as_str(), i))
         .collect();
-    let mut unit_of: BTreeMap<(&str, &str), usize> = BTreeMap::new();
-    for (i, p) in table.places.iter().enumerate() {
-        unit_of.insert(
-            (&table.repos[p.repo as usize], &table.files[p.file as usize]),
-            units.unit_of_place(i),
-        );
-    }
+    let unit_of = units.by_repo_file(table);
     // The first result of each (assistant, case) of the pass, of known assistants and
     // files.
     let mut seen = std::collections::BTreeSet::new();
@@ -93,13 +87,7 @@ pub(crate) fn tests_scores(
     let mut cases: BTreeMap<&str, u64> = BTreeMap::new();
     let mut items = Vec::new();
     let mut scores: BTreeMap<usize, TestsScore> = BTreeMap::new();
-    let mut noticed: BTreeMap<&str, BTreeMap<&str, bool>> = BTreeMap::new();
     for &(t, w, unit) in &scored {
-        *noticed
-            .entry(t.repo.as_str())
-            .or_default()
-            .entry(t.case.as_str())
-            .or_default() |= t.noticed();
         let s = scores.entry(w).or_insert_with(|| TestsScore {
             judged: 0,
             tests_pass: None,
@@ -142,19 +130,30 @@ pub(crate) fn tests_scores(
     } else {
         boot.paired(&sorted, "tests_pass", TESTS_PASS)
     };
-    let noticed = (noticed.into_iter())
+    (out, pairwise, noticed(&scored))
+}
+
+/// Per repository, its distinct cases among the scored results and how many of them
+/// its tests notice (for any assistant).
+fn noticed(scored: &[(&TestResult, usize, usize)]) -> BTreeMap<String, Noticed> {
+    let mut by: BTreeMap<&str, BTreeMap<&str, bool>> = BTreeMap::new();
+    for (t, _, _) in scored {
+        *by.entry(t.repo.as_str())
+            .or_default()
+            .entry(t.case.as_str())
+            .or_default() |= t.noticed();
+    }
+    (by.into_iter())
         .map(|(repo, cases)| {
             let n = cases.len() as u64;
             let k = cases.values().filter(|v| **v).count() as u64;
-            (
-                repo.to_string(),
-                Noticed {
-                    cases: n,
-                    noticed: k,
-                    share: (n > 0).then(|| k as f64 / n as f64),
-                },
-            )
+            let share = (n > 0).then(|| k as f64 / n as f64);
+            let row = Noticed {
+                cases: n,
+                noticed: k,
+                share,
+            };
+            (repo.to_string(), row)
         })
-        .collect();
-    (out, pairwise, noticed)
+        .collect()
 }

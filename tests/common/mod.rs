@@ -172,3 +172,17 @@ pub fn editors_with(dir: &Path, name: &str, host_args: &[&str], timeout_ms: u64)
     std::fs::write(editors.join(format!("{name}.toml")), toml).unwrap();
     editors
 }
+
+/// A profile `name` in `editors` running typist's host with `--backend` and `args` for
+/// Python files (20 s request timeout), with `extra` TOML lines after.
+pub fn host_profile(editors: &Path, name: &str, args: &[&str], extra: &str) {
+    let mut all = vec!["host", "--backend"];
+    all.extend(args);
+    std::fs::write(
+        editors.join(format!("{name}.toml")),
+        format!(
+            "name = \"{name}\"\ncommand = \"@typist\"\nargs = {all:?}\ndialect = \"inline\"\nlanguages = [\"python\"]\nextensions = [\"py\"]\nrequest_timeout_ms = 20000\n{extra}"
+        ),
+    )
+    .unwrap();
+}

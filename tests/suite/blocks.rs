@@ -18,15 +18,7 @@ const A: &str = "def f(x):\n    y = x + 1  # one\n    return y\n";
 const B: &str = "x = 1  # one\n";
 
 fn profile(editors: &Path, name: &str, args: &[&str]) {
-    let mut all = vec!["host", "--backend"];
-    all.extend(args);
-    std::fs::write(
-        editors.join(format!("{name}.toml")),
-        format!(
-            "name = \"{name}\"\ncommand = \"@typist\"\nargs = {all:?}\ndialect = \"inline\"\nlanguages = [\"python\"]\nextensions = [\"py\"]\nrequest_timeout_ms = 20000\n"
-        ),
-    )
-    .unwrap();
+    super::common::host_profile(editors, name, args, "");
 }
 
 fn sample(ds: &Path, out: &Path, extra: &[&str]) -> Vec<Value> {

@@ -304,15 +304,7 @@ fn an_sdists_own_tests_run_in_the_environment_add_made() {
 }
 
 fn profile(editors: &Path, name: &str, args: &[&str]) {
-    let mut all = vec!["host", "--backend"];
-    all.extend(args);
-    std::fs::write(
-        editors.join(format!("{name}.toml")),
-        format!(
-            "name = \"{name}\"\ncommand = \"@typist\"\nargs = {all:?}\ndialect = \"inline\"\nlanguages = [\"python\"]\nextensions = [\"py\"]\nrequest_timeout_ms = 20000\n"
-        ),
-    )
-    .unwrap();
+    super::common::host_profile(editors, name, args, "");
 }
 
 /// Methodology §12 end to end on six's own tests: the oracle (the true line, exact)

@@ -16,17 +16,7 @@ use crate::common::{ok, typist};
 const A: &str = "def f(x):\n    y = x + 1\n    return y\n";
 const SUM_N: f64 = 34.0;
 
-fn profile(editors: &Path, name: &str, args: &[&str], extra: &str) {
-    let mut all = vec!["host", "--backend"];
-    all.extend(args);
-    std::fs::write(
-        editors.join(format!("{name}.toml")),
-        format!(
-            "name = \"{name}\"\ncommand = \"@typist\"\nargs = {all:?}\ndialect = \"inline\"\nlanguages = [\"python\"]\nextensions = [\"py\"]\nrequest_timeout_ms = 20000\n{extra}"
-        ),
-    )
-    .unwrap();
-}
+use super::common::host_profile as profile;
 
 fn close(a: &Value, b: f64, what: &str) {
     let a = a.as_f64().unwrap_or_else(|| panic!("{what}: {a}"));
