@@ -21,7 +21,8 @@ npm_pkgs=(
   tabby-agent@1.5.0
 )
 # PyPI packages, into a venv inside the prefix (polars, rapidfuzz and numpy: the scoring
-# benchmark's reference, benches/score_reference.py).
+# benchmark's reference, benches/score_reference.py; pytest, pytest-cov and coverage:
+# the Python environment of fixtures/tests-dataset, for tests of `check --tests`).
 pip_pkgs=(
   jedi-language-server==0.47.0
   python-lsp-server==1.15.0
@@ -29,6 +30,9 @@ pip_pkgs=(
   polars==2.1.0
   rapidfuzz==3.14.6
   numpy==2.4.6
+  pytest==9.2.0
+  pytest-cov==7.1.0
+  coverage==7.17.5
 )
 # TypeScript 7 (native) has no tsserver, so it lives in its own prefix beside TS 5.
 ts7_pkg=typescript@7.0.2

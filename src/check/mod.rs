@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 
+pub mod tests_bench;
 pub mod tests_run;
 
 use crate::dataset::{Dataset, Repo, SourceFile, tokens::syntax_problems};

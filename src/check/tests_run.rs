@@ -1,20 +1,29 @@
 //! `typist check --tests` (methodology §12): does the accepted code still work? For
-//! each answered line or block case of a repository whose `dataset.toml` gives a
-//! Python test command (`typist dataset add`), the tests that execute the target line
-//! are run on the file with the suggestion accepted (`F_pred`, as §11 builds it), in
-//! the sandbox ([`crate::sandbox`]), on a working copy of the repository.
+//! each answered line or block case of a repository whose `dataset.toml` gives a test
+//! command and an environment (`typist dataset add`), the tests that execute the target
+//! line are run on the file with the suggestion accepted (`F_pred`, as §11 builds it),
+//! in the sandbox ([`crate::sandbox`]), on a working copy of the repository.
 //!
-//! - Per repository, once: the whole suite under coverage with each test as a context
+//! Two runners:
+//! - **Python** (a venv, `python -m pytest …`): a test is a pytest node id. Per
+//!   repository, once, the whole suite runs under coverage with each test as a context
 //!   (pytest-cov's `--cov-context=test`), so each line knows the tests that ran it. A
 //!   line run only at import (the empty context: a `def`, an `import`) takes the tests
 //!   that run any line of its file.
+//! - **JavaScript** (an npm package's `node_modules`): a test is a test file, run on
+//!   its own as `node FILE` (tape, `node:test`, or any script printing TAP). Per
+//!   repository, once, each test file runs under Node's own coverage
+//!   (`NODE_V8_COVERAGE`), so each line knows the test files that ran it.
+//!
+//! Tests that fail on the true files are never selected. Then:
 //! - Per case, once (cached): the selected tests on `F_true` (they must pass) and on
-//!   `F_true` with the target line blanked (its indentation and `pass`): the case is
-//!   *noticed* when the blanked file does not pass (a failure, or a file the tests can
-//!   no longer import: either way the tests see the line go).
+//!   `F_true` with the target line blanked (its indentation, and `pass` in Python): the
+//!   case is *noticed* when the blanked file does not pass (a failure, or a file the
+//!   tests can no longer load: either way the tests see the line go).
 //! - Per answered record of a noticed case: the selected tests on `F_pred`: `pass`,
-//!   `fail` (pytest's exit status 1), or `error` (any other: a collection or import
-//!   error, no test collected, the time limit, a crash), never mixed. An empty
+//!   `fail` (pytest's exit status 1; a test file that started a test before it failed),
+//!   or `error` (any other: a collection or import error, a file that broke before any
+//!   test, no test collected, the time limit, a crash), never mixed. An empty
 //!   suggestion accepts nothing: `F_pred` is the blanked file, which fails by
 //!   definition of noticed.
 //!
@@ -22,6 +31,7 @@
 //! in `DIR/.typist/tests-cache.jsonl`, and run on `jobs` workers. Results go to the
 //! records' sidecar `NAME.tests.jsonl`.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -45,6 +55,12 @@ pub struct TestsOptions {
     pub limits: Limits,
     /// Test runs at once.
     pub jobs: usize,
+    /// Read and keep test runs in the dataset's cache (false: a cache of this call
+    /// alone, as `typist bench tests` times them).
+    pub cache: bool,
+    /// Run the whole suite on each answered record's `F_pred` instead of the tests
+    /// that run its line (what `typist bench tests` compares with).
+    pub whole_suite: bool,
 }
 
 /// What one records file gave.
@@ -63,20 +79,54 @@ pub struct TestsReport {
     /// Test runs made, and answered from the cache.
     pub runs: u64,
     pub cached: u64,
+    /// Seconds of the whole check, and of its last phase: the answered records' runs
+    /// on `F_pred` (after the coverage and the noticed checks).
+    pub seconds: f64,
+    pub judging_seconds: f64,
+    /// Test runs made in that last phase.
+    pub judging_runs: u64,
+}
+
+/// How a repository's tests are run, from `dataset.toml`'s environment.
+#[derive(Debug, Clone, PartialEq)]
+enum Runner {
+    /// `python -m pytest` in the dataset's venv; a test is a pytest node id.
+    Pytest {
+        python: PathBuf,
+        pythonpath: Vec<String>,
+        /// pytest's arguments from the test command (after `python -m pytest`).
+        args: Vec<String>,
+    },
+    /// Each test file on its own as `node FILE` (tape, `node:test`, or any script that
+    /// prints TAP and exits non-zero on a failure); a test is a file's path. The
+    /// package's `node_modules` is linked into each working copy, never copied.
+    Node { node_modules: Option<PathBuf> },
 }
 
 /// A repository's test setup, from `dataset.toml`.
 struct Suite {
     folder: PathBuf,
-    python: PathBuf,
-    /// The venv and the interpreter it was made from (to be visible in the sandbox).
+    runner: Runner,
+    /// The venv and the interpreter it was made from, or the `node_modules` (to be
+    /// visible in the sandbox).
     needs: Vec<PathBuf>,
-    pythonpath: Vec<String>,
-    /// pytest's arguments from the test command (after `python -m pytest`).
-    pytest_args: Vec<String>,
-    /// What else a cached result depends on: the package's archive, the venv, pytest's
-    /// arguments.
+    /// What else a cached result depends on: the package's archive, the environment,
+    /// the runner's arguments.
     identity: String,
+}
+
+impl Suite {
+    /// Whether a record's file is one this suite's runner can judge.
+    fn judges(&self, rel: &str) -> bool {
+        let ext = Path::new(rel)
+            .extension()
+            .and_then(|e| e.to_str())
+            .unwrap_or_default();
+        match self.runner {
+            Runner::Pytest { .. } => ext == "py",
+            Runner::Node { .. } => matches!(ext, "js" | "cjs" | "mjs"),
+        }
+    }
 }
 
 fn suite(dataset: &Path, p: &Package) -> Result<Suite, String> {
@@ -84,11 +134,43 @@ fn suite(dataset: &Path, p: &Package) -> Result<Suite, String> {
         .test_command
         .as_deref()
         .ok_or_else(|| "no test command in dataset.toml".to_string())?;
-    let env = p
-        .env
-        .as_ref()
-        .filter(|e| e.kind == "venv")
-        .ok_or_else(|| "no Python environment (dataset add without --no-env)".to_string())?;
+    let env = p.env.as_ref().ok_or_else(|| {
+        "no test environment in dataset.toml (dataset add without --no-env)".to_string()
+    })?;
+    let folder = dataset.join(&p.folder);
+    match env.kind.as_str() {
+        "venv" => {}
+        "node_modules" => {
+            // A package without dependencies has none.
+            let node_modules =
+                Some(dataset.join(&env.path).join("node_modules")).filter(|p| p.is_dir());
+            let declares = |k: &str| {
+                std::fs::read_to_string(folder.join("package.json"))
+                    .ok()
+                    .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+                    .is_some_and(|v| v[k].as_object().is_some_and(|o| !o.is_empty()))
+            };
+            if node_modules.is_none() && (declares("dependencies") || declares("devDependencies")) {
+                return Err(format!(
+                    "{} is missing: typist dataset add {} {} makes it",
+                    dataset.join(&env.path).join("node_modules").display(),
+                    dataset.display(),
+                    p.spec
+                ));
+            }
+            return Ok(Suite {
+                identity: format!("{}\nnode\n{}", p.sha256, env.installed.join(" ")),
+                needs: vec![folder.clone()],
+                folder,
+                runner: Runner::Node { node_modules },
+            });
+        }
+        other => {
+            return Err(format!(
+                "tests in a `{other}` environment are not run by --tests (Python's pytest and Node's test files are)"
+            ));
+        }
+    }
     let words = shlex::split(command).ok_or_else(|| format!("cannot read `{command}`"))?;
     let pytest_args = match words.as_slice() {
         [py, m, pytest, rest @ ..]
@@ -102,9 +184,11 @@ fn suite(dataset: &Path, p: &Package) -> Result<Suite, String> {
             ));
         }
     };
+    // Its real place (it may be a link), for the sandbox to bind.
     let venv = dataset.join(&env.path);
+    let venv = venv.canonicalize().unwrap_or(venv);
     let python = venv.join("bin/python");
-    let mut needs = vec![venv.clone(), dataset.join(&p.folder)];
+    let mut needs = vec![venv.clone(), folder.clone()];
     if let Ok(cfg) = std::fs::read_to_string(venv.join("pyvenv.cfg"))
         && let Some(home) = cfg.lines().find_map(|l| {
             l.strip_prefix("home")
@@ -127,11 +211,13 @@ fn suite(dataset: &Path, p: &Package) -> Result<Suite, String> {
         pytest_args.join(" ")
     );
     Ok(Suite {
-        folder: dataset.join(&p.folder),
-        python,
+        folder,
+        runner: Runner::Pytest {
+            python,
+            pythonpath: env.pythonpath.clone(),
+            args: pytest_args,
+        },
         needs,
-        pythonpath: env.pythonpath.clone(),
-        pytest_args,
         identity,
     })
 }
@@ -144,41 +230,117 @@ struct Verdict {
     reason: Option<String>,
 }
 
-fn verdict(o: &crate::sandbox::Outcome) -> Verdict {
+fn verdict(o: &crate::sandbox::Outcome, runner: &Runner) -> Verdict {
     let tail = || {
         let text = format!("{}\n{}", o.stdout, o.stderr);
-        let lines: Vec<&str> = text
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-            .collect();
-        lines
-            .last()
-            .map(|l| l.chars().take(200).collect::<String>())
+        why_line(&text).map(|l| l.chars().take(200).collect::<String>())
     };
-    match o.ended {
-        Ended::Exited(0) => Verdict {
-            outcome: "pass".into(),
-            reason: None,
-        },
-        Ended::Exited(1) => Verdict {
+    let failed = match (&o.ended, runner) {
+        (Ended::Exited(0), _) => {
+            return Verdict {
+                outcome: "pass".into(),
+                reason: None,
+            };
+        }
+        // pytest: 1 is tests that failed; 2–5 are a collection or usage error.
+        (Ended::Exited(1), Runner::Pytest { .. }) => true,
+        // A test file that started a test before it failed (TAP's `# name` or a
+        // result line after typist's marker); one that broke before (a syntax error, a
+        // module that will not load) is an error, as pytest's collection errors are.
+        (Ended::Exited(_), Runner::Node { .. }) => node_started_a_test(&o.stdout),
+        _ => false,
+    };
+    if failed {
+        Verdict {
             outcome: "fail".into(),
             reason: tail(),
-        },
-        _ => Verdict {
+        }
+    } else {
+        Verdict {
             outcome: "error".into(),
             reason: Some(format!(
                 "{}{}",
                 o.reason(),
                 tail().map(|t| format!(": {t}")).unwrap_or_default()
             )),
-        },
+        }
     }
+}
+
+/// The line of a test run's output that says best why it did not pass: pytest's first
+/// `FAILED` or `ERROR` summary line, else the first line naming an exception
+/// (`ReferenceError: …`, `urllib.error.URLError: …`, Node's `Error: connect …`), else
+/// TAP's first failed test (with node:test's `error:`), else the last line (not
+/// Node's version line, a stack frame or a caret line).
+fn why_line(text: &str) -> Option<Cow<'_, str>> {
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| {
+            !l.is_empty()
+                && !l.starts_with("Node.js v")
+                && !l.starts_with("at ")
+                && !l.chars().all(|c| matches!(c, '^' | '~' | ' '))
+        })
+        .collect();
+    // (TAP comments too: node:test's `# Error: …` for an error after a test ended.)
+    let names_an_exception = |l: &&&str| {
+        let l: &str = l.strip_prefix("# ").unwrap_or(l);
+        let head = l.split([':', ' ', '[']).next().unwrap_or_default();
+        let name = head.rsplit('.').next().unwrap_or_default();
+        (name.ends_with("Error") || name.ends_with("Exception"))
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && l[head.len()..].starts_with([':', ' ', '['])
+    };
+    let summary = lines
+        .iter()
+        .find(|l| l.starts_with("FAILED ") || l.starts_with("ERROR "))
+        .or_else(|| lines.iter().find(names_an_exception));
+    if let Some(l) = summary {
+        return Some(Cow::Borrowed(l));
+    }
+    // TAP (tape, node:test): the first failed test, with node:test's YAML `error:`
+    // after it (a block's first line when it is one).
+    if let Some(i) = lines.iter().position(|l| l.starts_with("not ok ")) {
+        let error = lines[i + 1..]
+            .iter()
+            .position(|l| l.starts_with("error: "))
+            .map(|j| i + 1 + j)
+            .and_then(|j| {
+                let v = lines[j]["error: ".len()..].trim();
+                if v.starts_with('|') || v.starts_with('>') {
+                    lines.get(j + 1).copied()
+                } else {
+                    Some(v.trim_matches('\''))
+                }
+            });
+        return Some(match error {
+            Some(e) => Cow::Owned(format!("{}: {e}", lines[i])),
+            None => Cow::Borrowed(lines[i]),
+        });
+    }
+    lines.last().map(|l| Cow::Borrowed(*l))
+}
+
+/// The marker the Node runner's script prints before each test file.
+const NODE_MARK: &str = "# typist test file ";
+
+/// Whether the last test file of a Node run (after its marker) started a test: a
+/// TAP comment naming one, or a result line.
+fn node_started_a_test(stdout: &str) -> bool {
+    let last = stdout.rsplit(NODE_MARK).next().unwrap_or_default();
+    last.lines().skip(1).any(|l| {
+        let l = l.trim_start();
+        (l.starts_with("# ") && !l.starts_with("# tests") && !l.starts_with("# pass"))
+            || l.starts_with("ok ")
+            || l.starts_with("not ok ")
+    })
 }
 
 /// The persistent cache of test runs, by key.
 struct Cache {
-    path: PathBuf,
+    /// None: kept in memory only.
+    path: Option<PathBuf>,
     seen: Mutex<HashMap<String, Verdict>>,
 }
 
@@ -190,7 +352,13 @@ struct CacheLine {
 }
 
 impl Cache {
-    fn open(dataset: &Path) -> Cache {
+    fn open(dataset: &Path, keep: bool) -> Cache {
+        if !keep {
+            return Cache {
+                path: None,
+                seen: Mutex::new(HashMap::new()),
+            };
+        }
         let path = dataset.join(OWN_DIR).join("tests-cache.jsonl");
         let seen = std::fs::read_to_string(&path)
             .unwrap_or_default()
@@ -199,7 +367,7 @@ impl Cache {
             .map(|c| (c.key, c.verdict))
             .collect();
         Cache {
-            path,
+            path: Some(path),
             seen: Mutex::new(seen),
         }
     }
@@ -214,6 +382,9 @@ impl Cache {
             return;
         };
         seen.insert(key.to_string(), v.clone());
+        let Some(path) = &self.path else {
+            return;
+        };
         let line = serde_json::to_string(&CacheLine {
             key: key.to_string(),
             verdict: v.clone(),
@@ -222,61 +393,125 @@ impl Cache {
         if let Ok(mut f) = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
-            .open(&self.path)
+            .open(path)
         {
             let _ = writeln!(f, "{line}");
         }
     }
 }
 
-/// Runs pytest in a sandboxed working copy of `suite`'s repository with `file`'s text
-/// replaced by `text` (None: as it is), with `args` after pytest's own; returns the
-/// outcome and the working copy's path to read (removed when the guard drops).
-fn run_pytest(
-    suite: &Suite,
-    file: Option<(&str, &str)>,
-    args: &[String],
-    limits: Limits,
-) -> Result<(crate::sandbox::Outcome, tempfile::TempDir)> {
+/// A working copy of `suite`'s repository with `file`'s text replaced (None: as it
+/// is) and extra files written: copied, but for a `node_modules`, which is linked.
+fn working_copy(suite: &Suite, files: &[(&str, &str)]) -> Result<tempfile::TempDir> {
     let work = crate::editor::workspace::workspace_scratch_dir("tests-")
         .context("cannot make a working copy")?;
-    copy_tree(&suite.folder, work.path())?;
-    if let Some((rel, text)) = file {
+    match &suite.runner {
+        Runner::Pytest { .. } => copy_tree(&suite.folder, work.path())?,
+        Runner::Node { node_modules } => {
+            let entries = std::fs::read_dir(&suite.folder)
+                .with_context(|| format!("cannot read {}", suite.folder.display()))?;
+            for e in entries {
+                let e = e?;
+                let dst = work.path().join(e.file_name());
+                if e.file_name() == "node_modules" {
+                    continue;
+                }
+                if e.file_type()?.is_dir() {
+                    copy_tree(&e.path(), &dst)?;
+                } else {
+                    std::fs::copy(e.path(), &dst)
+                        .with_context(|| format!("cannot copy {}", e.path().display()))?;
+                }
+            }
+            if let Some(m) = node_modules {
+                std::os::unix::fs::symlink(m, work.path().join("node_modules"))
+                    .context("cannot link node_modules into the working copy")?;
+            }
+        }
+    }
+    for (rel, text) in files {
         std::fs::write(work.path().join(rel), text)
             .with_context(|| format!("cannot write {rel} in the working copy"))?;
     }
-    let pythonpath: Vec<String> = suite
-        .pythonpath
-        .iter()
-        .map(|p| work.path().join(p).display().to_string())
-        .collect();
-    let mut all = vec![
-        "-m".to_string(),
-        "pytest".to_string(),
-        "-p".to_string(),
-        "no:cacheprovider".to_string(),
-    ];
-    all.extend(suite.pytest_args.iter().cloned());
-    all.extend(args.iter().cloned());
+    Ok(work)
+}
+
+/// Runs the tests `tests` (None: the whole suite, as the coverage run does) in a
+/// sandboxed working copy of `suite`'s repository with `files` written over it, with
+/// `extra` arguments (pytest's); returns the outcome and the working copy to read
+/// (removed when the guard drops).
+fn run_tests(
+    suite: &Suite,
+    files: &[(&str, &str)],
+    tests: &[String],
+    extra: &[String],
+    limits: Limits,
+) -> Result<(crate::sandbox::Outcome, tempfile::TempDir)> {
+    let work = working_copy(suite, files)?;
+    let (program, args, env) = match &suite.runner {
+        Runner::Pytest {
+            python,
+            pythonpath,
+            args,
+        } => {
+            let pythonpath: Vec<String> = pythonpath
+                .iter()
+                .map(|p| work.path().join(p).display().to_string())
+                .collect();
+            let mut all = vec![
+                "-m".to_string(),
+                "pytest".to_string(),
+                "-p".to_string(),
+                "no:cacheprovider".to_string(),
+            ];
+            all.extend(args.iter().cloned());
+            all.extend(extra.iter().cloned());
+            all.extend(tests.iter().cloned());
+            (
+                python.display().to_string(),
+                all,
+                vec![
+                    ("PYTHONPATH".to_string(), pythonpath.join(":")),
+                    ("PYTHONDONTWRITEBYTECODE".to_string(), "1".to_string()),
+                ],
+            )
+        }
+        Runner::Node { .. } => {
+            // Each file in turn; the first that fails ends the run with its status.
+            let script = format!(
+                "for f do printf '\\n{NODE_MARK}%s\\n' \"$f\"; node \"$f\" || exit $?; done"
+            );
+            let mut all = vec!["-c".to_string(), script, "sh".to_string()];
+            all.extend(tests.iter().cloned());
+            ("sh".to_string(), all, Vec::new())
+        }
+    };
     let job = Job {
-        program: suite.python.display().to_string(),
-        args: all,
+        program,
+        args,
         work: work.path().to_path_buf(),
         needs: suite.needs.clone(),
-        env: vec![
-            ("PYTHONPATH".to_string(), pythonpath.join(":")),
-            ("PYTHONDONTWRITEBYTECODE".to_string(), "1".to_string()),
-        ],
+        env,
         limits,
     };
     Ok((run(&job)?, work))
 }
 
-/// Per file of the repository (relative path), per line, the node ids of the tests
-/// that ran it (the import-time lines: every test that ran any line of the file).
+/// Per file of the repository (relative path), per line, the tests that ran it
+/// (pytest node ids, or test files' paths).
 type LineTests = HashMap<String, HashMap<u32, BTreeSet<String>>>;
 
 fn coverage(suite: &Suite, limits: Limits) -> Result<LineTests> {
+    match suite.runner {
+        Runner::Pytest { .. } => pytest_coverage(suite, limits),
+        Runner::Node { .. } => node_coverage(suite, limits),
+    }
+}
+
+/// pytest under coverage.py with each test as a context (pytest-cov's
+/// `--cov-context=test`). A line run only at import (the empty context: a `def`, an
+/// `import`) takes every test that ran any line of its file.
+fn pytest_coverage(suite: &Suite, limits: Limits) -> Result<LineTests> {
     let rc = "[json]\nshow_contexts = True\n";
     let args: Vec<String> = [
         "--cov=.",
@@ -289,7 +524,7 @@ fn coverage(suite: &Suite, limits: Limits) -> Result<LineTests> {
     .map(|s| s.to_string())
     .collect();
     // The rc file goes in with the working copy.
-    let (o, work) = run_pytest(suite, Some((".typist-coveragerc", rc)), &args, limits)?;
+    let (o, work) = run_tests(suite, &[(".typist-coveragerc", rc)], &[], &args, limits)?;
     let json =
         std::fs::read_to_string(work.path().join(".typist-coverage.json")).with_context(|| {
             format!(
@@ -345,6 +580,187 @@ fn coverage(suite: &Suite, limits: Limits) -> Result<LineTests> {
     Ok(out)
 }
 
+/// The repository's test files: `.js`, `.cjs` or `.mjs` files under a `test`,
+/// `tests` or `__tests__` folder, or named `*.test.js`, `*.spec.js` or `test.js`
+/// (`node_modules` left out), by relative path.
+fn node_test_files(folder: &Path) -> Vec<String> {
+    let mut out: Vec<String> = ignore::WalkBuilder::new(folder)
+        .hidden(false)
+        .git_ignore(false)
+        .filter_entry(|e| e.file_name() != "node_modules" && e.file_name() != ".git")
+        .build()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+        .filter_map(|e| {
+            let rel = e.path().strip_prefix(folder).ok()?.to_str()?.to_string();
+            let name = e.file_name().to_str()?;
+            let (stem, ext) = name.rsplit_once('.')?;
+            if !matches!(ext, "js" | "cjs" | "mjs") {
+                return None;
+            }
+            let in_tests = Path::new(&rel).parent().is_some_and(|p| {
+                p.components()
+                    .any(|c| matches!(c.as_os_str().to_str(), Some("test" | "tests" | "__tests__")))
+            });
+            let named = stem == "test" || stem.ends_with(".test") || stem.ends_with(".spec");
+            (in_tests || named).then_some(rel)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Each test file run on its own under Node's own coverage (`NODE_V8_COVERAGE`: V8's
+/// block coverage, written by Node itself), in one sandboxed job. A file that exits
+/// non-zero on the true files, or prints no test (a helper), is never selected.
+fn node_coverage(suite: &Suite, limits: Limits) -> Result<LineTests> {
+    let files = node_test_files(&suite.folder);
+    let script = "i=0; mkdir -p .typist-cov; for f do i=$((i+1)); \
+        NODE_V8_COVERAGE=\"$PWD/.typist-cov/$i\" node \"$f\" > \".typist-cov/$i.out\" 2>&1; \
+        echo \"$i $?\" >> .typist-cov/status; done";
+    let mut args = vec!["-c".to_string(), script.to_string(), "sh".to_string()];
+    args.extend(files.iter().cloned());
+    let work = working_copy(suite, &[])?;
+    let job = Job {
+        program: "sh".to_string(),
+        args,
+        work: work.path().to_path_buf(),
+        needs: suite.needs.clone(),
+        env: Vec::new(),
+        limits: Limits {
+            // Every test file in turn.
+            wall: limits.wall * 4,
+            ..limits
+        },
+    };
+    let o = run(&job)?;
+    let cov = work.path().join(".typist-cov");
+    let status = std::fs::read_to_string(cov.join("status")).with_context(|| {
+        format!(
+            "the coverage run of {} ran no test file ({}): {}",
+            suite.folder.display(),
+            o.reason(),
+            o.stderr.lines().last().unwrap_or_default()
+        )
+    })?;
+    let root = format!("{}/", work.path().display());
+    let mut out: LineTests = HashMap::new();
+    let mut texts: HashMap<String, Option<String>> = HashMap::new();
+    for line in status.lines() {
+        let Some((i, code)) = line.split_once(' ') else {
+            continue;
+        };
+        let Some(test) = i.parse::<usize>().ok().and_then(|i| files.get(i - 1)) else {
+            continue;
+        };
+        let printed = std::fs::read_to_string(cov.join(format!("{i}.out"))).unwrap_or_default();
+        let ran_a_test = node_started_a_test(&format!("{NODE_MARK}{test}\n{printed}"));
+        if code != "0" || !ran_a_test {
+            tracing::debug!(repo = %suite.folder.display(), test, code, ran_a_test, "check --tests: a test file left out (it fails on the true files, or runs no test)");
+            continue;
+        }
+        for e in std::fs::read_dir(cov.join(i))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let Ok(text) = std::fs::read_to_string(e.path()) else {
+                continue;
+            };
+            let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else {
+                continue;
+            };
+            for script in v["result"].as_array().into_iter().flatten() {
+                let Some(path) = script["url"]
+                    .as_str()
+                    .and_then(|u| u.strip_prefix("file://"))
+                    .map(percent_decoded)
+                else {
+                    continue;
+                };
+                let Some(rel) = path.strip_prefix(&root) else {
+                    continue;
+                };
+                if rel.starts_with("node_modules/") {
+                    continue;
+                }
+                let Some(source) = texts
+                    .entry(rel.to_string())
+                    .or_insert_with(|| std::fs::read_to_string(suite.folder.join(rel)).ok())
+                else {
+                    continue;
+                };
+                let ranges: Vec<(usize, usize, u64)> = (script["functions"].as_array())
+                    .into_iter()
+                    .flatten()
+                    .flat_map(|f| f["ranges"].as_array().into_iter().flatten())
+                    .filter_map(|r| {
+                        Some((
+                            r["startOffset"].as_u64()? as usize,
+                            r["endOffset"].as_u64()? as usize,
+                            r["count"].as_u64()?,
+                        ))
+                    })
+                    .collect();
+                let lines = out.entry(rel.to_string()).or_default();
+                for n in executed_lines(source, &ranges) {
+                    lines.entry(n).or_default().insert(test.clone());
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The 1-based lines of `source` that V8's block coverage `ranges` (start, end, count;
+/// offsets in UTF-16 units, nested: the innermost range containing an offset gives its
+/// count) says ran: those whose first non-blank character's count is above 0.
+fn executed_lines(source: &str, ranges: &[(usize, usize, u64)]) -> Vec<u32> {
+    let mut out = Vec::new();
+    let mut offset = 0usize;
+    for (i, line) in source.split('\n').enumerate() {
+        let lead: usize = line
+            .chars()
+            .take_while(|c| c.is_whitespace())
+            .map(char::len_utf16)
+            .sum();
+        let at = offset + lead;
+        offset += line.chars().map(char::len_utf16).sum::<usize>() + 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let innermost = ranges
+            .iter()
+            .filter(|(s, e, _)| *s <= at && at < *e)
+            .min_by_key(|(s, e, _)| e - s);
+        if innermost.is_some_and(|(_, _, c)| *c > 0) {
+            out.push(i as u32 + 1);
+        }
+    }
+    out
+}
+
+/// A `file://` URL's path with its `%XX` escapes decoded.
+fn percent_decoded(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%'
+            && let Some(v) = s
+                .get(i + 1..i + 3)
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+        {
+            out.push(v);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 /// The node ids of the tests a JUnit XML report (pytest's `--junitxml`) says failed,
 /// errored or were skipped: `classname` `a.b.C` and `name` `f[x]` give `a/b.py::C::f[x]`
 /// (or `a/b.py::f[x]` where the class part is the module), as pytest-cov names contexts.
@@ -396,12 +812,16 @@ fn unescape(s: &str) -> String {
         .replace("&amp;", "&")
 }
 
-/// The file with line `line` (1-based) blanked: its indentation and `pass`.
-fn blanked(text: &str, line: u32) -> Option<String> {
+/// The file with line `line` (1-based) blanked: its indentation and `pass` (Python),
+/// or its indentation alone (JavaScript).
+fn blanked(text: &str, line: u32, runner: &Runner) -> Option<String> {
     let mut lines: Vec<String> = text.split('\n').map(String::from).collect();
     let l = lines.get_mut((line as usize).checked_sub(1)?)?;
     let indent: String = l.chars().take_while(|c| c.is_whitespace()).collect();
-    *l = format!("{indent}pass");
+    *l = match runner {
+        Runner::Pytest { .. } => format!("{indent}pass"),
+        Runner::Node { .. } => indent,
+    };
     Some(lines.join("\n"))
 }
 
@@ -432,7 +852,7 @@ pub fn check_tests(opts: &TestsOptions) -> Result<Vec<TestsReport>> {
             opts.dataset.display()
         );
     }
-    let cache = Cache::open(&opts.dataset);
+    let cache = Cache::open(&opts.dataset, opts.cache);
     let mut out = Vec::new();
     for r in &opts.records {
         out.push(check_file(&ds, &pkgs, &cache, r, opts)?);
@@ -448,6 +868,45 @@ fn answered(r: &Record) -> bool {
     r.kind.is_none() && matches!(r.outcome, Outcome::Suggestion | Outcome::Empty)
 }
 
+/// `f` on every item, on `jobs` threads, the results in the items' order.
+fn in_parallel<T: Sync, R: Send>(jobs: usize, items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let done: Mutex<Vec<(usize, R)>> = Mutex::new(Vec::with_capacity(items.len()));
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.clamp(1, items.len().max(1)) {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(item) = items.get(i) else { break };
+                    let r = f(item);
+                    if let Ok(mut d) = done.lock() {
+                        d.push((i, r));
+                    }
+                }
+            });
+        }
+    });
+    let mut done = done.into_inner().unwrap_or_default();
+    done.sort_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, r)| r).collect()
+}
+
+/// A repository's suite with its coverage, and its whole suite's tests (for
+/// `whole_suite`: none for pytest, which then runs them all; every test file for Node).
+struct Covered {
+    suite: Suite,
+    lines: LineTests,
+    all: BTreeSet<String>,
+}
+
+/// An answered record on its way: its result so far and, for a case the tests notice,
+/// the text to test.
+struct Pending {
+    result: TestResult,
+    case: (String, String, u32),
+    pred: String,
+}
+
 fn check_file(
     ds: &Dataset,
     pkgs: &BTreeMap<String, Package>,
@@ -455,6 +914,7 @@ fn check_file(
     path: &Path,
     opts: &TestsOptions,
 ) -> Result<TestsReport> {
+    let started = std::time::Instant::now();
     let hash = file_hash(path)?;
     let records = read_all(path).with_context(|| format!("cannot read {}", path.display()))?;
     let files = super::files_by_place(ds);
@@ -463,12 +923,6 @@ fn check_file(
         sidecar: tests_path(path),
         ..Default::default()
     };
-    let mut suites: BTreeMap<&str, Result<(Suite, LineTests), String>> = BTreeMap::new();
-    // Per case: the selected tests and whether they notice the line (computed once).
-    let mut results: Vec<TestResult> = Vec::new();
-    // Jobs: (index in results, repo, file rel, text to test).
-    let mut todo: Vec<(usize, String, String, String, BTreeSet<String>)> = Vec::new();
-    let mut cases: BTreeMap<(String, String, u32), Option<CaseTests>> = BTreeMap::new();
     let runs = std::sync::atomic::AtomicU64::new(0);
     let cached = std::sync::atomic::AtomicU64::new(0);
     let test =
@@ -482,9 +936,9 @@ fn check_file(
             let ids: Vec<String> = tests.iter().cloned().collect();
             // typist's own failures (no working copy, no sandbox) and time limits
             // (which depend on the machine's load and the limit) are not kept.
-            match run_pytest(suite, Some((rel, text)), &ids, opts.limits) {
+            match run_tests(suite, &[(rel, text)], &ids, &[], opts.limits) {
                 Ok((o, _work)) => {
-                    let v = verdict(&o);
+                    let v = verdict(&o, &suite.runner);
                     if o.ended != Ended::TimedOut {
                         cache.put(&k, &v);
                     }
@@ -496,39 +950,77 @@ fn check_file(
                 },
             }
         };
-    for r in records.iter().filter(|r| answered(r)) {
-        let key_f = (r.repo.as_str(), r.file.as_str());
+    let answered: Vec<&Record> = records.iter().filter(|r| answered(r)).collect();
+
+    // 1. Each repository's suite and coverage, once, the repositories in parallel.
+    let repos: Vec<&str> = answered
+        .iter()
+        .map(|r| r.repo.as_str())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .filter(|repo| pkgs.contains_key(*repo))
+        .collect();
+    let covered: BTreeMap<&str, Result<Covered, String>> = repos
+        .iter()
+        .copied()
+        .zip(in_parallel(opts.jobs, &repos, |repo| {
+            let s = suite(&ds.root, &pkgs[*repo])?;
+            tracing::info!(repo, "check --tests: coverage of the whole suite");
+            let lines = coverage(&s, opts.limits).map_err(|e| format!("{e:#}"))?;
+            let all = match s.runner {
+                Runner::Pytest { .. } => BTreeSet::new(),
+                Runner::Node { .. } => lines
+                    .values()
+                    .flat_map(|l| l.values())
+                    .flatten()
+                    .cloned()
+                    .collect(),
+            };
+            Ok(Covered {
+                suite: s,
+                lines,
+                all,
+            })
+        }))
+        .collect();
+
+    // 2. Each record's file with the suggestion accepted, or why it is left out.
+    let mut pending: Vec<Pending> = Vec::new();
+    for r in answered {
         let mut leave = |why: String| {
             report.left_out += 1;
             *report.left_out_why.entry(why).or_default() += 1;
         };
-        let Some(f) = files.get(&key_f) else {
+        let Some(f) = files.get(&(r.repo.as_str(), r.file.as_str())) else {
             leave(format!("{}/{}: not in the dataset", r.repo, r.file));
             continue;
         };
-        let Some(p) = pkgs.get(&r.repo) else {
+        let Some(c) = covered.get(r.repo.as_str()) else {
             leave(format!("{}: not in dataset.toml", r.repo));
             continue;
         };
-        let entry = suites.entry(r.repo.as_str()).or_insert_with(|| {
-            let s = suite(&ds.root, p)?;
-            tracing::info!(repo = %r.repo, "check --tests: coverage of the whole suite");
-            let lines = coverage(&s, opts.limits).map_err(|e| format!("{e:#}"))?;
-            Ok((s, lines))
-        });
-        let (suite, lines) = match entry {
-            Ok(x) => x,
+        let c = match c {
+            Ok(c) => c,
             Err(why) => {
                 leave(format!("{}: {why}", r.repo));
                 continue;
             }
         };
+        if !c.suite.judges(&r.file) {
+            leave(format!(
+                "{}/{}: not a file its tests' runner judges (Python for pytest; JavaScript for Node)",
+                r.repo, r.file
+            ));
+            continue;
+        }
         let pred = match r.outcome {
             // The file must still hold the record's line there, as for a suggestion.
             Outcome::Empty => {
                 let at = (r.line as usize).checked_sub(1);
                 let holds = at.and_then(|i| f.text.split('\n').nth(i)) == Some(r.expected.as_str());
-                holds.then(|| blanked(&f.text, r.line)).flatten()
+                holds
+                    .then(|| blanked(&f.text, r.line, &c.suite.runner))
+                    .flatten()
             }
             _ => super::accepted_file(f, r),
         };
@@ -539,19 +1031,52 @@ fn check_file(
             ));
             continue;
         };
-        let case_key = (r.repo.clone(), r.file.clone(), r.line);
-        let case = cases.entry(case_key).or_insert_with(|| {
-            let tests = lines.get(&r.file).and_then(|l| l.get(&r.line)).cloned()?;
+        let exact =
+            r.outcome == Outcome::Suggestion && r.predicted.as_deref() == Some(r.expected.as_str());
+        pending.push(Pending {
+            result: TestResult {
+                assistant: r.assistant.clone(),
+                pass: r.pass,
+                repo: r.repo.clone(),
+                file: r.file.clone(),
+                line: r.line,
+                case: r.case.clone(),
+                exact,
+                outcome: String::new(),
+                reason: None,
+                tests: 0,
+            },
+            case: (r.repo.clone(), r.file.clone(), r.line),
+            pred,
+        });
+    }
+
+    // 3. Each case's tests, and whether they notice its line, once, in parallel.
+    let keys: Vec<(String, String, u32)> = pending
+        .iter()
+        .map(|p| p.case.clone())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let cases: BTreeMap<(String, String, u32), Option<CaseTests>> = keys
+        .iter()
+        .cloned()
+        .zip(in_parallel(opts.jobs, &keys, |(repo, rel, line)| {
+            let Some(Ok(c)) = covered.get(repo.as_str()) else {
+                return None;
+            };
+            let text = &files.get(&(repo.as_str(), rel.as_str()))?.text;
+            let tests = c.lines.get(rel).and_then(|l| l.get(line)).cloned()?;
             // The tests must pass on the true file and not on the blanked one.
-            let truth = test(suite, &r.repo, &r.file, &f.text, &tests);
+            let truth = test(&c.suite, repo, rel, text, &tests);
             let noticed = if truth.outcome != "pass" {
                 Err(format!(
                     "broken: the selected tests do not pass on the true file ({})",
                     truth.reason.unwrap_or_default()
                 ))
             } else {
-                let blank = blanked(&f.text, r.line).unwrap_or_default();
-                let b = test(suite, &r.repo, &r.file, &blank, &tests);
+                let blank = blanked(text, *line, &c.suite.runner).unwrap_or_default();
+                let b = test(&c.suite, repo, rel, &blank, &tests);
                 if b.outcome == "pass" {
                     Err("not_noticed: the tests pass with the line blanked".to_string())
                 } else {
@@ -559,75 +1084,45 @@ fn check_file(
                 }
             };
             Some((tests, noticed))
-        });
-        let exact =
-            r.outcome == Outcome::Suggestion && r.predicted.as_deref() == Some(r.expected.as_str());
-        let base = TestResult {
-            assistant: r.assistant.clone(),
-            pass: r.pass,
-            repo: r.repo.clone(),
-            file: r.file.clone(),
-            line: r.line,
-            case: r.case.clone(),
-            exact,
-            outcome: String::new(),
-            reason: None,
-            tests: 0,
+        }))
+        .collect();
+
+    // 4. The answered records of noticed cases, on `F_pred`, in parallel.
+    let judging = std::time::Instant::now();
+    let runs_before = runs.load(std::sync::atomic::Ordering::Relaxed);
+    let verdicts = in_parallel(opts.jobs, &pending, |p| {
+        let (tests, noticed) = cases.get(&p.case)?.as_ref()?;
+        noticed.as_ref().ok()?;
+        let Some(Ok(c)) = covered.get(p.case.0.as_str()) else {
+            return None;
         };
-        match case {
-            None => results.push(TestResult {
-                outcome: "not_covered".into(),
-                ..base
-            }),
-            Some((tests, Err(why))) => {
-                let (outcome, reason) = why.split_once(": ").unwrap_or(("broken", why));
-                results.push(TestResult {
-                    outcome: outcome.to_string(),
-                    reason: Some(reason.to_string()),
-                    tests: tests.len(),
-                    ..base
-                });
-            }
-            Some((tests, Ok(()))) => {
-                todo.push((
-                    results.len(),
-                    r.repo.clone(),
-                    r.file.clone(),
-                    pred,
-                    tests.clone(),
-                ));
-                results.push(TestResult {
-                    tests: tests.len(),
-                    ..base
-                });
-            }
-        }
-    }
-    // The answered records' runs, on `jobs` workers.
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let done: Mutex<Vec<(usize, Verdict)>> = Mutex::new(Vec::new());
-    std::thread::scope(|scope| {
-        for _ in 0..opts.jobs.max(1) {
-            scope.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some((at, repo, rel, text, tests)) = todo.get(i) else {
-                        break;
-                    };
-                    let Some(Ok((suite, _))) = suites.get(repo.as_str()) else {
-                        continue;
-                    };
-                    let v = test(suite, repo, rel, text, tests);
-                    if let Ok(mut d) = done.lock() {
-                        d.push((*at, v));
-                    }
-                }
-            });
-        }
+        let run = if opts.whole_suite { &c.all } else { tests };
+        Some(test(&c.suite, &p.case.0, &p.case.1, &p.pred, run))
     });
-    for (at, v) in done.into_inner().unwrap_or_default() {
-        results[at].outcome = v.outcome;
-        results[at].reason = v.reason;
+    report.judging_seconds = judging.elapsed().as_secs_f64();
+    report.judging_runs = runs.load(std::sync::atomic::Ordering::Relaxed) - runs_before;
+    let mut results = Vec::with_capacity(pending.len());
+    for (p, v) in pending.into_iter().zip(verdicts) {
+        let mut res = p.result;
+        match (cases.get(&p.case).and_then(|c| c.as_ref()), v) {
+            (None, _) => res.outcome = "not_covered".into(),
+            (Some((tests, Err(why))), _) => {
+                let (outcome, reason) = why.split_once(": ").unwrap_or(("broken", why));
+                res.outcome = outcome.to_string();
+                res.reason = Some(reason.to_string());
+                res.tests = tests.len();
+            }
+            (Some((tests, Ok(()))), v) => {
+                let v = v.unwrap_or(Verdict {
+                    outcome: "error".into(),
+                    reason: Some("typist: the case's suite went missing".into()),
+                });
+                res.outcome = v.outcome;
+                res.reason = v.reason;
+                res.tests = tests.len();
+            }
+        }
+        results.push(res);
     }
     for res in &results {
         *report.outcomes.entry(res.outcome.clone()).or_default() += 1;
@@ -641,13 +1136,14 @@ fn check_file(
     }
     report.runs = runs.into_inner();
     report.cached = cached.into_inner();
+    report.seconds = started.elapsed().as_secs_f64();
     write_tests(&report.sidecar, &hash, &opts.dataset, &results)?;
     Ok(report)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{blanked, failing_tests};
+    use super::{Runner, blanked, executed_lines, failing_tests, node_started_a_test};
 
     #[test]
     fn failing_tests_are_read_from_junit_xml_as_node_ids() {
@@ -667,10 +1163,106 @@ mod tests {
     #[test]
     fn a_blanked_line_keeps_its_indentation() {
         assert_eq!(
-            blanked("def f():\n    return 1\n", 2).unwrap(),
+            blanked("def f():\n    return 1\n", 2, &py()).unwrap(),
             "def f():\n    pass\n"
         );
-        assert_eq!(blanked("x = 1", 1).unwrap(), "pass");
-        assert_eq!(blanked("x = 1", 2), None);
+        assert_eq!(blanked("x = 1", 1, &py()).unwrap(), "pass");
+        assert_eq!(blanked("x = 1", 2, &py()), None);
+        let node = Runner::Node { node_modules: None };
+        assert_eq!(
+            blanked("function f() {\n  return 1;\n}\n", 2, &node).unwrap(),
+            "function f() {\n  \n}\n"
+        );
+    }
+
+    fn py() -> Runner {
+        Runner::Pytest {
+            python: "python".into(),
+            pythonpath: Vec::new(),
+            args: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn v8_block_coverage_gives_the_lines_whose_innermost_range_ran() {
+        // As V8 writes it for `node`: the script's range, a function called twice, a
+        // branch inside it never taken, and a function never called.
+        let src = "const a = 1;\nfunction f(x) {\n  if (x) {\n    return 2;\n  }\n  return 3;\n}\nfunction g() {\n  return 4;\n}\nf(0); f(0);\n";
+        let at = |needle: &str| src.find(needle).unwrap();
+        let ranges = [
+            (0, src.len(), 1),
+            (at("function f"), at("function g") - 1, 2),
+            (at("{\n    return 2"), at("  return 3") - 1, 0),
+            (at("function g"), at("f(0);") - 1, 0),
+        ];
+        // The untaken branch's closing brace is inside its range: not run.
+        assert_eq!(executed_lines(src, &ranges), vec![1, 2, 3, 6, 7, 11]);
+        // Offsets count UTF-16 units: a character outside the BMP counts two.
+        let wide = "const s = '𝒳';\nfunction h() {\n  return 1;\n}\n";
+        let start = "const s = '𝒳';\n".encode_utf16().count();
+        assert_eq!(
+            executed_lines(wide, &[(0, 60, 1), (start, start + 30, 0)]),
+            vec![1]
+        );
+    }
+
+    #[test]
+    fn the_reason_is_the_line_that_names_what_broke() {
+        use super::why_line;
+        let pytest = "F.\n=== short test summary info ===\nFAILED tests/test_ops.py::test_mean - assert None == 2\n1 failed, 1 passed in 0.03s\n";
+        let why = |t: &str| why_line(t).map(|c| c.into_owned());
+        assert_eq!(
+            why(pytest).as_deref(),
+            Some("FAILED tests/test_ops.py::test_mean - assert None == 2")
+        );
+        let node = "/w/index.js:7\n  pass\n  ^\n\nReferenceError: pass is not defined\n    at pad (/w/index.js:7:3)\n\nNode.js v20.20.2\n";
+        assert_eq!(
+            why(node).as_deref(),
+            Some("ReferenceError: pass is not defined")
+        );
+        let events = "node:events:497\n      throw er; // Unhandled 'error' event\n      ^\n\nError: connect ECONNREFUSED 127.0.0.1:9\n    at TCPConnectWrap.afterConnect\n";
+        assert_eq!(
+            why(events).as_deref(),
+            Some("Error: connect ECONNREFUSED 127.0.0.1:9")
+        );
+        // node:test's comment for an error after a test ended.
+        let late = "ok 1 - pads\n1..1\n# Error: Test \"pads\" at test/index.js:7:1 generated asynchronous activity after the test ended. This activity created the error \"Error: connect ECONNREFUSED 127.0.0.1:9\"\n# tests 1\n# duration_ms 24.0\n";
+        assert!(why(late).unwrap().starts_with("# Error: Test \"pads\""));
+        // node:test's TAP: the failed test and its YAML error (a block's first line).
+        let tap = "TAP version 13\n# Subtest: adds\nok 1 - adds\n# Subtest: pads\nnot ok 2 - pads\n  ---\n  duration_ms: 0.9\n  failureType: 'testCodeFailure'\n  error: |-\n    Expected values to be strictly equal:\n\n  code: 'ERR_ASSERTION'\n  ...\n# duration_ms 39.3\n";
+        assert_eq!(
+            why(tap).as_deref(),
+            Some("not ok 2 - pads: Expected values to be strictly equal:")
+        );
+        let quoted = tap.replace(
+            "|-\n    Expected values to be strictly equal:",
+            "'connect ECONNREFUSED 127.0.0.1:9'",
+        );
+        assert_eq!(
+            why(&quoted).as_deref(),
+            Some("not ok 2 - pads: connect ECONNREFUSED 127.0.0.1:9")
+        );
+        // tape: the failed assertion's line.
+        let tape = "TAP version 13\n# parses\nnot ok 1 should be equal\n  ---\n    operator: equal\n  ...\n";
+        assert_eq!(why(tape).as_deref(), Some("not ok 1 should be equal"));
+        assert_eq!(
+            why("1 passed in 0.01s\n\n").as_deref(),
+            Some("1 passed in 0.01s")
+        );
+        assert_eq!(why(""), None);
+    }
+
+    #[test]
+    fn a_node_test_file_that_broke_before_any_test_is_an_error_not_a_fail() {
+        // tape: a test's name as a TAP comment, then its results.
+        let started = "\n# typist test file test/a.js\nTAP version 13\n# parses flags\nnot ok 1 should be equal\n";
+        assert!(node_started_a_test(started));
+        // A syntax error in the module under test: the file dies before any test.
+        let broke =
+            "\n# typist test file test/a.js\nTAP version 13\n\n# typist test file test/b.js\n";
+        assert!(!node_started_a_test(broke));
+        // Only the last file counts (the earlier ones passed).
+        let later = format!("{started}\n# typist test file test/b.js\n");
+        assert!(!node_started_a_test(&later));
     }
 }

@@ -499,6 +499,21 @@ pub struct RunArgs {
     /// pyright), in a session of its own.
     #[arg(long, value_name = "PROFILE", requires = "check")]
     pub check_with: Option<String>,
+    /// After the replay, run the repositories' own tests on each answered case, as
+    /// `typist check --tests` (methodology §12; the dataset needs `typist dataset add`'s
+    /// dataset.toml): results in records.tests.jsonl, and the score and the report then
+    /// show tests pass. Test runs use the run's --jobs.
+    #[arg(long)]
+    pub check_tests: bool,
+    /// With --check-tests: seconds one test run may take before it is killed (an
+    /// `error`).
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = 120,
+        requires = "check_tests"
+    )]
+    pub test_timeout: u64,
     /// Server restarts a worker may make in a row before the run stops.
     #[arg(long, default_value_t = 3)]
     pub max_restarts: u32,
@@ -536,6 +551,33 @@ pub enum BenchCommand {
         after_help = "Example:\n  typist bench model --assistant smollm2 --dataset fixtures/dataset --rate 0.05"
     )]
     Model(Box<BenchModelFlags>),
+    /// `typist check --tests`' speed: cases judged per hour with the tests selected by
+    /// coverage, against the whole suite on each case, on the same cases in one run
+    /// (both from an empty cache; the records' sidecar is untouched).
+    #[command(
+        after_help = "Example:\n  typist run --dataset .servers/datasets/tests --assistant typist-ngram --rate 0.2 --out out/tests\n  typist bench tests out/tests/records.jsonl --dataset .servers/datasets/tests --jobs 2"
+    )]
+    Tests(BenchTestsFlags),
+}
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct BenchTestsFlags {
+    /// The records whose answered cases are judged (a run on a dataset made by
+    /// `typist dataset add`).
+    #[arg(value_name = "RECORDS")]
+    pub records: PathBuf,
+    /// The dataset the records were replayed from, with its dataset.toml.
+    #[arg(long, value_name = "DIR")]
+    pub dataset: PathBuf,
+    /// Test runs at once.
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    pub jobs: usize,
+    /// Seconds one test run may take before it is killed (an `error`).
+    #[arg(long, value_name = "SECS", default_value_t = 120)]
+    pub test_timeout: u64,
+    /// The figures as JSON instead of the table.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(clap::Args, Debug, Clone)]

@@ -129,6 +129,26 @@ pub fn bench(c: BenchCommand) -> Result<ExitCode> {
         BenchCommand::Score(opts) => typist::bench::score(&opts.into())?,
         BenchCommand::Coverage(opts) => typist::bench::coverage(&opts.into())?,
         BenchCommand::Model(flags) => return super::bench_model::run(*flags),
+        BenchCommand::Tests(f) => {
+            use typist::check::tests_bench::{bench_tests, table};
+            typist::sandbox::bwrap()?;
+            let b = bench_tests(&typist::check::tests_run::TestsOptions {
+                records: vec![f.records],
+                dataset: f.dataset,
+                limits: typist::sandbox::Limits {
+                    wall: std::time::Duration::from_secs(f.test_timeout),
+                    ..Default::default()
+                },
+                jobs: f.jobs,
+                cache: false,
+                whole_suite: false,
+            })?;
+            if f.json {
+                serde_json::to_string(&b)?
+            } else {
+                table(&b)
+            }
+        }
     };
     out!("{table}");
     Ok(ExitCode::SUCCESS)
@@ -476,6 +496,33 @@ pub fn dataset_add(a: super::args::DatasetAddArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// One line on what `check --tests` gave a records file.
+pub(super) fn tests_line(r: &typist::check::tests_run::TestsReport) -> String {
+    let n = |k: &str| r.outcomes.get(k).copied().unwrap_or(0);
+    let noticed: Vec<String> = (r.noticed.iter())
+        .map(|(repo, (cases, noticed))| format!("{repo} {noticed}/{cases}"))
+        .collect();
+    format!(
+        "{}: {} pass, {} fail, {} error on the tests that notice their line; {} not noticed, {} not covered, {} broken, {} left out; noticed cases by repository: {}; {} test runs ({} from the cache) -> {}",
+        r.records.display(),
+        n("pass"),
+        n("fail"),
+        n("error"),
+        n("not_noticed"),
+        n("not_covered"),
+        n("broken"),
+        r.left_out,
+        if noticed.is_empty() {
+            "none".to_string()
+        } else {
+            noticed.join(", ")
+        },
+        r.runs,
+        r.cached,
+        r.sidecar.display()
+    )
+}
+
 fn check_tests(a: CheckArgs) -> Result<ExitCode> {
     use typist::check::tests_run::{TestsOptions, check_tests};
     let opts = TestsOptions {
@@ -486,32 +533,12 @@ fn check_tests(a: CheckArgs) -> Result<ExitCode> {
             ..Default::default()
         },
         jobs: a.jobs,
+        cache: true,
+        whole_suite: false,
     };
     typist::sandbox::bwrap()?;
     for r in check_tests(&opts)? {
-        let n = |k: &str| r.outcomes.get(k).copied().unwrap_or(0);
-        let noticed: Vec<String> = (r.noticed.iter())
-            .map(|(repo, (cases, noticed))| format!("{repo} {noticed}/{cases}"))
-            .collect();
-        out!(
-            "{}: {} pass, {} fail, {} error on the tests that notice their line; {} not noticed, {} not covered, {} broken, {} left out; noticed cases by repository: {}; {} test runs ({} from the cache) -> {}",
-            r.records.display(),
-            n("pass"),
-            n("fail"),
-            n("error"),
-            n("not_noticed"),
-            n("not_covered"),
-            n("broken"),
-            r.left_out,
-            if noticed.is_empty() {
-                "none".to_string()
-            } else {
-                noticed.join(", ")
-            },
-            r.runs,
-            r.cached,
-            r.sidecar.display()
-        );
+        out!("{}", tests_line(&r));
         for (why, n) in &r.left_out_why {
             out!("  left out ({n}): {why}");
         }

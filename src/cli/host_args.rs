@@ -34,6 +34,10 @@ pub struct HostFlags {
     /// check`: an unmatched bracket).
     #[arg(long, value_name = "TEXT")]
     pub append: Option<String>,
+    /// With --backend fixed: the answer instead of `pass` (for tests of the sandbox of
+    /// `typist check --tests`: code that deletes files, loops or reads the network).
+    #[arg(long, value_name = "TEXT")]
+    pub text: Option<String>,
     /// With --backend oracle: the rank of the true token in its completion lists, after
     /// R − 1 decoys (for tests of golf on completion lists).
     #[arg(long, value_name = "R", default_value_t = 1)]
@@ -49,6 +53,7 @@ impl From<HostFlags> for typist::host::HostArgs {
             faults: f.faults.into(),
             truth: f.truth,
             append: f.append,
+            text: f.text,
             list_rank: f.list_rank,
         }
     }

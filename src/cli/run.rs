@@ -40,6 +40,21 @@ pub fn run(mut a: RunArgs) -> Result<ExitCode> {
         );
     }
     s.check_counts()?;
+    if a.check_tests {
+        // Before the replay, not after it: the sandbox, and the tests dataset.toml gives.
+        typist::sandbox::bwrap()?;
+        let dataset = s
+            .dataset
+            .as_deref()
+            .context("--check-tests needs the run's dataset")?;
+        if typist::dataset::fetch::packages(dataset)?.is_empty() {
+            bail!(
+                "--check-tests runs the tests `typist dataset add` recorded, and {} has no dataset.toml (typist dataset add {} pypi:NAME==VERSION)",
+                dataset.display(),
+                dataset.display()
+            );
+        }
+    }
     let jobs = jobs(s);
     check_attached(&profiles, jobs)?;
     // Model services the profiles declare: started once, shared by every worker, stopped
@@ -70,6 +85,9 @@ pub fn run(mut a: RunArgs) -> Result<ExitCode> {
     let report = report?;
     if a.check && report.status == RunStatus::Complete {
         check_records(&a, s, &out)?;
+    }
+    if a.check_tests && report.status == RunStatus::Complete {
+        test_records(&a, s, &out)?;
     }
     finish(&out, report, a.quiet)
 }
@@ -128,6 +146,32 @@ fn check_records(a: &RunArgs, s: &RunSection, out: &Path) -> Result<()> {
                 r.valid,
                 r.sidecar.display()
             );
+        }
+    }
+    Ok(())
+}
+
+/// `--check-tests`: `typist check --tests` on the run's records, the results beside them.
+fn test_records(a: &RunArgs, s: &RunSection, out: &Path) -> Result<()> {
+    let dataset = s
+        .dataset
+        .clone()
+        .context("--check-tests needs the run's dataset")?;
+    let opts = typist::check::tests_run::TestsOptions {
+        records: vec![out.join("records.jsonl")],
+        dataset,
+        limits: typist::sandbox::Limits {
+            wall: std::time::Duration::from_secs(a.test_timeout),
+            ..Default::default()
+        },
+        jobs: jobs(s),
+        cache: true,
+        whole_suite: false,
+    };
+    typist::sandbox::bwrap()?;
+    for r in typist::check::tests_run::check_tests(&opts)? {
+        if !a.quiet {
+            eprintln!("typist run: {}", super::commands::tests_line(&r));
         }
     }
     Ok(())

@@ -94,6 +94,9 @@ pub struct HostArgs {
     /// Appended to every non-empty answer of a local backend (for tests of the checks:
     /// an unmatched bracket).
     pub append: Option<String>,
+    /// `--backend fixed`: its answer instead of `pass` (for tests of the sandbox: code
+    /// that deletes files, loops forever or reads the network).
+    pub text: Option<String>,
     /// `--backend oracle`: the rank of the true token in its completion lists.
     pub list_rank: u32,
 }
@@ -112,6 +115,7 @@ pub struct Host {
     root: Mutex<Option<PathBuf>>,
     oracle: Option<std::sync::Arc<oracle::Oracle>>,
     append: Option<String>,
+    text: Option<String>,
     list_rank: u32,
 }
 
@@ -217,7 +221,7 @@ impl Host {
                 let mut m = self.model.lock().ok()?;
                 m.predict(uri, doc, &docs, at)
             }
-            _ => "pass".to_string(),
+            _ => self.text.clone().unwrap_or_else(|| "pass".to_string()),
         };
         (!text.is_empty()).then(|| match &self.append {
             Some(a) => format!("{text}{a}"),
@@ -541,6 +545,7 @@ where
         faults,
         truth,
         append,
+        text,
         list_rank,
     } = args;
     let oracle = match truth.as_deref().map(oracle::Oracle::read) {
@@ -564,6 +569,7 @@ where
         root: Mutex::new(None),
         oracle: oracle.clone(),
         append: append.clone(),
+        text: text.clone(),
         list_rank,
     })
     .custom_method("textDocument/inlineCompletion", Host::inline_completion)

@@ -34,4 +34,5 @@ mod score;
 mod secrets;
 mod signin_neovim;
 mod signin_vscode;
+mod tests_after;
 mod vscode;
