@@ -58,8 +58,9 @@ pub struct TestsOptions {
     /// Read and keep test runs in the dataset's cache (false: a cache of this call
     /// alone, as `typist bench tests` times them).
     pub cache: bool,
-    /// Run the whole suite on each answered record's `F_pred` instead of the tests
-    /// that run its line (what `typist bench tests` compares with).
+    /// Run every test (that passes on the true files and runs a line) in each case's
+    /// noticed check and on each answered record's `F_pred`, instead of the tests that
+    /// run its line (what `typist bench tests` compares with).
     pub whole_suite: bool,
 }
 
@@ -79,12 +80,9 @@ pub struct TestsReport {
     /// Test runs made, and answered from the cache.
     pub runs: u64,
     pub cached: u64,
-    /// Seconds of the whole check, and of its last phase: the answered records' runs
-    /// on `F_pred` (after the coverage and the noticed checks).
+    /// Seconds of the whole check, and of its first phase (the coverage).
     pub seconds: f64,
-    pub judging_seconds: f64,
-    /// Test runs made in that last phase.
-    pub judging_runs: u64,
+    pub coverage_seconds: f64,
 }
 
 /// How a repository's tests are run, from `dataset.toml`'s environment.
@@ -891,8 +889,8 @@ fn in_parallel<T: Sync, R: Send>(jobs: usize, items: &[T], f: impl Fn(&T) -> R +
     done.into_iter().map(|(_, r)| r).collect()
 }
 
-/// A repository's suite with its coverage, and its whole suite's tests (for
-/// `whole_suite`: none for pytest, which then runs them all; every test file for Node).
+/// A repository's suite with its coverage, and every test that passes on the true
+/// files and runs a line (for `whole_suite`).
 struct Covered {
     suite: Suite,
     lines: LineTests,
@@ -953,6 +951,7 @@ fn check_file(
     let answered: Vec<&Record> = records.iter().filter(|r| answered(r)).collect();
 
     // 1. Each repository's suite and coverage, once, the repositories in parallel.
+    let coverage_started = std::time::Instant::now();
     let repos: Vec<&str> = answered
         .iter()
         .map(|r| r.repo.as_str())
@@ -967,15 +966,13 @@ fn check_file(
             let s = suite(&ds.root, &pkgs[*repo])?;
             tracing::info!(repo, "check --tests: coverage of the whole suite");
             let lines = coverage(&s, opts.limits).map_err(|e| format!("{e:#}"))?;
-            let all = match s.runner {
-                Runner::Pytest { .. } => BTreeSet::new(),
-                Runner::Node { .. } => lines
-                    .values()
-                    .flat_map(|l| l.values())
-                    .flatten()
-                    .cloned()
-                    .collect(),
-            };
+            // Every test that passes on the true files and runs a line.
+            let all = lines
+                .values()
+                .flat_map(|l| l.values())
+                .flatten()
+                .cloned()
+                .collect();
             Ok(Covered {
                 suite: s,
                 lines,
@@ -983,6 +980,8 @@ fn check_file(
             })
         }))
         .collect();
+
+    report.coverage_seconds = coverage_started.elapsed().as_secs_f64();
 
     // 2. Each record's file with the suggestion accepted, or why it is left out.
     let mut pending: Vec<Pending> = Vec::new();
@@ -1068,7 +1067,8 @@ fn check_file(
             let text = &files.get(&(repo.as_str(), rel.as_str()))?.text;
             let tests = c.lines.get(rel).and_then(|l| l.get(line)).cloned()?;
             // The tests must pass on the true file and not on the blanked one.
-            let truth = test(&c.suite, repo, rel, text, &tests);
+            let run = if opts.whole_suite { &c.all } else { &tests };
+            let truth = test(&c.suite, repo, rel, text, run);
             let noticed = if truth.outcome != "pass" {
                 Err(format!(
                     "broken: the selected tests do not pass on the true file ({})",
@@ -1076,7 +1076,7 @@ fn check_file(
                 ))
             } else {
                 let blank = blanked(text, *line, &c.suite.runner).unwrap_or_default();
-                let b = test(&c.suite, repo, rel, &blank, &tests);
+                let b = test(&c.suite, repo, rel, &blank, run);
                 if b.outcome == "pass" {
                     Err("not_noticed: the tests pass with the line blanked".to_string())
                 } else {
@@ -1088,8 +1088,6 @@ fn check_file(
         .collect();
 
     // 4. The answered records of noticed cases, on `F_pred`, in parallel.
-    let judging = std::time::Instant::now();
-    let runs_before = runs.load(std::sync::atomic::Ordering::Relaxed);
     let verdicts = in_parallel(opts.jobs, &pending, |p| {
         let (tests, noticed) = cases.get(&p.case)?.as_ref()?;
         noticed.as_ref().ok()?;
@@ -1099,8 +1097,6 @@ fn check_file(
         let run = if opts.whole_suite { &c.all } else { tests };
         Some(test(&c.suite, &p.case.0, &p.case.1, &p.pred, run))
     });
-    report.judging_seconds = judging.elapsed().as_secs_f64();
-    report.judging_runs = runs.load(std::sync::atomic::Ordering::Relaxed) - runs_before;
     let mut results = Vec::with_capacity(pending.len());
     for (p, v) in pending.into_iter().zip(verdicts) {
         let mut res = p.result;

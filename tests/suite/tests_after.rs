@@ -378,8 +378,8 @@ fn walk(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
 /// The default dataset with tests (`datasets/tests.txt`, installed into
 /// `.servers/datasets/tests` by `scripts/install-datasets.sh`, which the README's test
 /// command runs): every pinned package is there with its licence and sha256; each
-/// Python and npm package has a test command and an environment; and on a few cases
-/// per repository the oracle's suggestions (the true lines) pass every case the
+/// Python and npm package has a test command and an environment; and on 8 cases per
+/// repository the oracle's suggestions (the true lines) pass every case the
 /// repository's own tests notice, each such repository noticing some: its tests pass
 /// unmodified, offline, in the sandbox.
 #[test]
@@ -431,7 +431,7 @@ fn the_pinned_dataset_with_tests_is_installed_and_its_own_tests_pass() {
             "--seed",
             "1",
             "--max-per-repo",
-            "6",
+            "8",
         ])
         .arg("--dataset")
         .arg(&dir)
