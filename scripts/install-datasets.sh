@@ -19,7 +19,7 @@ fi
 typist="${TYPIST:-}"
 if [ -z "$typist" ]; then
   cargo build --quiet --bin typist
-  typist=target/debug/typist
+  typist="${CARGO_TARGET_DIR:-target}/debug/typist"
 fi
 mapfile -t specs < <(grep -v '^#' "$list" | grep -v '^[[:space:]]*$')
 log "typist dataset add $dest (${#specs[@]} packages)"

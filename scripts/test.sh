@@ -5,7 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-servers.sh
-scripts/install-datasets.sh
+# The dataset with tests needs the registries; without them only the tests that use it
+# fail (naming the script), not the whole suite.
+scripts/install-datasets.sh || echo "[test] scripts/install-datasets.sh failed: the tests of the dataset with tests will fail" >&2
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --all-targets --no-fail-fast
 else

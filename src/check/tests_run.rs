@@ -85,6 +85,35 @@ pub struct TestsReport {
     pub coverage_seconds: f64,
 }
 
+impl TestsReport {
+    /// One line on what the check gave its records file.
+    pub fn line(&self) -> String {
+        let n = |k: &str| self.outcomes.get(k).copied().unwrap_or(0);
+        let noticed: Vec<String> = (self.noticed.iter())
+            .map(|(repo, (cases, noticed))| format!("{repo} {noticed}/{cases}"))
+            .collect();
+        format!(
+            "{}: {} pass, {} fail, {} error on the tests that notice their line; {} not noticed, {} not covered, {} broken, {} left out; noticed cases by repository: {}; {} test runs ({} from the cache) -> {}",
+            self.records.display(),
+            n("pass"),
+            n("fail"),
+            n("error"),
+            n("not_noticed"),
+            n("not_covered"),
+            n("broken"),
+            self.left_out,
+            if noticed.is_empty() {
+                "none".to_string()
+            } else {
+                noticed.join(", ")
+            },
+            self.runs,
+            self.cached,
+            self.sidecar.display()
+        )
+    }
+}
+
 /// How a repository's tests are run, from `dataset.toml`'s environment.
 #[derive(Debug, Clone, PartialEq)]
 enum Runner {
@@ -99,6 +128,19 @@ enum Runner {
     /// prints TAP and exits non-zero on a failure); a test is a file's path. The
     /// package's `node_modules` is linked into each working copy, never copied.
     Node { node_modules: Option<PathBuf> },
+}
+
+/// Part of every cached result's key: a change to how runs are made or judged here
+/// makes the old results unused.
+const RUNNER_VERSION: &str = "check --tests 2";
+
+/// A program on PATH, by its real path.
+fn which(program: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(program))
+        .find(|p| p.is_file())
+        .and_then(|p| p.canonicalize().ok())
 }
 
 /// A repository's test setup, from `dataset.toml`.
@@ -156,9 +198,28 @@ fn suite(dataset: &Path, p: &Package) -> Result<Suite, String> {
                     p.spec
                 ));
             }
+            // The `node` found on PATH, wherever it lives (under HOME, which the sandbox
+            // hides, with nvm or volta): its prefix is bound too.
+            let node = which("node").ok_or_else(|| {
+                "node is not on PATH: the JavaScript runner runs each test file with it".to_string()
+            })?;
+            let version = std::process::Command::new(&node)
+                .arg("--version")
+                .output()
+                .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+                .unwrap_or_default();
+            // What npm installed (no lock file ships with a tarball, so a second install
+            // may resolve other versions).
+            let lock = node_modules
+                .as_ref()
+                .and_then(|m| std::fs::read(m.join(".package-lock.json")).ok())
+                .map(|b| crate::digest::sha256_hex(&b))
+                .unwrap_or_default();
+            let mut needs = vec![folder.clone()];
+            needs.extend(node.parent().and_then(Path::parent).map(Path::to_path_buf));
             return Ok(Suite {
-                identity: format!("{}\nnode\n{}", p.sha256, env.installed.join(" ")),
-                needs: vec![folder.clone()],
+                identity: format!("{RUNNER_VERSION}\n{}\nnode {version}\n{lock}", p.sha256),
+                needs,
                 folder,
                 runner: Runner::Node { node_modules },
             });
@@ -201,8 +262,9 @@ fn suite(dataset: &Path, p: &Package) -> Result<Suite, String> {
                 .to_path_buf(),
         );
     }
+    let cfg = std::fs::read_to_string(venv.join("pyvenv.cfg")).unwrap_or_default();
     let identity = format!(
-        "{}\n{}\n{}\n{}",
+        "{RUNNER_VERSION}\n{}\n{}\n{}\n{}\n{cfg}",
         p.sha256,
         env.path,
         env.installed.join(" "),
@@ -245,7 +307,8 @@ fn verdict(o: &crate::sandbox::Outcome, runner: &Runner) -> Verdict {
         // A test file that started a test before it failed (TAP's `# name` or a
         // result line after typist's marker); one that broke before (a syntax error, a
         // module that will not load) is an error, as pytest's collection errors are.
-        (Ended::Exited(_), Runner::Node { .. }) => node_started_a_test(&o.stdout),
+        // (A status above 128 is node killed by a signal under the shell: a crash.)
+        (Ended::Exited(c), Runner::Node { .. }) => *c <= 128 && node_started_a_test(&o.stdout),
         _ => false,
     };
     if failed {
@@ -283,12 +346,21 @@ fn why_line(text: &str) -> Option<Cow<'_, str>> {
         .collect();
     // (TAP comments too: node:test's `# Error: …` for an error after a test ended.)
     let names_an_exception = |l: &&&str| {
-        let l: &str = l.strip_prefix("# ").unwrap_or(l);
+        // A TAP comment names one only as `# Name: …` (a test may be called `# TypeError
+        // on bad input`).
+        let (l, comment): (&str, bool) = match l.strip_prefix("# ") {
+            Some(rest) => (rest, true),
+            None => (l, false),
+        };
         let head = l.split([':', ' ', '[']).next().unwrap_or_default();
         let name = head.rsplit('.').next().unwrap_or_default();
         (name.ends_with("Error") || name.ends_with("Exception"))
             && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-            && l[head.len()..].starts_with([':', ' ', '['])
+            && if comment {
+                l[head.len()..].starts_with(':')
+            } else {
+                l[head.len()..].starts_with([':', ' ', '['])
+            }
     };
     let summary = lines
         .iter()
@@ -329,7 +401,18 @@ fn node_started_a_test(stdout: &str) -> bool {
     let last = stdout.rsplit(NODE_MARK).next().unwrap_or_default();
     last.lines().skip(1).any(|l| {
         let l = l.trim_start();
-        (l.starts_with("# ") && !l.starts_with("# tests") && !l.starts_with("# pass"))
+        let summary = [
+            "# tests",
+            "# suites",
+            "# pass",
+            "# fail",
+            "# cancelled",
+            "# skipped",
+            "# todo",
+            "# duration_ms",
+            "# ok",
+        ];
+        (l.starts_with("# ") && !summary.iter().any(|p| l.starts_with(p)))
             || l.starts_with("ok ")
             || l.starts_with("not ok ")
     })
@@ -408,17 +491,25 @@ fn working_copy(suite: &Suite, files: &[(&str, &str)]) -> Result<tempfile::TempD
         Runner::Node { node_modules } => {
             let entries = std::fs::read_dir(&suite.folder)
                 .with_context(|| format!("cannot read {}", suite.folder.display()))?;
+            // Each entry as it is (links kept, as `cp -a` keeps them in Python's copy).
+            let mut cp = std::process::Command::new("cp");
+            cp.arg("-a");
+            let mut any = false;
             for e in entries {
                 let e = e?;
-                let dst = work.path().join(e.file_name());
-                if e.file_name() == "node_modules" {
-                    continue;
+                if e.file_name() != "node_modules" {
+                    cp.arg(e.path());
+                    any = true;
                 }
-                if e.file_type()?.is_dir() {
-                    copy_tree(&e.path(), &dst)?;
-                } else {
-                    std::fs::copy(e.path(), &dst)
-                        .with_context(|| format!("cannot copy {}", e.path().display()))?;
+            }
+            if any {
+                let out = cp.arg(work.path()).output().context("cannot run cp")?;
+                if !out.status.success() {
+                    bail!(
+                        "cannot copy {}: {}",
+                        suite.folder.display(),
+                        String::from_utf8_lossy(&out.stderr).trim()
+                    );
                 }
             }
             if let Some(m) = node_modules {
@@ -477,7 +568,7 @@ fn run_tests(
         Runner::Node { .. } => {
             // Each file in turn; the first that fails ends the run with its status.
             let script = format!(
-                "for f do printf '\\n{NODE_MARK}%s\\n' \"$f\"; node \"$f\" || exit $?; done"
+                "for f do printf '\\n{NODE_MARK}%s\\n' \"$f\"; node --test-reporter=tap \"./$f\" || exit $?; done"
             );
             let mut all = vec!["-c".to_string(), script, "sh".to_string()];
             all.extend(tests.iter().cloned());
@@ -613,10 +704,15 @@ fn node_test_files(folder: &Path) -> Vec<String> {
 /// non-zero on the true files, or prints no test (a helper), is never selected.
 fn node_coverage(suite: &Suite, limits: Limits) -> Result<LineTests> {
     let files = node_test_files(&suite.folder);
-    let script = "i=0; mkdir -p .typist-cov; for f do i=$((i+1)); \
-        NODE_V8_COVERAGE=\"$PWD/.typist-cov/$i\" node \"$f\" > \".typist-cov/$i.out\" 2>&1; \
-        echo \"$i $?\" >> .typist-cov/status; done";
-    let mut args = vec!["-c".to_string(), script.to_string(), "sh".to_string()];
+    // Each file with its own time limit; TAP whatever Node's default reporter (Node 23
+    // and later print `spec` even into a pipe).
+    let script = format!(
+        "i=0; mkdir -p .typist-cov; for f do i=$((i+1)); \
+        NODE_V8_COVERAGE=\"$PWD/.typist-cov/$i\" timeout -k 5 {secs} node --test-reporter=tap \"./$f\" \
+        > \".typist-cov/$i.out\" 2>&1; echo \"$i $?\" >> .typist-cov/status; done",
+        secs = limits.wall.as_secs().max(1)
+    );
+    let mut args = vec!["-c".to_string(), script, "sh".to_string()];
     args.extend(files.iter().cloned());
     let work = working_copy(suite, &[])?;
     let job = Job {
@@ -626,12 +722,20 @@ fn node_coverage(suite: &Suite, limits: Limits) -> Result<LineTests> {
         needs: suite.needs.clone(),
         env: Vec::new(),
         limits: Limits {
-            // Every test file in turn.
-            wall: limits.wall * 4,
+            // Every test file in turn, each within the limit.
+            wall: limits.wall * (files.len() as u32 + 1),
             ..limits
         },
     };
     let o = run(&job)?;
+    if o.ended == Ended::TimedOut {
+        bail!(
+            "the coverage run of {} went over its time limit ({:.0} s for {} test files)",
+            suite.folder.display(),
+            o.wall.as_secs_f64(),
+            files.len()
+        );
+    }
     let cov = work.path().join(".typist-cov");
     let status = std::fs::read_to_string(cov.join("status")).with_context(|| {
         format!(
@@ -641,8 +745,14 @@ fn node_coverage(suite: &Suite, limits: Limits) -> Result<LineTests> {
             o.stderr.lines().last().unwrap_or_default()
         )
     })?;
-    let root = format!("{}/", work.path().display());
+    // V8 names scripts by their real path.
+    let real = work
+        .path()
+        .canonicalize()
+        .unwrap_or(work.path().to_path_buf());
+    let root = format!("{}/", real.display());
     let mut out: LineTests = HashMap::new();
+    let mut first_left_out: Option<String> = None;
     let mut texts: HashMap<String, Option<String>> = HashMap::new();
     for line in status.lines() {
         let Some((i, code)) = line.split_once(' ') else {
@@ -654,6 +764,14 @@ fn node_coverage(suite: &Suite, limits: Limits) -> Result<LineTests> {
         let printed = std::fs::read_to_string(cov.join(format!("{i}.out"))).unwrap_or_default();
         let ran_a_test = node_started_a_test(&format!("{NODE_MARK}{test}\n{printed}"));
         if code != "0" || !ran_a_test {
+            first_left_out.get_or_insert_with(|| {
+                format!(
+                    "{test}: exit status {code}{}",
+                    why_line(&printed)
+                        .map(|w| format!(": {w}"))
+                        .unwrap_or_default()
+                )
+            });
             tracing::debug!(repo = %suite.folder.display(), test, code, ran_a_test, "check --tests: a test file left out (it fails on the true files, or runs no test)");
             continue;
         }
@@ -706,6 +824,17 @@ fn node_coverage(suite: &Suite, limits: Limits) -> Result<LineTests> {
                 }
             }
         }
+    }
+    // No test file passed on the true files: say why rather than leave every case
+    // uncovered (a `node` the sandbox cannot see, a runner these files need).
+    if out.is_empty()
+        && let Some(why) = first_left_out
+    {
+        bail!(
+            "no test file of {} passes on its own as `node FILE` ({} files; the first: {why})",
+            suite.folder.display(),
+            files.len()
+        );
     }
     Ok(out)
 }
@@ -1238,6 +1367,9 @@ mod tests {
             why(&quoted).as_deref(),
             Some("not ok 2 - pads: connect ECONNREFUSED 127.0.0.1:9")
         );
+        // A test named after an exception is not one.
+        let named = "TAP version 13\n# TypeError on bad input\nnot ok 1 should throw\n";
+        assert_eq!(why(named).as_deref(), Some("not ok 1 should throw"));
         // tape: the failed assertion's line.
         let tape = "TAP version 13\n# parses\nnot ok 1 should be equal\n  ---\n    operator: equal\n  ...\n";
         assert_eq!(why(tape).as_deref(), Some("not ok 1 should be equal"));
@@ -1257,6 +1389,9 @@ mod tests {
         let broke =
             "\n# typist test file test/a.js\nTAP version 13\n\n# typist test file test/b.js\n";
         assert!(!node_started_a_test(broke));
+        // node:test's summary of a file with no test is not a test.
+        let none = "\n# typist test file test/c.js\nTAP version 13\n1..0\n# tests 0\n# suites 0\n# pass 0\n# fail 0\n# duration_ms 3.1\n";
+        assert!(!node_started_a_test(none));
         // Only the last file counts (the earlier ones passed).
         let later = format!("{started}\n# typist test file test/b.js\n");
         assert!(!node_started_a_test(&later));

@@ -496,33 +496,6 @@ pub fn dataset_add(a: super::args::DatasetAddArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// One line on what `check --tests` gave a records file.
-pub(super) fn tests_line(r: &typist::check::tests_run::TestsReport) -> String {
-    let n = |k: &str| r.outcomes.get(k).copied().unwrap_or(0);
-    let noticed: Vec<String> = (r.noticed.iter())
-        .map(|(repo, (cases, noticed))| format!("{repo} {noticed}/{cases}"))
-        .collect();
-    format!(
-        "{}: {} pass, {} fail, {} error on the tests that notice their line; {} not noticed, {} not covered, {} broken, {} left out; noticed cases by repository: {}; {} test runs ({} from the cache) -> {}",
-        r.records.display(),
-        n("pass"),
-        n("fail"),
-        n("error"),
-        n("not_noticed"),
-        n("not_covered"),
-        n("broken"),
-        r.left_out,
-        if noticed.is_empty() {
-            "none".to_string()
-        } else {
-            noticed.join(", ")
-        },
-        r.runs,
-        r.cached,
-        r.sidecar.display()
-    )
-}
-
 fn check_tests(a: CheckArgs) -> Result<ExitCode> {
     use typist::check::tests_run::{TestsOptions, check_tests};
     let opts = TestsOptions {
@@ -538,7 +511,7 @@ fn check_tests(a: CheckArgs) -> Result<ExitCode> {
     };
     typist::sandbox::bwrap()?;
     for r in check_tests(&opts)? {
-        out!("{}", tests_line(&r));
+        out!("{}", r.line());
         for (why, n) in &r.left_out_why {
             out!("  left out ({n}): {why}");
         }

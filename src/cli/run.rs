@@ -171,7 +171,7 @@ fn test_records(a: &RunArgs, s: &RunSection, out: &Path) -> Result<()> {
     typist::sandbox::bwrap()?;
     for r in typist::check::tests_run::check_tests(&opts)? {
         if !a.quiet {
-            eprintln!("typist run: {}", super::commands::tests_line(&r));
+            eprintln!("typist run: {}", r.line());
         }
     }
     Ok(())

@@ -82,6 +82,19 @@ fn run_and_check(
     assistants: &[&str],
     timeout: &str,
 ) -> (String, Vec<serde_json::Value>, PathBuf) {
+    run_and_check_with(tmp, dir, plan, editors, assistants, timeout, None)
+}
+
+/// The same, with `check --tests` given this PATH.
+fn run_and_check_with(
+    tmp: &Path,
+    dir: &Path,
+    plan: &Path,
+    editors: &Path,
+    assistants: &[&str],
+    timeout: &str,
+    path: Option<&str>,
+) -> (String, Vec<serde_json::Value>, PathBuf) {
     let out = tmp.join("out");
     let mut cmd = typist();
     cmd.args(["run", "--config", "/dev/null", "--quiet", "--no-latency"])
@@ -95,14 +108,17 @@ fn run_and_check(
         cmd.args(["--assistant", a]);
     }
     ok(&cmd.output().unwrap());
-    let o = typist()
+    let mut check = typist();
+    check
         .arg("check")
         .arg(out.join("records.jsonl"))
         .arg("--dataset")
         .arg(dir)
-        .args(["--tests", "--jobs", "2", "--test-timeout", timeout])
-        .output()
-        .unwrap();
+        .args(["--tests", "--jobs", "2", "--test-timeout", timeout]);
+    if let Some(p) = path {
+        check.env("PATH", p);
+    }
+    let o = check.output().unwrap();
     ok(&o);
     let lines = std::fs::read_to_string(out.join("records.tests.jsonl"))
         .unwrap()
@@ -255,11 +271,50 @@ fn tests_after_acceptance_on_a_fixture_worked_out_by_hand() {
     assert_eq!(t["bracket"]["not_exact_but_passes"], 0, "{t}");
 }
 
+/// The JavaScript runner with Node 24 (code-server's, in `.servers/node24`, outside
+/// `/usr`), whose `node:test` prints its `spec` reporter even into a pipe unless asked
+/// for TAP: the same outcomes as with the system's Node 20 on two of the lines worked
+/// out above (index.js 5: `pass` throws as the line did, a pass; 7: a ReferenceError in
+/// a test, a fail).
+#[test]
+fn the_javascript_runner_reads_node_24_as_node_20() {
+    let node24 = Path::new(env!("CARGO_MANIFEST_DIR")).join(".servers/node24/bin");
+    assert!(
+        node24.join("node").exists(),
+        "{} is missing: scripts/install-servers.sh installs it",
+        node24.display()
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = fixture(tmp.path());
+    let plan = plan(tmp.path(), &dir, &[("index.js", 5), ("index.js", 7)]);
+    let editors = tmp.path().join("editors");
+    std::fs::create_dir_all(&editors).unwrap();
+    profile(&editors, "fixed", &["fixed"]);
+    let path = format!(
+        "{}:{}",
+        node24.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let (said, lines, _) = run_and_check_with(
+        tmp.path(),
+        &dir,
+        &plan,
+        &editors,
+        &["fixed"],
+        "60",
+        Some(&path),
+    );
+    let fixed = outcomes(&lines, "fixed");
+    assert_eq!(lines_with(&fixed, "textfmt", "pass"), [5], "{said}");
+    assert_eq!(lines_with(&fixed, "textfmt", "fail"), [7], "{said}");
+}
+
 /// Suggestions that attack the machine, in both languages, where they run: Python's
 /// at column 0 in place of ops.py's line 6 (a module-level statement, run at import);
-/// JavaScript's in place of index.js's line 7 (run inside `pad`). None passes, each
-/// says why, and nothing outside the working copy changes: the dataset's files (bound
-/// read-only), a file beside the dataset (the sandbox's /tmp is its own), and a
+/// JavaScript's in place of index.js's line 7 (run inside `pad`). None passes but the
+/// JavaScript deleter, which catches its own failures and is then the true line; the
+/// others say why, and nothing outside the working copy changes: the dataset's files
+/// (bound read-only), a file beside the dataset (the sandbox's /tmp is its own), and a
 /// listener on this machine's loopback that no connection reaches.
 #[test]
 fn suggestions_that_delete_loop_or_reach_the_network_are_contained() {
@@ -283,7 +338,7 @@ fn suggestions_that_delete_loop_or_reach_the_network_are_contained() {
         (
             "delete-js",
             format!(
-                "const fs = require('fs'); fs.rmSync({ds:?}, {{ recursive: true, force: true }}); fs.writeFileSync({beside:?}, 'x'); let out = text;"
+                "const fs = require('fs'); try {{ fs.rmSync({ds:?}, {{ recursive: true, force: true }}); }} catch {{}} try {{ fs.writeFileSync({beside:?}, 'x'); }} catch {{}} let out = text;"
             ),
         ),
         ("loop-py", "while True: pass".to_string()),
@@ -309,8 +364,16 @@ fn suggestions_that_delete_loop_or_reach_the_network_are_contained() {
     for r in &lines {
         let who = r["assistant"].as_str().unwrap();
         let outcome = r["outcome"].as_str().unwrap();
+        // The JavaScript deleter catches its own failures (a read-only dataset; a
+        // write that lands in the sandbox's own /tmp) and then is the true line, so its
+        // tests pass: the attack changed nothing they can see. Every other one breaks.
+        let expected: &[&str] = if who == "delete-js" && r["repo"] == "textfmt" {
+            &["pass"]
+        } else {
+            &["fail", "error"]
+        };
         assert!(
-            outcome == "fail" || outcome == "error",
+            expected.contains(&outcome),
             "{who} on {}: {outcome}: {said}",
             r["case"]
         );
@@ -421,6 +484,8 @@ fn the_pinned_dataset_with_tests_is_installed_and_its_own_tests_pass() {
             tested.push(p["folder"].as_str().unwrap().to_string());
         }
     }
+    // Every run made now, none answered from an earlier run's cache.
+    let _ = std::fs::remove_file(dir.join(".typist/tests-cache.jsonl"));
     let tmp = tempfile::tempdir().unwrap();
     let plan = tmp.path().join("plan.jsonl");
     ok(&typist()
