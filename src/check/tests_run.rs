@@ -64,6 +64,24 @@ pub struct TestsOptions {
     pub whole_suite: bool,
 }
 
+impl TestsOptions {
+    /// A check as a user runs it: the dataset's cache, each case's selected tests, the
+    /// sandbox's default limits but for the time one test run may take.
+    pub fn new(records: Vec<PathBuf>, dataset: PathBuf, timeout_secs: u64, jobs: usize) -> Self {
+        TestsOptions {
+            records,
+            dataset,
+            limits: Limits {
+                wall: std::time::Duration::from_secs(timeout_secs),
+                ..Default::default()
+            },
+            jobs,
+            cache: true,
+            whole_suite: false,
+        }
+    }
+}
+
 /// What one records file gave.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct TestsReport {

@@ -132,17 +132,13 @@ pub fn bench(c: BenchCommand) -> Result<ExitCode> {
         BenchCommand::Tests(f) => {
             use typist::check::tests_bench::{bench_tests, table};
             typist::sandbox::bwrap()?;
-            let b = bench_tests(&typist::check::tests_run::TestsOptions {
-                records: vec![f.records],
-                dataset: f.dataset,
-                limits: typist::sandbox::Limits {
-                    wall: std::time::Duration::from_secs(f.test_timeout),
-                    ..Default::default()
-                },
-                jobs: f.jobs,
-                cache: false,
-                whole_suite: false,
-            })?;
+            // (The bench makes its own cache.)
+            let b = bench_tests(&typist::check::tests_run::TestsOptions::new(
+                vec![f.records],
+                f.dataset,
+                f.test_timeout,
+                f.jobs,
+            ))?;
             if f.json {
                 serde_json::to_string(&b)?
             } else {
@@ -498,17 +494,12 @@ pub fn dataset_add(a: super::args::DatasetAddArgs) -> Result<ExitCode> {
 
 fn check_tests(a: CheckArgs) -> Result<ExitCode> {
     use typist::check::tests_run::{TestsOptions, check_tests};
-    let opts = TestsOptions {
-        records: super::records_files(a.records)?,
-        dataset: a.dataset,
-        limits: typist::sandbox::Limits {
-            wall: std::time::Duration::from_secs(a.test_timeout),
-            ..Default::default()
-        },
-        jobs: a.jobs,
-        cache: true,
-        whole_suite: false,
-    };
+    let opts = TestsOptions::new(
+        super::records_files(a.records)?,
+        a.dataset,
+        a.test_timeout,
+        a.jobs,
+    );
     typist::sandbox::bwrap()?;
     for r in check_tests(&opts)? {
         out!("{}", r.line());

@@ -157,17 +157,12 @@ fn test_records(a: &RunArgs, s: &RunSection, out: &Path) -> Result<()> {
         .dataset
         .clone()
         .context("--check-tests needs the run's dataset")?;
-    let opts = typist::check::tests_run::TestsOptions {
-        records: vec![out.join("records.jsonl")],
+    let opts = typist::check::tests_run::TestsOptions::new(
+        vec![out.join("records.jsonl")],
         dataset,
-        limits: typist::sandbox::Limits {
-            wall: std::time::Duration::from_secs(a.test_timeout),
-            ..Default::default()
-        },
-        jobs: jobs(s),
-        cache: true,
-        whole_suite: false,
-    };
+        a.test_timeout,
+        jobs(s),
+    );
     typist::sandbox::bwrap()?;
     for r in typist::check::tests_run::check_tests(&opts)? {
         if !a.quiet {

@@ -176,12 +176,25 @@ pub fn editors_with(dir: &Path, name: &str, host_args: &[&str], timeout_ms: u64)
 /// A profile `name` in `editors` running typist's host with `--backend` and `args` for
 /// Python files (20 s request timeout), with `extra` TOML lines after.
 pub fn host_profile(editors: &Path, name: &str, args: &[&str], extra: &str) {
+    host_profile_for(editors, name, args, &[("python", "py")], extra);
+}
+
+/// The same for these (language, extension) pairs.
+pub fn host_profile_for(
+    editors: &Path,
+    name: &str,
+    args: &[&str],
+    languages: &[(&str, &str)],
+    extra: &str,
+) {
     let mut all = vec!["host", "--backend"];
     all.extend(args);
+    let langs: Vec<&str> = languages.iter().map(|(l, _)| *l).collect();
+    let exts: Vec<&str> = languages.iter().map(|(_, e)| *e).collect();
     std::fs::write(
         editors.join(format!("{name}.toml")),
         format!(
-            "name = \"{name}\"\ncommand = \"@typist\"\nargs = {all:?}\ndialect = \"inline\"\nlanguages = [\"python\"]\nextensions = [\"py\"]\nrequest_timeout_ms = 20000\n{extra}"
+            "name = \"{name}\"\ncommand = \"@typist\"\nargs = {all:?}\ndialect = \"inline\"\nlanguages = {langs:?}\nextensions = {exts:?}\nrequest_timeout_ms = 20000\n{extra}"
         ),
     )
     .unwrap();

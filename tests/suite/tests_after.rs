@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::common::{ok, typist};
+use super::common::{host_profile_for, ok, typist};
 
 /// The fixture copied into `tmp`, its Python environment linked.
 fn fixture(tmp: &Path) -> PathBuf {
@@ -62,15 +62,13 @@ fn plan(tmp: &Path, dir: &Path, keep: &[(&str, u32)]) -> PathBuf {
 }
 
 fn profile(editors: &Path, name: &str, args: &[&str]) {
-    let mut all = vec!["host", "--backend"];
-    all.extend(args);
-    std::fs::write(
-        editors.join(format!("{name}.toml")),
-        format!(
-            "name = \"{name}\"\ncommand = \"@typist\"\nargs = {all:?}\ndialect = \"inline\"\nlanguages = [\"python\", \"javascript\"]\nextensions = [\"py\", \"js\"]\nrequest_timeout_ms = 20000\n"
-        ),
-    )
-    .unwrap();
+    host_profile_for(
+        editors,
+        name,
+        args,
+        &[("python", "py"), ("javascript", "js")],
+        "",
+    );
 }
 
 /// Runs `assistants` on `plan`, then `check --tests`; the sidecar's lines.
