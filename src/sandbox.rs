@@ -114,13 +114,33 @@ pub fn bwrap() -> Result<PathBuf> {
 
 /// Copies `src` into `dst` (made; contents, modes and links kept), for a working copy.
 pub fn copy_tree(src: &Path, dst: &Path) -> Result<()> {
+    copy_tree_except(src, dst, &[])
+}
+
+/// The same, but for `src`'s top-level entries named in `leave_out` (an installed
+/// `node_modules` the caller links instead).
+pub fn copy_tree_except(src: &Path, dst: &Path, leave_out: &[&str]) -> Result<()> {
     std::fs::create_dir_all(dst).with_context(|| format!("cannot make {}", dst.display()))?;
-    let out = Command::new("cp")
-        .arg("-a")
-        .arg(format!("{}/.", src.display()))
-        .arg(dst)
-        .output()
-        .context("cannot run cp")?;
+    let mut cmd = Command::new("cp");
+    cmd.arg("-a");
+    if leave_out.is_empty() {
+        cmd.arg(format!("{}/.", src.display()));
+    } else {
+        let entries =
+            std::fs::read_dir(src).with_context(|| format!("cannot read {}", src.display()))?;
+        let mut any = false;
+        for e in entries {
+            let e = e?;
+            if !leave_out.iter().any(|n| e.file_name() == *n) {
+                cmd.arg(e.path());
+                any = true;
+            }
+        }
+        if !any {
+            return Ok(());
+        }
+    }
+    let out = cmd.arg(dst).output().context("cannot run cp")?;
     if !out.status.success() {
         bail!(
             "cannot copy {} to {}: {}",

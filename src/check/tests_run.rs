@@ -42,7 +42,7 @@ use serde::{Deserialize, Serialize};
 use crate::dataset::Dataset;
 use crate::dataset::fetch::{OWN_DIR, Package, packages};
 use crate::replay::records::{Record, read_all};
-use crate::sandbox::{Ended, Job, Limits, copy_tree, run};
+use crate::sandbox::{Ended, Job, Limits, copy_tree, copy_tree_except, run};
 use crate::score::checks_file::file_hash;
 use crate::score::records::Outcome;
 pub use crate::score::tests_file::TestResult;
@@ -507,29 +507,8 @@ fn working_copy(suite: &Suite, files: &[(&str, &str)]) -> Result<tempfile::TempD
     match &suite.runner {
         Runner::Pytest { .. } => copy_tree(&suite.folder, work.path())?,
         Runner::Node { node_modules } => {
-            let entries = std::fs::read_dir(&suite.folder)
-                .with_context(|| format!("cannot read {}", suite.folder.display()))?;
-            // Each entry as it is (links kept, as `cp -a` keeps them in Python's copy).
-            let mut cp = std::process::Command::new("cp");
-            cp.arg("-a");
-            let mut any = false;
-            for e in entries {
-                let e = e?;
-                if e.file_name() != "node_modules" {
-                    cp.arg(e.path());
-                    any = true;
-                }
-            }
-            if any {
-                let out = cp.arg(work.path()).output().context("cannot run cp")?;
-                if !out.status.success() {
-                    bail!(
-                        "cannot copy {}: {}",
-                        suite.folder.display(),
-                        String::from_utf8_lossy(&out.stderr).trim()
-                    );
-                }
-            }
+            // Links kept, as in Python's copy; the installed packages linked, not copied.
+            copy_tree_except(&suite.folder, work.path(), &["node_modules"])?;
             if let Some(m) = node_modules {
                 std::os::unix::fs::symlink(m, work.path().join("node_modules"))
                     .context("cannot link node_modules into the working copy")?;
