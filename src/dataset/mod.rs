@@ -7,6 +7,7 @@
 //! line's fate does not depend on the order files are walked or on other files.
 
 pub mod classify;
+pub mod edits;
 pub mod fetch;
 mod plan;
 mod repo;
