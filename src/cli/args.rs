@@ -33,9 +33,17 @@ pub struct ReportArgs {
 #[derive(clap::Args, Debug, Clone)]
 pub struct SampleArgs {
     /// Dataset folder: each top-level folder is a repository (the folder itself with
-    /// --single-repo).
-    #[arg(long, value_name = "DIR")]
-    pub dataset: PathBuf,
+    /// --single-repo). With --cases edits: each repository's `debian/patches` (a
+    /// Debian source tree from `typist dataset add DIR debian:SOURCE`) are sessions.
+    #[arg(long, value_name = "DIR", required_unless_present = "git")]
+    pub dataset: Option<PathBuf>,
+    /// With --cases edits: a git repository whose commits are sessions (repeatable).
+    #[arg(long, value_name = "REPO")]
+    pub git: Vec<PathBuf>,
+    /// With --git: the commits, as `git rev-list` takes them (e.g. v1.0..v1.1) [default:
+    /// the last 200 first-parent commits of HEAD].
+    #[arg(long, value_name = "RANGE")]
+    pub commits: Option<String>,
     #[command(flatten)]
     pub sampling: SamplingArgs,
     /// What a case is: a whole line, an identifier to complete (found by
@@ -77,6 +85,9 @@ pub enum SampleCases {
     /// A code line and the lines after it indented at least as deeply, scored as one
     /// block (methodology §9).
     Blocks,
+    /// Edit sessions from version control (commits with --git, Debian patches with
+    /// --dataset), each paused moment a case for next edits (methodology §13).
+    Edits,
 }
 
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]

@@ -229,7 +229,12 @@ pub const BACKEND: Table<BackendKind> = &[
     (
         BackendKind::Oracle,
         "oracle",
-        "For tests only: answers the plan's true block at the cursor, read from the plan given with `--truth` (a path outside the workspace; `host::oracle`)",
+        "For tests only: answers the plan's true block at the cursor, read from the plan given with `--truth` (a path outside the workspace; `host::oracle`); given an edits plan, the session's true next edit (`host::next_edit`)",
+    ),
+    (
+        BackendKind::Rename,
+        "rename",
+        "Next edits only: the last identifier renamed, renamed at its next occurrence (`host::next_edit`); no inline answers",
     ),
 ];
 

@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use super::args::{
     BenchCommand, CheckArgs, DoctorArgs, DrillArgs, MergeArgs, ProfilesArgs, ReportArgs,
@@ -213,6 +213,16 @@ fn token_kinds(names: &[String]) -> Result<Vec<typist::dataset::TokenKind>> {
 }
 
 pub fn sample(a: SampleArgs) -> Result<ExitCode> {
+    if a.cases == SampleCases::Edits {
+        return super::sample_edits::sample_edits(a);
+    }
+    if !a.git.is_empty() || a.commits.is_some() {
+        anyhow::bail!("--git and --commits are options of --cases edits");
+    }
+    let dataset = a
+        .dataset
+        .clone()
+        .context("--dataset DIR is needed (or --cases edits --git REPO)")?;
     let opts = a.sampling.layer().sample_options()?;
     if a.cases != SampleCases::Tokens
         && (!a.prefix.is_empty() || a.context.is_some() || !a.kinds.is_empty())
@@ -233,7 +243,7 @@ pub fn sample(a: SampleArgs) -> Result<ExitCode> {
         );
     }
     let ds = typist::dataset::walk(
-        &a.dataset,
+        &dataset,
         &typist::dataset::WalkOptions {
             single_repo: a.sampling.single_repo,
             ..Default::default()
@@ -259,12 +269,13 @@ pub fn sample(a: SampleArgs) -> Result<ExitCode> {
             let (plan, summary) = tokens::sample_tokens(&ds, &opts, &tok);
             (plan, Some(summary))
         }
+        SampleCases::Edits => unreachable!("--cases edits is sampled by sample_edits"),
     };
     let files: usize = ds.repos.iter().map(|r| r.files.len()).sum();
     if plan.is_empty() {
         anyhow::bail!("{}", super::no_cases(&ds));
     }
-    let source = typist::dataset::PlanSource::new(&a.dataset, a.sampling.single_repo, &a.out);
+    let source = typist::dataset::PlanSource::new(&dataset, a.sampling.single_repo, &a.out);
     typist::dataset::write_plan(&a.out, &plan, Some(&source))?;
     out!(
         "{} from {} in {} ({} skipped) -> {} ({})",

@@ -44,6 +44,8 @@ pub mod log;
 pub mod login;
 pub mod resume;
 pub mod run;
+pub mod run_edits;
+pub mod sample_edits;
 pub mod server_args;
 
 use anyhow::{Context, Result};

@@ -14,6 +14,7 @@ use super::extensions::ExtensionState;
 use super::handshake::{ServerCaps, ServerInfo};
 use super::kind::{EditorApp, EditorKind};
 use super::neovim::NeovimSession;
+use super::next_edit::NextEdits;
 use super::options::{SessionOptions, Timed};
 use super::profile::Profile;
 use super::ranking::{ListAnswer, ShownList};
@@ -169,6 +170,26 @@ impl EditorSession {
             EditorSession::Typist(s) => s.suggest_when_ready(rel, cursor).await,
             EditorSession::Neovim(n) => n.suggest_when_ready(rel, cursor).await,
             EditorSession::Vscode(v) => v.suggest(rel, cursor).await,
+        }
+    }
+
+    /// The next edit proposed at `cursor` in `rel` (methodology §13), asked as
+    /// Copilot's editors ask it (`textDocument/copilotInlineEdit`). typist's own client
+    /// only, for now: a real editor's session is refused before the run starts
+    /// (`refusals`), and answers an error here.
+    pub async fn next_edit(
+        &mut self,
+        rel: &str,
+        cursor: Position,
+    ) -> Result<Timed<NextEdits>, SessionError> {
+        match self {
+            EditorSession::Typist(s) => s.next_edit(rel, cursor).await,
+            EditorSession::Neovim(_) | EditorSession::Vscode(_) => {
+                Err(SessionError::Editor(super::error::EditorError::Failed(
+                    "next edits are asked through typist's own client only (--editor typist)"
+                        .into(),
+                )))
+            }
         }
     }
 

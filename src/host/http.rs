@@ -354,6 +354,73 @@ pub fn complete(api: Api, o: &HttpOptions, prefix: &str, suffix: &str) -> Result
     Ok(heal_answer(removed, &answer, host_cuts).unwrap_or_default())
 }
 
+/// A plain prompt completed by an OpenAI-compatible `/v1/completions` server (no FIM,
+/// no context window, no healing): `max_tokens` and `stop` as given, the options'
+/// model, temperature, key and timeout. For the next-edit prompt (`host::next_edit`).
+/// Returns the text and whether the model stopped by itself (a stop sequence or its end
+/// of text), not at `max_tokens`.
+pub fn generate(
+    api: Api,
+    o: &HttpOptions,
+    prompt: &str,
+    max_tokens: u32,
+    stop: &[&str],
+) -> Result<(String, bool), String> {
+    if api != Api::OpenAi {
+        return Err(
+            "next edits are asked of an OpenAI-compatible server only (--backend openai)".into(),
+        );
+    }
+    let endpoint = o
+        .endpoint
+        .as_deref()
+        .ok_or("no --endpoint for the HTTP backend")?;
+    let path = "/v1/completions";
+    let body = json!({
+        "model": o.model,
+        "prompt": prompt,
+        "max_tokens": max_tokens,
+        "temperature": o.temperature,
+        "stream": false,
+        "stop": stop,
+    });
+    let url = format!("{}{}", endpoint.trim_end_matches('/'), path);
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(std::time::Duration::from_millis(o.http_timeout_ms)))
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let mut req = agent.post(&url);
+    if let Some(var) = &o.api_key_env
+        && let Ok(key) = std::env::var(var)
+    {
+        req = req.header("Authorization", &format!("Bearer {key}"));
+    }
+    let mut resp = req
+        .send_json(&body)
+        .map_err(|e| format!("POST {url}: {e}"))?;
+    let status = resp.status();
+    let text = resp
+        .body_mut()
+        .read_to_string()
+        .map_err(|e| format!("POST {url}: {e}"))?;
+    if !status.is_success() {
+        return Err(format!(
+            "POST {path} answered {status}: {}",
+            error_message(&text)
+        ));
+    }
+    let v: Value =
+        serde_json::from_str(&text).map_err(|e| format!("POST {path}: not JSON: {e}"))?;
+    let finished = v
+        .pointer("/choices/0/finish_reason")
+        .and_then(Value::as_str)
+        != Some("length");
+    let text = answer_text(api, &v)
+        .ok_or_else(|| format!("POST {path}: no completion text in the answer"))?;
+    Ok((text, finished))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -20,6 +20,7 @@ pub mod http;
 mod index;
 mod index_cache;
 pub mod listen;
+pub mod next_edit;
 pub mod ngram;
 pub mod oracle;
 pub mod serve_model;
@@ -68,8 +69,12 @@ pub enum BackendKind {
     /// file, and answers with the line at the cursor from any of them (`host::cheat`).
     Cheat,
     /// For tests only: answers the plan's true block at the cursor, read from the plan
-    /// given with `--truth` (a path outside the workspace; `host::oracle`).
+    /// given with `--truth` (a path outside the workspace; `host::oracle`); given an
+    /// edits plan, the session's true next edit (`host::next_edit`).
     Oracle,
+    /// Next edits only: the last identifier renamed, renamed at its next occurrence
+    /// (`host::next_edit`); no inline answers.
+    Rename,
 }
 
 /// What the n-gram model learns from.
@@ -114,6 +119,12 @@ pub struct Host {
     /// The workspace folder named at `initialize`.
     root: Mutex<Option<PathBuf>>,
     oracle: Option<std::sync::Arc<oracle::Oracle>>,
+    /// `--backend oracle` with an edits plan: the sessions' true next edits.
+    edit_oracle: Option<std::sync::Arc<next_edit::EditOracle>>,
+    /// Each document's edit run (`next_edit::EditRun`), by URI.
+    edit_runs: Mutex<HashMap<String, next_edit::EditRun>>,
+    /// Each document's text when it was opened (the HTTP models' edit history).
+    opened: Mutex<HashMap<String, String>>,
     append: Option<String>,
     text: Option<String>,
     list_rank: u32,
@@ -151,7 +162,8 @@ fn trace(line: Value) {
     });
     if let Some(Ok(mut f)) = f.as_ref().map(|m| m.lock()) {
         use std::io::Write;
-        let _ = writeln!(f, "{line}");
+        // One `write` per line: hosts of several workers append to the same file.
+        let _ = f.write_all(format!("{line}\n").as_bytes());
     }
 }
 
@@ -214,6 +226,7 @@ impl Host {
                     .unwrap_or_default()
             }
             (BackendKind::PreviousLine, _) => previous_line(prefix),
+            (BackendKind::Rename, _) => String::new(),
             (BackendKind::Ngram, NgramContext::Document) => {
                 ngram::predict_document(prefix, &doc.text[at..])
             }
@@ -353,6 +366,175 @@ impl Host {
     }
 }
 
+impl Host {
+    /// `textDocument/copilotInlineEdit`: the next edit at `position` (`host::next_edit`),
+    /// `{edits: []}` from a backend that proposes none.
+    async fn inline_edit(&self, params: Value) -> RpcResult<Value> {
+        let n = self.requests.fetch_add(1, Ordering::SeqCst) + 1;
+        let uri = params
+            .pointer("/textDocument/uri")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let version = params
+            .pointer("/textDocument/version")
+            .cloned()
+            .unwrap_or(Value::Null);
+        let Some(pos) = params.get("position").and_then(EPos::from_json) else {
+            return Err(tower_lsp_server::jsonrpc::Error::invalid_params(
+                "position missing",
+            ));
+        };
+        if !self.faults.shape(&self.client, n).await {
+            return Ok(json!({"edits": []}));
+        }
+        let rel = self.rel_path(&uri);
+        let api = match self.backend {
+            BackendKind::Openai => Some(http::Api::OpenAi),
+            BackendKind::Ollama => Some(http::Api::Ollama),
+            BackendKind::Llamacpp => Some(http::Api::LlamaCpp),
+            BackendKind::Tgi => Some(http::Api::Tgi),
+            _ => None,
+        };
+        if let Some(api) = api {
+            return self.inline_edit_http(api, &uri, version, pos, &rel).await;
+        }
+        let edit = {
+            let docs = self
+                .docs
+                .lock()
+                .map_err(|_| tower_lsp_server::jsonrpc::Error::internal_error())?;
+            let Some(doc) = docs.get(&uri) else {
+                return Err(tower_lsp_server::jsonrpc::Error::invalid_params(format!(
+                    "{uri} is not open"
+                )));
+            };
+            let cursor = EditorDoc::offset_of(&doc.text, pos, PositionEncoding::Utf16);
+            let edit = match self.backend {
+                BackendKind::Oracle => {
+                    let opened = self.opened.lock().ok().and_then(|o| o.get(&uri).cloned());
+                    self.edit_oracle
+                        .as_ref()
+                        .and_then(|o| o.answer(&rel, opened.as_deref()?, &doc.text))
+                }
+                BackendKind::Rename => self
+                    .edit_runs
+                    .lock()
+                    .ok()
+                    .and_then(|r| r.get(&uri).cloned())
+                    .and_then(|r| r.proposal(&doc.text, cursor)),
+                _ => None,
+            };
+            edit.map(|(a, b, text)| {
+                let at = |o: usize| EditorDoc::position_of(&doc.text, o, PositionEncoding::Utf16);
+                (at(a), at(b), text)
+            })
+        };
+        if std::env::var_os("TYPIST_HOST_TRACE").is_some() {
+            trace(
+                json!({"ev": "copilotInlineEdit", "params": params, "answer": edit.as_ref().map(|e| &e.2), "pid": std::process::id()}),
+            );
+        }
+        let edits: Vec<Value> = edit
+            .into_iter()
+            .map(|(start, end, text)| {
+                json!({
+                    "text": text,
+                    "textDocument": {"uri": uri, "version": version},
+                    "range": {"start": start.to_json(), "end": end.to_json()},
+                    "command": {"title": "Accept next edit", "command": "typist.acceptInlineEdit"},
+                })
+            })
+            .collect();
+        Ok(json!({"edits": edits}))
+    }
+
+    /// A next edit from an HTTP model: the Zeta-style prompt (`next_edit::zeta_prompt`)
+    /// completed, its region applied, the change as one edit. A failure of the model is
+    /// an error for the client, never an empty answer.
+    async fn inline_edit_http(
+        &self,
+        api: http::Api,
+        uri: &str,
+        version: Value,
+        pos: EPos,
+        rel: &str,
+    ) -> RpcResult<Value> {
+        let internal = |m: String| {
+            let mut err = tower_lsp_server::jsonrpc::Error::internal_error();
+            err.message = m.into();
+            err
+        };
+        let (text, opened, cursor) = {
+            let docs = self.docs.lock().map_err(|_| internal("poisoned".into()))?;
+            let Some(doc) = docs.get(uri) else {
+                return Err(tower_lsp_server::jsonrpc::Error::invalid_params(format!(
+                    "{uri} is not open"
+                )));
+            };
+            let opened = self
+                .opened
+                .lock()
+                .ok()
+                .and_then(|o| o.get(uri).cloned())
+                .unwrap_or_else(|| doc.text.clone());
+            let cursor = EditorDoc::offset_of(&doc.text, pos, PositionEncoding::Utf16);
+            (doc.text.clone(), opened, cursor)
+        };
+        let prompt = next_edit::zeta_prompt(rel, &opened, &text, cursor);
+        let opts = self.http.clone();
+        let p = prompt.text.clone();
+        let region_chars = text[prompt.region.0..prompt.region.1].chars().count() as u32;
+        // Room for the region rewritten and a little more, in tokens (about 3 characters
+        // a token for code), at least the profile's --max-tokens.
+        let max_tokens = (region_chars / 3 + 32).max(opts.max_tokens);
+        let (answer, finished) = tokio::task::spawn_blocking(move || {
+            http::generate(api, &opts, &p, max_tokens, &[next_edit::REGION_END])
+        })
+        .await
+        .map_err(|e| internal(e.to_string()))?
+        .map_err(internal)?;
+        let edit = next_edit::apply_region(&text, &prompt, &answer, finished)
+            .filter(|new| *new != text)
+            .map(|new| {
+                let (a, b, t) = next_edit::one_edit(&text, &new);
+                let at = |o: usize| EditorDoc::position_of(&text, o, PositionEncoding::Utf16);
+                (at(a), at(b), t)
+            });
+        if std::env::var_os("TYPIST_HOST_TRACE").is_some() {
+            trace(
+                json!({"ev": "copilotInlineEdit", "uri": uri, "answer": answer, "finished": finished, "pid": std::process::id()}),
+            );
+        }
+        let edits: Vec<Value> = edit
+            .into_iter()
+            .map(|(start, end, t)| {
+                json!({
+                    "text": t,
+                    "textDocument": {"uri": uri, "version": version},
+                    "range": {"start": start.to_json(), "end": end.to_json()},
+                    "command": {"title": "Accept next edit", "command": "typist.acceptInlineEdit"},
+                })
+            })
+            .collect();
+        Ok(json!({"edits": edits}))
+    }
+
+    /// `textDocument/didFocus` (Copilot's): nothing to do but note it.
+    async fn did_focus(&self, params: Value) {
+        if std::env::var_os("TYPIST_HOST_TRACE").is_some() {
+            trace(json!({"ev": "didFocus", "params": params, "pid": std::process::id()}));
+        }
+    }
+
+    /// `textDocument/didShowInlineEdit` (Copilot's): a next edit was shown.
+    async fn did_show_inline_edit(&self, params: Value) {
+        if std::env::var_os("TYPIST_HOST_TRACE").is_some() {
+            trace(json!({"ev": "didShowInlineEdit", "params": params, "pid": std::process::id()}));
+        }
+    }
+}
+
 impl LanguageServer for Host {
     async fn initialize(&self, params: InitializeParams) -> RpcResult<InitializeResult> {
         let root = params
@@ -435,6 +617,12 @@ impl LanguageServer for Host {
             p.text_document.version,
             &p.text_document.text,
         );
+        if let Ok(mut o) = self.opened.lock() {
+            o.insert(uri.clone(), p.text_document.text.clone());
+        }
+        if let Ok(mut r) = self.edit_runs.lock() {
+            r.remove(&uri);
+        }
         if let Ok(mut docs) = self.docs.lock() {
             docs.insert(
                 uri,
@@ -453,9 +641,37 @@ impl LanguageServer for Host {
             return;
         };
         let Some(doc) = docs.get_mut(uri) else { return };
+        let mut runs = self.edit_runs.lock().ok();
         for change in &p.content_changes {
+            let range = change.range.map(|r| {
+                let at = |p: tower_lsp_server::ls_types::Position| {
+                    EditorDoc::offset_of(
+                        &doc.text,
+                        EPos {
+                            line: p.line,
+                            character: p.character,
+                        },
+                        PositionEncoding::Utf16,
+                    )
+                };
+                (at(r.start), at(r.end))
+            });
+            let old = range.map(|_| doc.text.clone());
             apply_change_in_place(&mut doc.text, change, PositionEncoding::Utf16);
+            if let Some(runs) = runs.as_mut() {
+                let run = runs.remove(uri);
+                let next = match (range, old) {
+                    (Some((a, b)), Some(old)) if a <= b => {
+                        next_edit::EditRun::follow(run, &old, a, b, &change.text, &doc.text)
+                    }
+                    _ => None,
+                };
+                if let Some(next) = next {
+                    runs.insert(uri.to_string(), next);
+                }
+            }
         }
+        drop(runs);
         traced_doc("didChange", uri, p.text_document.version, &doc.text);
         if self.backend == BackendKind::Cheat
             && let (Ok(mut m), Some(path)) = (self.cheat.lock(), &doc.path)
@@ -556,6 +772,14 @@ where
         }
         None => None,
     };
+    let edit_oracle = match truth.as_deref().map(next_edit::EditOracle::read) {
+        Some(Ok(o)) => o.map(std::sync::Arc::new),
+        Some(Err(e)) => {
+            tracing::error!("{e:#}");
+            None
+        }
+        None => None,
+    };
     let (service, socket) = LspService::build(|client| Host {
         client,
         backend,
@@ -568,11 +792,17 @@ where
         requests: AtomicU64::new(0),
         root: Mutex::new(None),
         oracle: oracle.clone(),
+        edit_oracle: edit_oracle.clone(),
+        edit_runs: Mutex::new(HashMap::new()),
+        opened: Mutex::new(HashMap::new()),
         append: append.clone(),
         text: text.clone(),
         list_rank,
     })
     .custom_method("textDocument/inlineCompletion", Host::inline_completion)
+    .custom_method("textDocument/copilotInlineEdit", Host::inline_edit)
+    .custom_method("textDocument/didFocus", Host::did_focus)
+    .custom_method("textDocument/didShowInlineEdit", Host::did_show_inline_edit)
     .finish();
     Server::new(read, write, socket).serve(service).await;
 }

@@ -13,6 +13,7 @@
 //! `worker/golf.rs` for lines and `worker/golf_list.rs` for completion lists).
 
 pub mod checks;
+pub mod edits;
 pub mod golf;
 pub mod manifest;
 pub mod merge;

@@ -255,3 +255,32 @@ fn a_token_kept_in_the_vault_reaches_the_server_and_goes_with_logout() {
     let r = doctor(isolated(tmp.path(), true).env("TYPIST_CONFIG_DIR", &config));
     assert_eq!(r["status"], "needs-auth", "{r}");
 }
+
+/// Next edits (`textDocument/copilotInlineEdit`, methodology §13) asked of the real
+/// server without a sign-in: it answers "not authenticated", and the run stops naming
+/// `typist login copilot` with no record (an unanswered request is never scored).
+#[test]
+fn next_edits_stop_at_the_sign_in_with_no_record() {
+    installed();
+    let tmp = tempfile::tempdir().unwrap();
+    let plan = tmp.path().join("edits.jsonl");
+    std::fs::write(&plan, crate::edits::RENAME_PLAN_FOR_TESTS()).unwrap();
+    let out = tmp.path().join("out");
+    let o = isolated(tmp.path(), true)
+        .args(["run", "--quiet", "--assistant", "copilot", "--plan"])
+        .arg(&plan)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("copilotInlineEdit") && err.contains("typist login copilot"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("records.jsonl")).unwrap(),
+        ""
+    );
+}

@@ -16,6 +16,7 @@ mod connect;
 mod copilot;
 mod datasets;
 mod drill;
+mod edits;
 mod fuzz;
 mod golf;
 mod help;

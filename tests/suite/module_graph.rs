@@ -27,6 +27,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[(&str, u32)] = &[
     ("digest", 0),
     ("lang", 0),
+    ("lines", 0),
     ("os", 0),
     ("secrets", 0),
     ("lsp", 1),

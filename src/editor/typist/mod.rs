@@ -32,6 +32,7 @@ use super::conditions::Conditions;
 use super::dialect;
 use super::document::{Document, Position, PositionEncoding, incremental_change, insertion, whole};
 use super::handshake;
+use super::next_edit::{NextEdits, read_inline_edits};
 use super::profile::{DialectKind, Profile, ReadinessRule};
 use super::server_state::ServerState;
 use super::suggestions::Suggestions;
@@ -391,6 +392,71 @@ impl TypistSession {
             cursor,
             self.caps.position_encoding,
         );
+        Ok(Timed { value, latency_ms })
+    }
+
+    /// Asks for the next edit at `cursor` in `rel` as Copilot's editors do:
+    /// `textDocument/didFocus` when the document was not focused, then
+    /// `textDocument/copilotInlineEdit` with the document's version, and
+    /// `textDocument/didShowInlineEdit` for the first edit when the answer has one (an
+    /// editor shows it). A server that does not know the method answers an error.
+    pub async fn next_edit(
+        &mut self,
+        rel: &str,
+        cursor: Position,
+    ) -> Result<Timed<NextEdits>, SessionError> {
+        self.pump();
+        let doc = self
+            .docs
+            .get(rel)
+            .ok_or_else(|| SessionError::NotOpen(rel.to_string()))?
+            .clone();
+        if self.focused.as_deref() != Some(rel) {
+            self.client.notify(
+                "textDocument/didFocus",
+                Some(json!({"textDocument": {"uri": doc.uri}})),
+            );
+            self.focused = Some(rel.to_string());
+        }
+        let method = "textDocument/copilotInlineEdit";
+        let params = json!({
+            "textDocument": {"uri": doc.uri, "version": doc.version},
+            "position": cursor.to_json(),
+        });
+        let text_sha256 = self.text_sha256(rel);
+        self.last_request_hash = Some(request_hash_of(
+            method,
+            &params,
+            &uri::from_path(&self.root),
+            &text_sha256,
+        ));
+        let start = Instant::now();
+        let answer = self
+            .client
+            .request(method, Some(params), self.profile.request_timeout())
+            .await;
+        let latency_ms = start.elapsed().as_secs_f64() * 1000.0;
+        let answer = match answer {
+            Ok(v) => v,
+            Err(e) if e.rpc_code() == Some(COPILOT_NO_TOKEN) => {
+                return Err(SessionError::NotSignedIn {
+                    server: self.profile.name.clone(),
+                    message: format!("{e}; run `typist login copilot`"),
+                });
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let value = read_inline_edits(&answer, &doc, self.caps.position_encoding);
+        if let Some(first) = answer
+            .get("edits")
+            .and_then(Value::as_array)
+            .and_then(|e| e.first())
+        {
+            self.client.notify(
+                "textDocument/didShowInlineEdit",
+                Some(json!({"item": first})),
+            );
+        }
         Ok(Timed { value, latency_ms })
     }
 

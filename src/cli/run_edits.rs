@@ -1,0 +1,152 @@
+//! `typist run --plan EDITS_PLAN`: an edits plan (`typist sample --cases edits`)
+//! replayed against every assistant (`replay::edits`), then its next-edit figures
+//! scored beside the records (`score.json`, the table on standard output).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::{Context, Result, bail};
+
+use super::args::RunArgs;
+use super::{EXIT_INTERRUPTED, EXIT_NO_ANSWERS, replay_runtime};
+use typist::config::ConfigFile;
+use typist::replay::edits::{EditsOptions, run_edits};
+use typist::replay::{RunReport, RunStatus};
+
+/// The reversal's reference: the buffer this many events before a moment.
+pub const REVERSAL_EVENTS: usize = 10;
+
+/// The edits plan a run is given: `--plan` (or config.toml's) when it is one, else the
+/// plan a resumed edits run's manifest names.
+pub(super) fn edits_plan(a: &RunArgs) -> Result<Option<PathBuf>> {
+    if let Some(p) = &a.plan {
+        return Ok(typist::dataset::edits::is_edits_plan(p).then(|| p.clone()));
+    }
+    if a.resume {
+        let out = a.out.clone().unwrap_or_else(|| PathBuf::from("out"));
+        let m = out.join("manifest.json");
+        if let Ok(text) = std::fs::read_to_string(&m) {
+            let v: serde_json::Value = serde_json::from_str(&text)
+                .with_context(|| format!("{}: malformed manifest", m.display()))?;
+            if v.get("kind").and_then(|k| k.as_str()) == Some("edits") {
+                let plan = v.get("plan").and_then(|p| p.as_str()).with_context(|| {
+                    format!("{}: an edits run's manifest names no plan", m.display())
+                })?;
+                return Ok(Some(PathBuf::from(plan)));
+            }
+        }
+    }
+    Ok(None)
+}
+
+pub(super) fn run(a: RunArgs, plan: &Path) -> Result<ExitCode> {
+    let file = ConfigFile::load_or_default(a.config.as_deref())?;
+    let settings = file.apply(a.layer());
+    let s = &settings.run;
+    let (_, sessions) = typist::dataset::edits::read_edits_plan(plan)?;
+    if sessions.is_empty() {
+        bail!("{}: the plan has no session", plan.display());
+    }
+    let profiles = super::run::profiles(s, &a)?;
+    let jobs = super::run::jobs(s);
+    let (services, profiles) = typist::service::Services::start(
+        &profiles,
+        jobs,
+        typist::service::threads_for(settings.conditions.app.kind),
+    )?;
+    let out = s.out.clone().unwrap_or_else(|| PathBuf::from("out"));
+    let bytes = std::fs::read(plan).with_context(|| format!("cannot read {}", plan.display()))?;
+    let opts = EditsOptions {
+        out: out.clone(),
+        jobs,
+        passes: s.passes.unwrap_or(1).max(1),
+        resume: a.resume,
+        quiet: a.quiet,
+        reversal_events: REVERSAL_EVENTS,
+        plan: std::path::absolute(plan).unwrap_or_else(|_| plan.to_path_buf()),
+        plan_hash: format!("sha256:{}", typist::digest::sha256_hex(&bytes)),
+    };
+    let moments: usize = sessions.iter().map(|s| s.moments.len()).sum();
+    if !a.quiet {
+        eprintln!(
+            "typist run: {}, {}, {}, {}, {} -> {}",
+            typist::score::count(sessions.len() as u64, "edit session"),
+            typist::score::count(moments as u64, "moment"),
+            typist::score::count(profiles.len() as u64, "assistant"),
+            typist::score::count(opts.jobs as u64, "job"),
+            typist::score::count(opts.passes.into(), "pass"),
+            out.display()
+        );
+    }
+    let rt = replay_runtime(opts.jobs)?;
+    let cancel = Arc::new(AtomicBool::new(false));
+    let report = rt.block_on(async {
+        let flag = cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!(
+                    "\ntypist: stopping after the moments in flight (finished records are kept; --resume continues)"
+                );
+                flag.store(true, Ordering::SeqCst);
+            }
+        });
+        run_edits(sessions, profiles, settings.conditions.clone(), &opts, cancel.clone()).await
+    });
+    drop(services);
+    ended(&out, report?, a.quiet)
+}
+
+/// The score beside the records, and how the run ended.
+fn ended(out: &Path, report: RunReport, quiet: bool) -> Result<ExitCode> {
+    let records = typist::score::edit_records::read_edit_records(&out.join("records.jsonl"))?;
+    let summary = typist::score::edit_records::summarize_records(&records, 1000, 0);
+    std::fs::write(
+        out.join("score.json"),
+        serde_json::to_string(&summary)? + "\n",
+    )?;
+    if !quiet && !records.is_empty() {
+        out!("{}", typist::score::next_edit::table(&summary));
+    }
+    match report.status {
+        RunStatus::Complete => {
+            if !quiet {
+                eprintln!(
+                    "typist run: complete, {} records ({} new) in {} (score: {})",
+                    report.records,
+                    report.new_records,
+                    out.display(),
+                    out.join("score.json").display()
+                );
+            }
+            if report.records > 0
+                && records
+                    .iter()
+                    .all(|r| r.outcome != typist::score::Outcome::Suggestion)
+            {
+                eprintln!("typist run: no assistant proposed a next edit (see records.jsonl)");
+                return Ok(ExitCode::from(EXIT_NO_ANSWERS));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        RunStatus::Interrupted => {
+            eprintln!(
+                "typist run: interrupted; {} records kept in {} (continue with: typist run --resume --out {})",
+                report.records,
+                out.display(),
+                out.display()
+            );
+            Ok(ExitCode::from(EXIT_INTERRUPTED))
+        }
+        _ => {
+            eprintln!(
+                "typist run: failed: {}; {} records kept in {}",
+                report.message.clone().unwrap_or_default(),
+                report.records,
+                out.display()
+            );
+            Ok(ExitCode::from(1))
+        }
+    }
+}
