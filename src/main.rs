@@ -122,7 +122,11 @@ fn main() -> ExitCode {
 fn dispatch(command: Command) -> Result<ExitCode> {
     use cli::commands;
     match command {
-        Command::Run(a) => cli::run::run(*a),
+        Command::Run(a) => match cli::run_edits::edits_plan(&a) {
+            Ok(Some(plan)) => cli::run_edits::run(*a, &plan),
+            Ok(None) => cli::run::run(*a),
+            Err(e) => Err(e),
+        },
         Command::Report(a) => commands::report(a),
         Command::Sample(a) => commands::sample(a),
         Command::Merge(a) => commands::merge(a),

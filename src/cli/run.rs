@@ -19,9 +19,6 @@ use typist::editor::{Profile, profile};
 use typist::replay::{RunConditions, RunOptions, RunReport, RunStatus};
 
 pub fn run(mut a: RunArgs) -> Result<ExitCode> {
-    if let Some(plan) = super::run_edits::edits_plan(&a)? {
-        return super::run_edits::run(a, &plan);
-    }
     // A resume is the run its manifest describes; else the flags over config.toml.
     let (mut settings, read) = match super::resume::from_manifest(&mut a)? {
         Some(resumed) => resumed,

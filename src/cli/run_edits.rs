@@ -18,9 +18,9 @@ use typist::replay::{RunReport, RunStatus};
 /// The reversal's reference: the buffer this many events before a moment.
 pub const REVERSAL_EVENTS: usize = 10;
 
-/// The edits plan a run is given: `--plan` (or config.toml's) when it is one, else the
-/// plan a resumed edits run's manifest names.
-pub(super) fn edits_plan(a: &RunArgs) -> Result<Option<PathBuf>> {
+/// The edits plan a run is given: `--plan` when it is one, else the plan a resumed
+/// edits run's manifest names.
+pub fn edits_plan(a: &RunArgs) -> Result<Option<PathBuf>> {
     if let Some(p) = &a.plan {
         return Ok(typist::dataset::edits::is_edits_plan(p).then(|| p.clone()));
     }
@@ -41,14 +41,29 @@ pub(super) fn edits_plan(a: &RunArgs) -> Result<Option<PathBuf>> {
     Ok(None)
 }
 
-pub(super) fn run(a: RunArgs, plan: &Path) -> Result<ExitCode> {
+pub fn run(a: RunArgs, plan: &Path) -> Result<ExitCode> {
+    if a.shard.is_some() || a.retry_errors {
+        bail!("--shard and --retry-errors are not yet for edits plans: run the whole plan");
+    }
     let file = ConfigFile::load_or_default(a.config.as_deref())?;
-    let settings = file.apply(a.layer());
-    let s = &settings.run;
+    let mut settings = file.apply(a.layer());
     let (_, sessions) = typist::dataset::edits::read_edits_plan(plan)?;
     if sessions.is_empty() {
         bail!("{}: the plan has no session", plan.display());
     }
+    let bytes = std::fs::read(plan).with_context(|| format!("cannot read {}", plan.display()))?;
+    let plan_hash = format!("sha256:{}", typist::digest::sha256_hex(&bytes));
+    let out = settings
+        .run
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("out"));
+    if a.resume
+        && let Some(conditions) = resumed(&out, &plan_hash, &a, &mut settings.run)?
+    {
+        settings.conditions = conditions;
+    }
+    let s = &settings.run;
     let profiles = super::run::profiles(s, &a)?;
     let jobs = super::run::jobs(s);
     let (services, profiles) = typist::service::Services::start(
@@ -56,8 +71,6 @@ pub(super) fn run(a: RunArgs, plan: &Path) -> Result<ExitCode> {
         jobs,
         typist::service::threads_for(settings.conditions.app.kind),
     )?;
-    let out = s.out.clone().unwrap_or_else(|| PathBuf::from("out"));
-    let bytes = std::fs::read(plan).with_context(|| format!("cannot read {}", plan.display()))?;
     let opts = EditsOptions {
         out: out.clone(),
         jobs,
@@ -66,7 +79,7 @@ pub(super) fn run(a: RunArgs, plan: &Path) -> Result<ExitCode> {
         quiet: a.quiet,
         reversal_events: REVERSAL_EVENTS,
         plan: std::path::absolute(plan).unwrap_or_else(|_| plan.to_path_buf()),
-        plan_hash: format!("sha256:{}", typist::digest::sha256_hex(&bytes)),
+        plan_hash,
     };
     let moments: usize = sessions.iter().map(|s| s.moments.len()).sum();
     if !a.quiet {
@@ -98,6 +111,70 @@ pub(super) fn run(a: RunArgs, plan: &Path) -> Result<ExitCode> {
     ended(&out, report?, a.quiet)
 }
 
+/// A resumed edits run is the run its manifest describes: the same plan (its sha256),
+/// its assistants and passes unless the flags name them (then they must be the same),
+/// and its conditions (returned).
+fn resumed(
+    out: &Path,
+    plan_hash: &str,
+    a: &RunArgs,
+    s: &mut typist::config::RunSection,
+) -> Result<Option<typist::replay::RunConditions>> {
+    let path = out.join("manifest.json");
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return Ok(None);
+    };
+    let m: serde_json::Value = serde_json::from_str(&text)
+        .with_context(|| format!("{}: malformed manifest", path.display()))?;
+    if m.get("kind").and_then(|k| k.as_str()) != Some("edits") {
+        bail!(
+            "{} holds a run of a line plan, not of this edits plan: choose another --out",
+            out.display()
+        );
+    }
+    if m.get("plan_hash").and_then(|h| h.as_str()) != Some(plan_hash) {
+        bail!(
+            "the plan differs from the one {} was run on (its sha256 changed): resume with that plan, or choose another --out",
+            out.display()
+        );
+    }
+    let names: Vec<String> = m
+        .get("assistants")
+        .and_then(|v| v.as_array())
+        .map(|v| {
+            v.iter()
+                .filter_map(|x| x.get("name").and_then(|n| n.as_str()).map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    if a.assistants.is_empty() && !a.server.builds() && a.server.connect.is_none() {
+        s.assistants = names;
+    } else if a.assistants != names && !a.assistants.is_empty() {
+        bail!(
+            "{} was run with --assistant {}: resume with the same assistants",
+            out.display(),
+            names.join(" --assistant ")
+        );
+    }
+    let passes = m.get("passes").and_then(|p| p.as_u64()).map(|p| p as u32);
+    match (s.passes, passes) {
+        (None, p) => s.passes = p,
+        (Some(a), Some(b)) if a != b => {
+            bail!(
+                "{} was run with --passes {b}: resume with the same",
+                out.display()
+            )
+        }
+        _ => {}
+    }
+    let conditions = m
+        .get("conditions")
+        .map(|c| serde_json::from_value(c.clone()))
+        .transpose()
+        .with_context(|| format!("{}: malformed conditions", path.display()))?;
+    Ok(conditions)
+}
+
 /// The score beside the records, and how the run ended.
 fn ended(out: &Path, report: RunReport, quiet: bool) -> Result<ExitCode> {
     let records = typist::score::edit_records::read_edit_records(&out.join("records.jsonl"))?;
@@ -125,7 +202,20 @@ fn ended(out: &Path, report: RunReport, quiet: bool) -> Result<ExitCode> {
                     .iter()
                     .all(|r| r.outcome != typist::score::Outcome::Suggestion)
             {
-                eprintln!("typist run: no assistant proposed a next edit (see records.jsonl)");
+                let failed = records.iter().all(|r| {
+                    matches!(
+                        r.outcome,
+                        typist::score::Outcome::Error | typist::score::Outcome::Timeout
+                    )
+                });
+                eprintln!(
+                    "typist run: {} (see records.jsonl)",
+                    if failed {
+                        "every moment failed"
+                    } else {
+                        "no assistant proposed a next edit"
+                    }
+                );
                 return Ok(ExitCode::from(EXIT_NO_ANSWERS));
             }
             Ok(ExitCode::SUCCESS)

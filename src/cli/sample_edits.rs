@@ -16,6 +16,12 @@ pub(super) fn sample_edits(a: SampleArgs) -> Result<ExitCode> {
     if !a.prefix.is_empty() || a.context.is_some() || !a.kinds.is_empty() || a.max_lines.is_some() {
         bail!("--prefix, --context, --kinds and --max-lines are not options of --cases edits");
     }
+    let sm = &a.sampling;
+    if sm.rate.is_some() || sm.lines.is_some() || sm.max_per_file.is_some() || sm.single_repo {
+        bail!(
+            "--rate, --lines, --max-per-file and --single-repo are not options of --cases edits (every pause of a session is a moment; --max-per-repo N keeps N sessions a repository)"
+        );
+    }
     if a.commits.is_some() && a.git.is_empty() {
         bail!("--commits goes with --git REPO");
     }

@@ -73,6 +73,15 @@ pub fn insertion(at: Position, text: &str) -> TextDocumentContentChangeEvent {
     }
 }
 
+/// A replacement of `start..end` by `text`: the change an edit sends.
+pub fn replacement(start: Position, end: Position, text: &str) -> TextDocumentContentChangeEvent {
+    TextDocumentContentChangeEvent {
+        range: Some(lsp::Range::new(start.into(), end.into())),
+        range_length: None,
+        text: text.to_string(),
+    }
+}
+
 /// A change that replaces the whole text (full sync).
 pub fn whole(text: &str) -> TextDocumentContentChangeEvent {
     TextDocumentContentChangeEvent {

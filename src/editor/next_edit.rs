@@ -48,6 +48,12 @@ pub fn read_inline_edits(answer: &Value, doc: &Document, enc: PositionEncoding) 
             e.pointer("/range/start").and_then(Position::from_json),
             e.pointer("/range/end").and_then(Position::from_json),
         ) else {
+            // An edit with no range it can be placed by: proposed, and it does not apply.
+            out.edits.push(ProposedEdit {
+                start: usize::MAX,
+                end: usize::MAX,
+                text: String::new(),
+            });
             continue;
         };
         let text = e.get("text").and_then(Value::as_str).unwrap_or_default();

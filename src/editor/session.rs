@@ -147,6 +147,22 @@ impl EditorSession {
         }
     }
 
+    /// Replaces bytes `start..end` of `rel` by `text`: one change with exactly that
+    /// range in typist's own client; the resulting text (`set_text`) in a real editor.
+    pub fn edit(
+        &mut self,
+        rel: &str,
+        start: usize,
+        end: usize,
+        text: &str,
+        after: &str,
+    ) -> Result<(), SessionError> {
+        match self {
+            EditorSession::Typist(s) => s.edit(rel, start, end, text),
+            _ => self.set_text(rel, after),
+        }
+    }
+
     pub async fn suggest(
         &mut self,
         rel: &str,

@@ -220,10 +220,18 @@ impl Host {
             (BackendKind::Oracle, _) => {
                 let line_start = prefix.rfind('\n').map_or(0, |i| i + 1);
                 let rel = self.rel_path(uri);
-                self.oracle
-                    .as_ref()?
-                    .answer(&rel, pos.line, &prefix[line_start..])
-                    .unwrap_or_default()
+                if let Some(edits) = &self.edit_oracle {
+                    // An edits plan: the rest of the line the person types next.
+                    let opened = self.opened.lock().ok()?.get(uri).cloned()?;
+                    edits
+                        .inline(&rel, &opened, &doc.text, at)
+                        .unwrap_or_default()
+                } else {
+                    self.oracle
+                        .as_ref()?
+                        .answer(&rel, pos.line, &prefix[line_start..])
+                        .unwrap_or_default()
+                }
             }
             (BackendKind::PreviousLine, _) => previous_line(prefix),
             (BackendKind::Rename, _) => String::new(),

@@ -110,13 +110,15 @@ impl EditRun {
 }
 
 /// The oracle's truths: by (file, its text when the session began, its text at a
-/// moment), the text after the moment's true next edit (`None` at a silence moment).
+/// moment), the text after the moment's true next edit and whether the moment is a
+/// silence case (no next edit is answered there; the inline answer is).
 /// The starting text tells apart moments of two sessions where the file reads the same
 /// (a commit's last moment, the next commit's first): the replay opens each file with
 /// its starting text.
 #[derive(Debug, Default)]
 pub struct EditOracle {
-    truths: HashMap<(String, String, String), Option<String>>,
+    /// (the text after the true next edit, whether the moment is a silence case).
+    truths: HashMap<(String, String, String), (String, bool)>,
 }
 
 impl EditOracle {
@@ -139,13 +141,33 @@ impl EditOracle {
             let until = s.buffers_after(m.until)?;
             let now = at.files.get(&m.file).cloned().unwrap_or_default();
             let truth = until.files.get(&m.file).cloned().unwrap_or_default();
-            let answer = (!m.silence && truth != now).then_some(truth);
             let start = s.files.get(&m.file).cloned().unwrap_or_default();
             self.truths
                 .entry((m.file.clone(), start, now))
-                .or_insert(answer);
+                .or_insert((truth, m.silence));
         }
         Ok(())
+    }
+
+    /// The inline answer at byte `at` of `rel` (opened as `opened`, now `text`): the rest
+    /// of the cursor's line as the true next edit leaves it, when the lines above stay
+    /// and the line goes on from what is typed.
+    pub fn inline(&self, rel: &str, opened: &str, text: &str, at: usize) -> Option<String> {
+        let rel = rel.replace('\\', "/");
+        let truth = self
+            .truths
+            .iter()
+            .find(|((f, o, t), _)| {
+                t == text && o == opened && (rel == *f || rel.ends_with(&format!("/{f}")))
+            })
+            .map(|(_, (truth, _))| truth)?;
+        let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+        if truth.get(..start) != Some(&text[..start]) {
+            return None;
+        }
+        let end = truth[start..].find('\n').map_or(truth.len(), |i| start + i);
+        let rest = truth[start..end].strip_prefix(&text[start..at])?;
+        (!rest.is_empty()).then(|| rest.to_string())
     }
 
     /// The true next edit of `rel` (its path in the workspace), opened as `opened`, now
@@ -158,7 +180,7 @@ impl EditOracle {
             .find(|((f, o, t), _)| {
                 t == text && o == opened && (rel == *f || rel.ends_with(&format!("/{f}")))
             })
-            .and_then(|(_, truth)| truth.as_ref())?;
+            .and_then(|(_, (truth, silence))| (!silence && truth != text).then_some(truth))?;
         Some(one_edit(text, truth))
     }
 }
@@ -188,7 +210,7 @@ pub fn one_edit(a: &str, b: &str) -> (usize, usize, String) {
 /// since the document was opened (a unified diff), then an excerpt of the document with
 /// an *editable region* around the cursor (the cursor marked), and the response begun
 /// with the region's opening marker. The model answers the region rewritten, up to
-/// [`REGION_END`] (the stop sequence). `docs/assistant-protocols.md#next-edit-prompt`.
+/// [`REGION_END`] (the stop sequence). The prompt is shown in `docs/cli.md`'s host section.
 pub const CURSOR: &str = "<|user_cursor_is_here|>";
 pub const REGION_START: &str = "<|editable_region_start|>";
 pub const REGION_END: &str = "<|editable_region_end|>";

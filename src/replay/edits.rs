@@ -8,8 +8,10 @@
 //! The record carries the texts it is scored on (`score::edit_records::Window`); this
 //! file applies the proposed edits and cuts the window, and computes no figure.
 //! Records are appended and flushed as they come and rewritten sorted at the end
-//! (by case, assistant, pass), so the file does not depend on the number of workers; a
-//! resumed run replays only the units with a moment not yet recorded.
+//! (by session, moment, assistant, pass; one per key), so the file does not depend on
+//! the number of workers; a resumed run replays the units (sessions) with a moment not
+//! yet recorded, whose moments replace those recorded before. One worker's failure (an
+//! assistant not signed in, not installed) stops the others after their unit.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::io::Write;
@@ -29,7 +31,7 @@ use crate::editor::{
     Document, EditorSession, Editors, NextEdits, Position, Profile, SessionError, SessionOptions,
 };
 use crate::score::Outcome;
-use crate::score::edit_records::{EditRecord, Window, read_edit_records, window};
+use crate::score::edit_records::{EditRecord, InlineAsk, Window, read_edit_records, window};
 
 /// How an edits run goes.
 #[derive(Debug, Clone)]
@@ -109,6 +111,9 @@ pub async fn run_edits(
             "{} already holds records: pass --resume to go on with them, or another --out",
             records_path.display()
         );
+    }
+    if records_path.exists() {
+        cut_to_last_line(&records_path)?;
     }
     let done: BTreeSet<(String, String, u32)> = if records_path.exists() {
         read_edit_records(&records_path)?
@@ -229,6 +234,27 @@ pub async fn run_edits(
     })
 }
 
+/// A records file cut short by a kill mid-write loses its unfinished last line before
+/// anything is appended to it.
+fn cut_to_last_line(path: &Path) -> Result<()> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    if bytes.is_empty() || bytes.ends_with(b"\n") {
+        return Ok(());
+    }
+    let keep = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    tracing::warn!(
+        "{}: its last line was cut short ({} bytes); left out",
+        path.display(),
+        bytes.len() - keep
+    );
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    f.set_len(keep as u64)
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
 fn write_json(path: &Path, v: &impl Serialize) -> Result<()> {
     let tmp = path.with_extension("json.tmp");
     std::fs::write(&tmp, serde_json::to_vec_pretty(v)?)
@@ -236,8 +262,8 @@ fn write_json(path: &Path, v: &impl Serialize) -> Result<()> {
     std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
 }
 
-/// Rewrites the records sorted by (case, assistant, pass), one per key (the last
-/// written wins), through a temporary file and a rename. Returns how many there are.
+/// Rewrites the records sorted by (session, moment, assistant, pass), one per key (the
+/// last written wins), through a temporary file and a rename. Returns how many there are.
 fn finalize(path: &Path) -> Result<usize> {
     let records = read_edit_records(path)?;
     let mut by_key = BTreeMap::new();
@@ -269,7 +295,11 @@ async fn worker(shared: Arc<Shared>, tx: mpsc::Sender<EditRecord>) -> Result<()>
         let Some(unit) = shared.queue.lock().ok().and_then(|mut q| q.pop_front()) else {
             return Ok(());
         };
-        replay_session(&shared, unit, &tx).await?;
+        if let Err(e) = replay_session(&shared, unit, &tx).await {
+            // The run stops: the other workers finish their unit and take no other.
+            shared.cancel.store(true, Ordering::SeqCst);
+            return Err(e);
+        }
     }
 }
 
@@ -334,6 +364,7 @@ async fn replay_session(shared: &Shared, unit: Unit, tx: &mpsc::Sender<EditRecor
                 continue;
             }
             if shared.cancel.load(Ordering::SeqCst) {
+                editor.shutdown(crate::editor::options::SHUTDOWN_WAIT).await;
                 return Ok(());
             }
             let now = buffers.files.get(&moment.file).cloned().unwrap_or_default();
@@ -358,7 +389,7 @@ async fn replay_session(shared: &Shared, unit: Unit, tx: &mpsc::Sender<EditRecor
                 .get(&moment.file)
                 .cloned()
                 .unwrap_or_default();
-            let r = match asked {
+            let mut r = match asked {
                 Ok(t) => {
                     r.latency_ms = shared.cond.latency.then_some(t.latency_ms);
                     answered(r, &now, &earlier, &truth, &t.value)
@@ -376,6 +407,24 @@ async fn replay_session(shared: &Shared, unit: Unit, tx: &mpsc::Sender<EditRecor
                     failed(r, &e)
                 }
             };
+            if gone.is_none()
+                && let Some((typed, expected)) = inline_case(&now, moment.cursor, &truth)
+            {
+                let asked = editor.suggest(&moment.file, cursor).await;
+                if let Err(e) = &asked
+                    && e.is_exit()
+                {
+                    gone = Some(format!("{e}"));
+                }
+                r.inline = Some(inline_ask(
+                    &now,
+                    moment.cursor,
+                    typed,
+                    expected,
+                    asked,
+                    &shared.cond,
+                ));
+            }
             send(tx, r).await?;
         }
         let Some(event) = s.events.get(i) else { break };
@@ -386,6 +435,17 @@ async fn replay_session(shared: &Shared, unit: Unit, tx: &mpsc::Sender<EditRecor
         match &event.what {
             EventKind::Insert { file, .. } | EventKind::Delete { file, .. } => {
                 let was = buffers.files.get(file).cloned().unwrap_or_default();
+                // The change exactly as the person made it: its range and its text.
+                let (start, end, inserted) = match &event.what {
+                    EventKind::Insert { at, text, .. } => {
+                        let o = offset(&was, *at)?;
+                        (o, o, text.as_str())
+                    }
+                    EventKind::Delete { from, to, .. } => {
+                        (offset(&was, *from)?, offset(&was, *to)?, "")
+                    }
+                    _ => unreachable!("an insertion or a deletion"),
+                };
                 buffers.apply(&event.what)?;
                 if gone.is_some() {
                     continue;
@@ -395,11 +455,11 @@ async fn replay_session(shared: &Shared, unit: Unit, tx: &mpsc::Sender<EditRecor
                     // First opened now, before this change: the text before it is
                     // opened, then changed, so the server sees the change as a change.
                     match editor.open(file, &was).await {
-                        Ok(()) => editor.set_text(file, &text),
+                        Ok(()) => editor.edit(file, start, end, inserted, &text),
                         Err(e) => Err(e),
                     }
                 } else {
-                    editor.set_text(file, &text)
+                    editor.edit(file, start, end, inserted, &text)
                 };
                 if let Err(e) = done {
                     gone = Some(format!("{e}"));
@@ -462,6 +522,7 @@ fn record(
         elsewhere: 0,
         applies: None,
         window: None,
+        inline: None,
         latency_ms: None.filter(|_: &f64| cond.latency),
         error: None,
         request_hash: None,
@@ -478,8 +539,81 @@ fn failed(r: EditRecord, e: &SessionError) -> EditRecord {
 
 fn failed_with(mut r: EditRecord, why: String) -> EditRecord {
     r.outcome = Outcome::Error;
-    r.error = Some(why);
+    r.error = Some(crate::secrets::scrub(&why).into_owned());
     r
+}
+
+/// Where an inline suggestion is asked at a moment: the cursor at the end of its line's
+/// text (only blanks after it), the lines above unchanged by the person's next edit,
+/// and the cursor's line then going on from what is typed. Returns what is typed of the
+/// line and the line as the person leaves it.
+fn inline_case(now: &str, cursor: Pos, truth: &str) -> Option<(String, String)> {
+    let c = offset(now, cursor).ok()?;
+    let start = now[..c].rfind('\n').map_or(0, |i| i + 1);
+    let end = now[c..].find('\n').map_or(now.len(), |i| c + i);
+    if !now[c..end].trim().is_empty()
+        || !truth.is_char_boundary(start)
+        || truth.get(..start) != Some(&now[..start])
+    {
+        return None;
+    }
+    let t_end = truth[start..].find('\n').map_or(truth.len(), |i| start + i);
+    let (typed, expected) = (&now[start..c], &truth[start..t_end]);
+    (expected.starts_with(typed) && expected.trim_end().len() > typed.trim_end().len())
+        .then(|| (typed.to_string(), expected.to_string()))
+}
+
+/// The inline ask of a moment from what the editor showed (as a line case's: the first
+/// suggestion's line; the line unchanged or nothing shown is `empty`; a failure is an
+/// `error` or `timeout`, never `empty`).
+fn inline_ask(
+    now: &str,
+    cursor: Pos,
+    typed: String,
+    expected: String,
+    asked: Result<crate::editor::Timed<crate::editor::Suggestions>, SessionError>,
+    cond: &RunConditions,
+) -> InlineAsk {
+    let c = offset(now, cursor).unwrap_or(now.len());
+    let start = now[..c].rfind('\n').map_or(0, |i| i + 1);
+    let end = now[c..].find('\n').map_or(now.len(), |i| c + i);
+    let current = &now[start..end];
+    let mut a = InlineAsk {
+        outcome: Outcome::Empty,
+        typed,
+        expected,
+        predicted: None,
+        latency_ms: None,
+        error: None,
+    };
+    match asked {
+        Ok(t) => {
+            a.latency_ms = cond.latency.then_some(t.latency_ms);
+            match &t.value {
+                crate::editor::Suggestions::Inline(items) => {
+                    if let Some(first) = items.first().filter(|f| f.text != current) {
+                        a.outcome = Outcome::Suggestion;
+                        a.predicted = Some(first.line.clone());
+                    }
+                }
+                crate::editor::Suggestions::Completion(_) => {
+                    a.outcome = Outcome::Error;
+                    a.error =
+                        Some("completion list where an inline suggestion was expected".into());
+                }
+            }
+        }
+        Err(e) if e.nothing_shown().is_some() => {}
+        Err(e) => {
+            a.outcome = if e.is_timeout() {
+                Outcome::Timeout
+            } else {
+                Outcome::Error
+            };
+            a.error = Some(crate::secrets::scrub(&e.to_string()).into_owned());
+        }
+    }
+    a
 }
 
 /// The buffer after `edits`, or `None` when they do not apply (a range beyond the text

@@ -4,8 +4,10 @@
 //! texts its figures are computed from, cut to a *window*: the lines of the moment's
 //! file around everything that differs between the buffer at the moment, the truth, the
 //! prediction and the buffer some events before (for reversal), with three lines of
-//! context. Every character n-gram a change makes or removes lies inside it, so the
-//! figures are those of the whole file (`docs/records.md#next-edit-records`).
+//! context (more while those hold fewer than 5 characters that are not blanks). Every
+//! character n-gram a change makes or removes lies inside it, so delta-chrF is the whole
+//! file's (`docs/records.md#next-edit-records`); the reversal's character diff may
+//! align a little differently on the window than on the whole file.
 
 use std::io::BufRead;
 use std::path::Path;
@@ -32,6 +34,24 @@ pub struct Window {
     /// The buffer after the prediction; `None` when it does not apply or is absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub predicted: Option<String>,
+}
+
+/// The inline suggestion asked at a moment where the person goes on typing at the end
+/// of the cursor's line (methodology §13): the line they typed, against the line as
+/// accepting the suggestion leaves it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InlineAsk {
+    pub outcome: Outcome,
+    /// The cursor's line up to the cursor: what the person had typed of it.
+    pub typed: String,
+    /// The cursor's line once the person's next edit is made.
+    pub expected: String,
+    /// The cursor's line after accepting the suggestion (absent when none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predicted: Option<String>,
+    pub latency_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// One `next_edit` record.
@@ -71,6 +91,10 @@ pub struct EditRecord {
     pub applies: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window: Option<Window>,
+    /// The inline suggestion at the cursor, when the person's next edit goes on typing
+    /// at the end of the cursor's line (else absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inline: Option<InlineAsk>,
     pub latency_ms: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -137,17 +161,35 @@ pub fn row(r: &EditRecord) -> super::next_edit::NextEditRow {
             }],
             (None, _) => Vec::new(),
         };
-        let next = if r.next_file == r.file {
+        // The next edit's lines in the window; lines above it (or in another file) are
+        // lines no prediction inside the window touches.
+        let next = if r.next_file == r.file && r.next_lines[1] >= w.line {
             [
                 r.next_lines[0].saturating_sub(w.line),
-                r.next_lines[1].saturating_sub(w.line),
+                r.next_lines[1] - w.line,
             ]
         } else {
             [u32::MAX, u32::MAX]
         };
         judge(&w.earlier, &w.before, &w.truth, next, &edits)
     });
+    let inline = r.inline.as_ref().map(|i| {
+        let rest = |line: &str| line.strip_prefix(i.typed.as_str()).map(str::to_string);
+        let expected = rest(&i.expected).unwrap_or_default();
+        // What the suggestion adds after what was typed; one that rewrites the typed
+        // part helps nothing (the user's keystrokes are never the assistant's help).
+        let predicted = match (i.outcome, &i.predicted) {
+            (Outcome::Suggestion, Some(p)) => rest(p).unwrap_or_default(),
+            _ => String::new(),
+        };
+        super::next_edit::InlineRow {
+            outcome: i.outcome,
+            help: super::distance::c_help(&expected, &predicted),
+            exact: i.outcome == Outcome::Suggestion && i.predicted.as_deref() == Some(&i.expected),
+        }
+    });
     NextEditRow {
+        inline,
         assistant: r.assistant.clone(),
         repo: r.repo.clone(),
         case: r.case.clone(),
@@ -195,8 +237,18 @@ pub fn window<'a>(before: &'a str, others: &[&'a str]) -> (u32, String, Vec<Stri
         pre = b.len();
         suf = 0;
     }
-    let start = pre.saturating_sub(WINDOW_CONTEXT);
-    let keep_after = suf.saturating_sub(WINDOW_CONTEXT);
+    // Three lines of context, more while they hold fewer than 5 characters that are not
+    // blanks (delta-chrF collapses blank runs and reads n-grams of up to 6 characters:
+    // every n-gram crossing a change then lies inside the window).
+    let solid = |l: &[&str]| l.concat().chars().filter(|c| !c.is_whitespace()).count();
+    let mut start = pre.saturating_sub(WINDOW_CONTEXT);
+    while start > 0 && solid(&b[start..pre]) < 5 {
+        start -= 1;
+    }
+    let mut keep_after = suf.saturating_sub(WINDOW_CONTEXT);
+    while keep_after > 0 && solid(&b[b.len() - suf..b.len() - keep_after]) < 5 {
+        keep_after -= 1;
+    }
     let cut = |l: &[&str]| l[start.min(l.len())..l.len() - keep_after.min(l.len())].concat();
     (start as u32, cut(&b), os.iter().map(|o| cut(o)).collect())
 }
@@ -221,6 +273,33 @@ mod tests {
             (line, b.as_str(), o[0].as_str()),
             (17, "l17\nl18\nl19\n", "l17\nl18\nl19\n")
         );
+    }
+
+    #[test]
+    fn delta_chrf_on_the_window_is_the_whole_files() {
+        // Blank lines above the change: the context grows until it holds 5 characters
+        // that are not blanks, so no n-gram crossing the change is cut.
+        let cases = [
+            (
+                "abcdefgh\n\n\n\nX = 1\n",
+                "abcdefgh\n\n\n\nY = 1\n",
+                "abcdefgh\n\n\n\nX = 2\n",
+            ),
+            (
+                "int a;\n}\n\n\n}\nint b;\n",
+                "int a;\n}\n\n\n}\nint c;\n",
+                "int a;\n}\n\n\n}\nint bb;\n",
+            ),
+        ];
+        for (before, truth, pred) in cases {
+            let (_, b, o) = window(before, &[truth, pred]);
+            let whole = crate::score::next_edit::delta_chrf(before, truth, pred);
+            let cut = crate::score::next_edit::delta_chrf(&b, &o[0], &o[1]);
+            assert!(
+                (whole - cut).abs() < 1e-9,
+                "{before:?}: {whole} on the file, {cut} on {b:?}"
+            );
+        }
     }
 
     #[test]

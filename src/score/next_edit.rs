@@ -359,6 +359,17 @@ pub fn judge(
     }
 }
 
+/// The inline suggestion of a moment, scored (§2 on the rest of the cursor's line).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct InlineRow {
+    pub outcome: crate::score::Outcome,
+    /// `c_help` of the rest of the line the suggestion gives against the rest the person
+    /// typed (0 when empty).
+    pub help: f64,
+    /// The suggestion gives the person's line exactly.
+    pub exact: bool,
+}
+
 /// One next-edit record's figures as the scorer reads them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NextEditRow {
@@ -374,6 +385,9 @@ pub struct NextEditRow {
     pub jump: bool,
     /// The judged prediction of a `suggestion` record (`None` elsewhere).
     pub judged: Option<Judged>,
+    /// The inline suggestion asked at the moment, scored (absent where none was asked).
+    #[serde(default)]
+    pub inline: Option<InlineRow>,
 }
 
 /// One assistant's next-edit figures.
@@ -420,6 +434,16 @@ pub struct NextEditScore {
     /// Share of the answered silence moments with a non-empty prediction (applying or
     /// not).
     pub false_alarm_rate: Option<Estimate>,
+    /// Inline suggestions at the moments where the person goes on typing at the end of
+    /// the cursor's line: how many were asked, answered (suggestion or empty), empty,
+    /// failed (errors and timeouts, left out), and over the answered ones the mean help
+    /// (`c_help` of the line's rest, empty: 0) and the exact share.
+    pub inline_asked: u64,
+    pub inline_answered: u64,
+    pub inline_empty: u64,
+    pub inline_failed: u64,
+    pub inline_help: Option<Estimate>,
+    pub inline_exact: Option<Estimate>,
 }
 
 /// The next-edit figures of a set of records.
@@ -445,6 +469,10 @@ pub struct NextEditSummary {
 const C: usize = 9;
 /// Columns of a silence moment: 1, false alarm.
 const C_SILENCE: usize = 2;
+/// Columns of an answered inline ask: 1, help (fixed point), exact.
+const C_INLINE: usize = 3;
+const INLINE_HELP: Metric = |s| ratio(s[1] / FIX, s[0]);
+const INLINE_EXACT: Metric = |s| ratio(s[2], s[0]);
 
 type Metric = fn(&[f64]) -> f64;
 const DELTA_CHRF: Metric = |s| 100.0 * ratio(s[1] / FIX, s[0]);
@@ -509,9 +537,27 @@ pub fn summarize(rows: &[NextEditRow], resamples: usize, seed: u64) -> NextEditS
         .collect();
 
     let mut tally = vec![[0u64; 6]; names.len()];
-    let (mut scored, mut silent) = (Vec::new(), Vec::new());
+    let mut inline_tally = vec![[0u64; 4]; names.len()];
+    let (mut scored, mut silent, mut inline) = (Vec::new(), Vec::new(), Vec::new());
     for r in &kept {
         let w = who(&r.assistant);
+        if let Some(i) = &r.inline {
+            let t = &mut inline_tally[w];
+            t[0] += 1;
+            match i.outcome {
+                Outcome::Error | Outcome::Timeout => t[3] += 1,
+                o => {
+                    t[1] += 1;
+                    t[2] += u64::from(o == Outcome::Empty);
+                    inline.push(Item {
+                        who: w,
+                        case: cases[&(r.repo.as_str(), r.case.as_str())],
+                        unit: repos.binary_search(&r.repo.as_str()).unwrap_or(0),
+                        cols: vec![1, fixed(i.help), u64::from(i.exact)],
+                    });
+                }
+            }
+        }
         let t = &mut tally[w];
         t[0] += 1;
         match r.outcome {
@@ -544,6 +590,7 @@ pub fn summarize(rows: &[NextEditRow], resamples: usize, seed: u64) -> NextEditS
     };
     let boot = SideBoot::new(&scored, names.len(), C, repos.len(), true, &opts);
     let boot_silent = SideBoot::new(&silent, names.len(), C_SILENCE, repos.len(), true, &opts);
+    let boot_inline = SideBoot::new(&inline, names.len(), C_INLINE, repos.len(), true, &opts);
     let mut assistants = BTreeMap::new();
     for (w, name) in names.iter().enumerate() {
         let [moments, answered, empty, errors, timeouts, unjudged] = tally[w];
@@ -551,6 +598,8 @@ pub fn summarize(rows: &[NextEditRow], resamples: usize, seed: u64) -> NextEditS
         let s = boot.totals(w);
         let est = |over: f64, m: Metric| (over > 0.0).then(|| boot.estimate(w, m));
         let over_silent = boot_silent.totals(w)[0];
+        let over_inline = boot_inline.totals(w)[0];
+        let [inline_asked, inline_answered, inline_empty, inline_failed] = inline_tally[w];
         assistants.insert(
             name.clone(),
             NextEditScore {
@@ -574,6 +623,12 @@ pub fn summarize(rows: &[NextEditRow], resamples: usize, seed: u64) -> NextEditS
                 reversal: est(s[6], REVERSAL),
                 not_applies: est(s[6], NOT_APPLIES),
                 false_alarm_rate: (over_silent > 0.0).then(|| boot_silent.estimate(w, FALSE_ALARM)),
+                inline_asked,
+                inline_answered,
+                inline_empty,
+                inline_failed,
+                inline_help: (over_inline > 0.0).then(|| boot_inline.estimate(w, INLINE_HELP)),
+                inline_exact: (over_inline > 0.0).then(|| boot_inline.estimate(w, INLINE_EXACT)),
             },
         );
     }
@@ -649,6 +704,9 @@ pub fn table(s: &NextEditSummary) -> String {
         "not applying %",
         "silences",
         "false alarms % (±95%)",
+        "inline asked",
+        "inline help % (±95%)",
+        "inline exact % (±95%)",
     ]);
     for (name, a) in &s.assistants {
         t.add_row([
@@ -666,6 +724,9 @@ pub fn table(s: &NextEditSummary) -> String {
             a.not_applies.map_or("-".into(), |e| pct(e.value)),
             a.silences.to_string(),
             pm(a.false_alarm_rate.as_ref(), true),
+            a.inline_asked.to_string(),
+            pm(a.inline_help.as_ref(), true),
+            pm(a.inline_exact.as_ref(), true),
         ]);
     }
     out.push_str(&format!("\n\n{t}"));
@@ -953,6 +1014,7 @@ mod tests {
                 silence: n >= 5,
                 jump: n == 2,
                 judged,
+                inline: None,
             }
         };
         use Outcome::*;

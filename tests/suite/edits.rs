@@ -277,3 +277,235 @@ fn a_rename_session_through_typists_client() {
     sorted.sort();
     assert_eq!(keys, sorted);
 }
+
+/// `git` with a fixed identity in `dir`.
+fn git(dir: &Path, args: &[&str]) {
+    let o = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// Commits of a real git repository sampled into sessions by the command line, and
+/// replayed: the oracle scores 100 on every figure with no false alarm, and the records
+/// are byte-identical with one worker or two.
+#[test]
+fn sessions_from_git_commits_through_the_command_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("calc");
+    std::fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q"]);
+    let write = |f: &str, t: &str| std::fs::write(repo.join(f), t).unwrap();
+    // The parameter's two uses are lines apart: two hunks, a pause between them.
+    let body = "    base = 2\n    extra = 1\n    more = 0\n    other = 3\n";
+    write(
+        "app.py",
+        &format!(
+            "def total(x, rate):\n{body}    return x * base + rate\n\n\nprint(total(3, 0.5))\n"
+        ),
+    );
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-qm", "first"]);
+    write(
+        "app.py",
+        &format!(
+            "def total(amount, rate):\n{body}    return amount * base + rate\n\n\nprint(total(3, 0.5))\n"
+        ),
+    );
+    git(&repo, &["commit", "-qam", "rename x"]);
+    write(
+        "util.py",
+        "def clamp(v, lo, hi):\n    return max(lo, min(v, hi))\n",
+    );
+    write(
+        "app.py",
+        &format!(
+            "from util import clamp\n\n\ndef total(amount, rate):\n{body}    return clamp(amount * base + rate, 0, 100)\n\n\nprint(total(3, 0.5))\n"
+        ),
+    );
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-qm", "clamp the total"]);
+    let plan = tmp.path().join("edits.jsonl");
+    let o = typist()
+        .args(["sample", "--cases", "edits", "--git"])
+        .arg(&repo)
+        .arg("--out")
+        .arg(&plan)
+        .output()
+        .unwrap();
+    ok(&o);
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        said.contains("in 2 edit sessions from 1 repository"),
+        "{said}"
+    );
+    let (_, sessions) = typist::dataset::edits::read_edits_plan(&plan).unwrap();
+    let moments: usize = sessions.iter().map(|s| s.moments.len()).sum();
+    assert!(sessions.iter().all(|s| !s.moments.is_empty()));
+    let editors = tmp.path().join("editors");
+    std::fs::create_dir_all(&editors).unwrap();
+    let truth = plan.to_str().unwrap().to_string();
+    host_profile(&editors, "oracle", &["oracle", "--truth", &truth], "");
+    host_profile(&editors, "rename", &["rename"], "");
+    host_profile(&editors, "ngram", &["ngram"], "");
+    let run = |jobs: &str, out: &Path| {
+        ok(&typist()
+            .args(["run", "--quiet", "--no-latency", "--jobs", jobs, "--plan"])
+            .arg(&plan)
+            .arg("--editors")
+            .arg(&editors)
+            .args([
+                "--assistant",
+                "oracle",
+                "--assistant",
+                "rename",
+                "--assistant",
+                "ngram",
+            ])
+            .arg("--out")
+            .arg(out)
+            .output()
+            .unwrap());
+        std::fs::read(out.join("records.jsonl")).unwrap()
+    };
+    let (one, two) = (tmp.path().join("one"), tmp.path().join("two"));
+    let a = run("1", &one);
+    assert_eq!(a, run("2", &two), "one worker or two: the same bytes");
+    assert_eq!(records(&one).len(), 3 * moments);
+    // Inline suggestions are asked where the person goes on typing at the end of a line:
+    // the n-gram host answers them (and proposes no next edit).
+    let inline: Vec<serde_json::Value> = records(&one)
+        .into_iter()
+        .filter(|r| r["assistant"] == "ngram" && !r["inline"].is_null())
+        .collect();
+    assert!(!inline.is_empty());
+    for r in &inline {
+        let i = &r["inline"];
+        assert!(
+            ["suggestion", "empty"].contains(&i["outcome"].as_str().unwrap()),
+            "{r:#}"
+        );
+        let (typed, expected) = (
+            i["typed"].as_str().unwrap(),
+            i["expected"].as_str().unwrap(),
+        );
+        assert!(
+            expected.starts_with(typed) && expected.len() > typed.len(),
+            "{r:#}"
+        );
+    }
+    let score: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(one.join("score.json")).unwrap()).unwrap();
+    let o = &score["assistants"]["oracle"];
+    for f in ["delta_chrf", "exact_share", "location_hit"] {
+        let want = if f == "delta_chrf" { 100.0 } else { 1.0 };
+        assert_eq!(o[f]["value"].as_f64(), Some(want), "{f}: {score:#}");
+    }
+    assert!(
+        o["silences"].as_u64().unwrap() > 0,
+        "the new function is silence: {o}"
+    );
+    assert_eq!(o["false_alarm_rate"]["value"].as_f64(), Some(0.0));
+    // Inline at the moments where the person goes on typing a line: the oracle gives the
+    // line's rest, all of it.
+    assert!(o["inline_asked"].as_u64().unwrap() > 0, "{o}");
+    assert_eq!(o["inline_help"]["value"].as_f64(), Some(1.0), "{o}");
+    assert_eq!(o["inline_exact"]["value"].as_f64(), Some(1.0), "{o}");
+    // The rename baseline proposes `x` → `amount` after the first rename: exact at
+    // least once.
+    assert!(
+        score["assistants"]["rename"]["exact_share"]["value"]
+            .as_f64()
+            .unwrap()
+            > 0.0,
+        "{score:#}"
+    );
+}
+
+/// A run cut short (its last record half written) resumes from its manifest alone
+/// (plan, assistants, passes) and ends with the uninterrupted run's records, byte for
+/// byte; a changed plan is refused.
+#[test]
+fn an_edits_run_resumes_from_its_manifest() {
+    let tmp = tempfile::tempdir().unwrap();
+    let plan = write_plan(tmp.path(), &[rename_session()]);
+    let editors = tmp.path().join("editors");
+    std::fs::create_dir_all(&editors).unwrap();
+    let truth = plan.to_str().unwrap().to_string();
+    host_profile(&editors, "oracle", &["oracle", "--truth", &truth], "");
+    host_profile(&editors, "rename", &["rename"], "");
+    let full = tmp.path().join("full");
+    ok(&typist()
+        .args(["run", "--quiet", "--no-latency", "--plan"])
+        .arg(&plan)
+        .arg("--editors")
+        .arg(&editors)
+        .args(["--assistant", "oracle", "--assistant", "rename", "--out"])
+        .arg(&full)
+        .output()
+        .unwrap());
+    let want = std::fs::read_to_string(full.join("records.jsonl")).unwrap();
+    let lines: Vec<&str> = want.lines().collect();
+    assert_eq!(lines.len(), 4);
+    // Killed while writing the third record.
+    let cut = tmp.path().join("cut");
+    std::fs::create_dir_all(&cut).unwrap();
+    std::fs::copy(full.join("manifest.json"), cut.join("manifest.json")).unwrap();
+    std::fs::write(
+        cut.join("records.jsonl"),
+        format!(
+            "{}\n{}\n{}",
+            lines[0],
+            lines[1],
+            &lines[2][..lines[2].len() / 2]
+        ),
+    )
+    .unwrap();
+    let resume = |out: &Path| {
+        typist()
+            .args(["run", "--quiet", "--resume", "--editors"])
+            .arg(&editors)
+            .arg("--out")
+            .arg(out)
+            .output()
+            .unwrap()
+    };
+    ok(&resume(&cut));
+    assert_eq!(
+        std::fs::read_to_string(cut.join("records.jsonl")).unwrap(),
+        want
+    );
+    // The plan changed since: refused, nothing touched.
+    std::fs::write(
+        &plan,
+        std::fs::read_to_string(&plan)
+            .unwrap()
+            .replace("rename x", "rename y"),
+    )
+    .unwrap();
+    let o = resume(&full);
+    assert_eq!(o.status.code(), Some(2), "a refused input");
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("the plan differs"),
+        "{o:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(full.join("records.jsonl")).unwrap(),
+        want
+    );
+}

@@ -3,6 +3,7 @@
 //! human order ([`session_from_change`]). Git is run as a program (`git log`,
 //! `git diff-tree`, `git cat-file --batch`).
 
+mod options;
 mod session;
 mod text;
 mod unified;
@@ -14,45 +15,14 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 use anyhow::{Context, Result, bail};
 
+pub use options::ImportOptions;
 pub use session::session_from_change;
 pub use unified::{FileDiff, Hunk, HunkLine, apply_hunks, parse_unified, patch_subject};
 
 use super::{Origin, Session};
-use crate::dataset::Language;
 
 /// Files larger than this (on either side of a change) are left out.
 pub const MAX_FILE_BYTES: usize = 200 * 1024;
-
-/// What to import and how to type it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ImportOptions {
-    /// A gap at least this long before an event is a moment (default 1000).
-    pub pause_ms: u64,
-    /// Seeds the typing times (with each session's id).
-    pub seed: u64,
-    /// Stop after this many sessions (oldest commits, first patches, first files).
-    pub max_sessions: Option<usize>,
-    /// A change touching more code files is skipped (default 8).
-    pub max_files: usize,
-    /// A change of more lines (added plus removed, code files) is skipped (default 60).
-    pub max_changed_lines: usize,
-    /// Only files of these languages; `None`: every language typist knows
-    /// ([`Language::of_path`]). Other files are left out of every change.
-    pub languages: Option<Vec<Language>>,
-}
-
-impl Default for ImportOptions {
-    fn default() -> Self {
-        ImportOptions {
-            pause_ms: 1000,
-            seed: 0,
-            max_sessions: None,
-            max_files: 8,
-            max_changed_lines: 60,
-            languages: None,
-        }
-    }
-}
 
 /// A file's bytes as a session's text: `None` when over [`MAX_FILE_BYTES`] or not UTF-8;
 /// a BOM removed, CRLF made LF.

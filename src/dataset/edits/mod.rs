@@ -220,9 +220,30 @@ impl Session {
         Ok(b)
     }
 
-    /// Checks that every event applies and every moment points inside the session.
+    /// Checks that every path is relative and stays inside the workspace, every event
+    /// applies, and every moment points inside the session (its events, and for the
+    /// cursor its file's text at the moment).
     pub fn validate(&self) -> Result<()> {
-        self.buffers_after(self.events.len())?;
+        let paths = (self.files.keys().map(String::as_str))
+            .chain(self.events.iter().map(|e| e.what.file()))
+            .chain(
+                self.moments
+                    .iter()
+                    .flat_map(|m| [m.file.as_str(), m.next_file.as_str()]),
+            );
+        for p in paths {
+            let path = Path::new(p);
+            if p.is_empty()
+                || path
+                    .components()
+                    .any(|c| !matches!(c, std::path::Component::Normal(_)))
+            {
+                bail!(
+                    "session {}: file {p:?} is not a plain path inside the repository",
+                    self.session
+                );
+            }
+        }
         for (i, m) in self.moments.iter().enumerate() {
             if m.after > self.events.len() || m.until > self.events.len() || m.until < m.after {
                 bail!(
@@ -230,6 +251,30 @@ impl Session {
                     self.session
                 );
             }
+        }
+        // The events once, in order, each moment's cursor checked on the way.
+        let mut order: Vec<usize> = (0..self.moments.len()).collect();
+        order.sort_by_key(|&i| self.moments[i].after);
+        let mut b = Buffers::new(&self.files);
+        let mut done = 0;
+        for i in order {
+            let m = &self.moments[i];
+            for (k, e) in self.events[done..m.after].iter().enumerate() {
+                b.apply(&e.what)
+                    .with_context(|| format!("session {}: event {}", self.session, done + k))?;
+            }
+            done = m.after;
+            let text = b.files.get(&m.file).map_or("", String::as_str);
+            offset(text, m.cursor).with_context(|| {
+                format!(
+                    "session {}: moment {i}'s cursor is outside {}",
+                    self.session, m.file
+                )
+            })?;
+        }
+        for (k, e) in self.events[done..].iter().enumerate() {
+            b.apply(&e.what)
+                .with_context(|| format!("session {}: event {}", self.session, done + k))?;
         }
         Ok(())
     }

@@ -30,7 +30,9 @@ use tower_lsp_server::ls_types::{
 use super::answers;
 use super::conditions::Conditions;
 use super::dialect;
-use super::document::{Document, Position, PositionEncoding, incremental_change, insertion, whole};
+use super::document::{
+    Document, Position, PositionEncoding, incremental_change, insertion, replacement, whole,
+};
 use super::handshake;
 use super::next_edit::{NextEdits, read_inline_edits};
 use super::profile::{DialectKind, Profile, ReadinessRule};
@@ -264,6 +266,44 @@ impl TypistSession {
                 self.write_file(rel, text)
             }
         }
+    }
+
+    /// Replaces bytes `start..end` of open document `rel` by `text`, as one change with
+    /// exactly that range (a person's edit as they made it, not a diff of the texts,
+    /// which can place a repeated letter elsewhere).
+    pub fn edit(
+        &mut self,
+        rel: &str,
+        start: usize,
+        end: usize,
+        text: &str,
+    ) -> Result<(), SessionError> {
+        let enc = self.caps.position_encoding;
+        let sync = self.caps.sync;
+        let doc = self
+            .docs
+            .get_mut(rel)
+            .ok_or_else(|| SessionError::NotOpen(rel.to_string()))?;
+        if start > end || end > doc.text.len() {
+            return Err(SessionError::File {
+                path: self.root.join(rel),
+                message: format!("edit {start}..{end} is outside the document"),
+            });
+        }
+        let mut new = doc.text.clone();
+        new.replace_range(start..end, text);
+        let change = match sync {
+            SyncKind::Incremental => replacement(
+                Document::position_of(&doc.text, start, enc),
+                Document::position_of(&doc.text, end, enc),
+                text,
+            ),
+            _ => whole(&new),
+        };
+        doc.text = new.clone();
+        send_change(&self.client, doc, change);
+        self.text_hashes.remove(rel);
+        self.write_file(rel, &new)
     }
 
     /// Types `text` at the end of the document, as one change: an insertion at the end

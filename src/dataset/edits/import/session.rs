@@ -9,7 +9,7 @@ use std::path::Path;
 use anyhow::{Result, bail};
 use similar::{Algorithm, DiffTag, capture_diff_slices};
 
-use super::ImportOptions;
+use super::options::ImportOptions;
 use super::text::{
     LineOp, Piece, align, chunks, defined_names, identifiers, is_ident_char, keywords, line_edits,
     lines_of, touched_lines,
@@ -219,7 +219,8 @@ impl Typist<'_> {
         if gap >= self.opts.pause_ms {
             let (mfile, cursor) = match (&self.cursor, &what) {
                 (Some((f, c)), _) => (f.clone(), *c),
-                (None, EventKind::Open { file, at }) => (file.clone(), *at),
+                // Before anything is opened the cursor is nowhere yet: the file's start,
+                // not where the person is about to go (that is the answer).
                 (None, _) => (file.clone(), [0, 0]),
             };
             let known: BTreeSet<&str> = identifiers(&self.edited).collect();

@@ -2,6 +2,7 @@
 //! folders.
 
 use super::*;
+use crate::dataset::Language;
 use crate::dataset::edits::EventKind;
 
 /// Runs git in `dir` with no user or system configuration.
@@ -215,10 +216,11 @@ fn commits_become_sessions_typed_as_a_person_would() {
     assert!(
         matches!(&rename.events[0].what, EventKind::Open { file, at } if file == "app.py" && *at == [3, 10])
     );
-    // The first moment: before the file is opened, the whole hunk ahead (lines 3 to 6),
-    // not silence (the hunk changes lines).
+    // The first moment: before the file is opened, the cursor at its start (not where
+    // the person goes: that is the answer), the whole hunk ahead (lines 3 to 6), not
+    // silence (the hunk changes lines).
     let m = &rename.moments[0];
-    assert_eq!((m.after, m.file.as_str(), m.cursor), (0, "app.py", [3, 10]));
+    assert_eq!((m.after, m.file.as_str(), m.cursor), (0, "app.py", [0, 0]));
     assert_eq!(
         (m.next_file.as_str(), m.next_lines, m.silence),
         ("app.py", [3, 6], false)
@@ -252,7 +254,9 @@ fn commits_become_sessions_typed_as_a_person_would() {
         .collect();
     assert_eq!(opened, ["util.py", "app.py"]);
     assert!(!two.files.contains_key("util.py"), "util.py is created");
-    // The new helper is silence; the call to it, in the next file, is not.
+    // The new helper is silence; so is the moment before going to app.py, for util.py
+    // (the cursor's file), which is not changed again: an edit proposed there can only be
+    // a false alarm.
     let first = &two.moments[0];
     assert_eq!((first.next_file.as_str(), first.silence), ("util.py", true));
     let to_app = two
@@ -262,7 +266,7 @@ fn commits_become_sessions_typed_as_a_person_would() {
         .unwrap();
     assert_eq!(
         (to_app.file.as_str(), to_app.next_lines, to_app.silence),
-        ("util.py", [7, 7], false)
+        ("util.py", [7, 7], true)
     );
 
     // A new function whose names nothing typed before mentions: silence.
