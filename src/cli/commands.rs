@@ -89,6 +89,19 @@ pub fn doctor(a: DoctorArgs) -> Result<ExitCode> {
 pub fn score(mut a: ScoreArgs) -> Result<ExitCode> {
     let t0 = std::time::Instant::now();
     a.records = super::records_files(a.records)?;
+    if let [one] = a.records.as_slice()
+        && typist::score::edit_records::is_edit_records(one)
+    {
+        // A run on an edits plan: its next-edit figures (methodology §13).
+        let records = typist::score::edit_records::read_edit_records(one)?;
+        let summary = typist::score::edit_records::summarize_records(&records, a.bootstrap, a.seed);
+        if a.json {
+            out!("{}", serde_json::to_string(&summary)?);
+        } else {
+            out!("{}", typist::score::next_edit::table(&summary));
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let table = typist::score::read_records(&a.records, a.strict, a.threads)?;
     tracing::debug!(
         rows = table.rows.len(),

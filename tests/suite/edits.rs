@@ -230,6 +230,15 @@ fn a_rename_session_through_typists_client() {
     assert!(fig("rename", "delta_chrf") > 50.0 && fig("rename", "delta_chrf") < 100.0);
     assert_eq!(fig("ngram", "delta_chrf"), 0.0);
     assert_eq!(score["assistants"]["ngram"]["empty"], 2);
+    // `typist score` on the records gives the run's score.
+    let o = typist()
+        .args(["score", "--json"])
+        .arg(out.join("records.jsonl"))
+        .output()
+        .unwrap();
+    ok(&o);
+    let again: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(again, score);
     // The requests as Copilot's editors send them: `didFocus` first, then
     // `copilotInlineEdit` with the document's version and the cursor, and
     // `didShowInlineEdit` with the edit shown when there was one.
