@@ -405,23 +405,26 @@ fn ended(out: &Path, report: &RunReport, quiet: bool) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        RunStatus::Interrupted => {
-            eprintln!(
-                "typist run: interrupted; {} records kept in {} (continue with: typist run --resume --out {})",
-                report.records,
-                out.display(),
-                out.display()
-            );
-            Ok(ExitCode::from(EXIT_INTERRUPTED))
-        }
-        _ => {
-            eprintln!(
-                "typist run: failed: {}; {} records kept in {}",
-                report.message.clone().unwrap_or_default(),
-                report.records,
-                out.display()
-            );
-            Ok(ExitCode::from(1))
-        }
+        _ => Ok(stopped(out, report)),
     }
+}
+
+/// What a run that did not complete says, and its exit code.
+pub(super) fn stopped(out: &Path, report: &RunReport) -> ExitCode {
+    if report.status == RunStatus::Interrupted {
+        eprintln!(
+            "typist run: interrupted; {} records kept in {} (continue with: typist run --resume --out {})",
+            report.records,
+            out.display(),
+            out.display()
+        );
+        return ExitCode::from(EXIT_INTERRUPTED);
+    }
+    eprintln!(
+        "typist run: failed: {}; {} records kept in {}",
+        report.message.clone().unwrap_or_default(),
+        report.records,
+        out.display()
+    );
+    ExitCode::from(1)
 }

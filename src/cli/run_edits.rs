@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::{Context, Result, bail};
 
 use super::args::RunArgs;
-use super::{EXIT_INTERRUPTED, EXIT_NO_ANSWERS, replay_runtime};
+use super::{EXIT_NO_ANSWERS, replay_runtime};
 use typist::config::ConfigFile;
 use typist::replay::edits::{EditsOptions, run_edits};
 use typist::replay::{RunReport, RunStatus};
@@ -220,23 +220,6 @@ fn ended(out: &Path, report: RunReport, quiet: bool) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        RunStatus::Interrupted => {
-            eprintln!(
-                "typist run: interrupted; {} records kept in {} (continue with: typist run --resume --out {})",
-                report.records,
-                out.display(),
-                out.display()
-            );
-            Ok(ExitCode::from(EXIT_INTERRUPTED))
-        }
-        _ => {
-            eprintln!(
-                "typist run: failed: {}; {} records kept in {}",
-                report.message.clone().unwrap_or_default(),
-                report.records,
-                out.display()
-            );
-            Ok(ExitCode::from(1))
-        }
+        _ => Ok(super::run::stopped(out, &report)),
     }
 }

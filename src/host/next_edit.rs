@@ -136,11 +136,10 @@ impl EditOracle {
     }
 
     fn add(&mut self, s: &Session) -> Result<()> {
+        let snaps = s.buffers_at(s.moments.iter().flat_map(|m| [m.after, m.until]))?;
+        let text = |n: usize, f: &str| snaps[&n].files.get(f).cloned().unwrap_or_default();
         for m in &s.moments {
-            let at = s.buffers_after(m.after)?;
-            let until = s.buffers_after(m.until)?;
-            let now = at.files.get(&m.file).cloned().unwrap_or_default();
-            let truth = until.files.get(&m.file).cloned().unwrap_or_default();
+            let (now, truth) = (text(m.after, &m.file), text(m.until, &m.file));
             let start = s.files.get(&m.file).cloned().unwrap_or_default();
             self.truths
                 .entry((m.file.clone(), start, now))

@@ -26,7 +26,7 @@ use tokio::sync::mpsc;
 use super::RunConditions;
 use super::options::{RunReport, RunStatus};
 use crate::dataset::Language;
-use crate::dataset::edits::{EventKind, Moment, Pos, Session, offset, position};
+use crate::dataset::edits::{EventKind, Moment, Pos, Session, offset};
 use crate::editor::{
     Document, EditorSession, Editors, NextEdits, Position, Profile, SessionError, SessionOptions,
 };
@@ -349,6 +349,8 @@ async fn replay_session(shared: &Shared, unit: Unit, tx: &mpsc::Sender<EditRecor
     let mut buffers = crate::dataset::edits::Buffers::new(&s.files);
     let mut opened = BTreeSet::new();
     let mut gone: Option<String> = None;
+    // Each moment's truth: the buffers after `events[..until]`, once per distinct end.
+    let truths = s.buffers_at(s.moments.iter().map(|m| m.until))?;
     let mut by_after: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     for (m, moment) in s.moments.iter().enumerate() {
         by_after.entry(moment.after).or_default().push(m);
@@ -383,8 +385,7 @@ async fn replay_session(shared: &Shared, unit: Unit, tx: &mpsc::Sender<EditRecor
                 .front()
                 .and_then(|b| b.get(&moment.file).cloned())
                 .unwrap_or_else(|| s.files.get(&moment.file).cloned().unwrap_or_default());
-            let truth = s
-                .buffers_after(moment.until)?
+            let truth = truths[&moment.until]
                 .files
                 .get(&moment.file)
                 .cloned()
@@ -685,11 +686,6 @@ fn answered(
         predicted: predicted.map(|_| pred_w),
     });
     r
-}
-
-/// The cursor as a plan position, from a byte offset (for tests and the record's view).
-pub fn pos_of(text: &str, at: usize) -> Pos {
-    position(text, at)
 }
 
 #[cfg(test)]

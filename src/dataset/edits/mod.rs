@@ -220,6 +220,31 @@ impl Session {
         Ok(b)
     }
 
+    /// The buffers after `events[..n]` for each `n` in `points`, in one walk of the
+    /// events (a moment's buffers and its truth, without replaying the session from its
+    /// start for each).
+    pub fn buffers_at(
+        &self,
+        points: impl IntoIterator<Item = usize>,
+    ) -> Result<BTreeMap<usize, Buffers>> {
+        let points: std::collections::BTreeSet<usize> = points
+            .into_iter()
+            .map(|n| n.min(self.events.len()))
+            .collect();
+        let mut out = BTreeMap::new();
+        let mut b = Buffers::new(&self.files);
+        let mut done = 0;
+        for n in points {
+            for (i, e) in self.events[done..n].iter().enumerate() {
+                b.apply(&e.what)
+                    .with_context(|| format!("session {}: event {}", self.session, done + i))?;
+            }
+            done = n;
+            out.insert(n, b.clone());
+        }
+        Ok(out)
+    }
+
     /// Checks that every path is relative and stays inside the workspace, every event
     /// applies, and every moment points inside the session (its events, and for the
     /// cursor its file's text at the moment).

@@ -399,6 +399,29 @@ impl TypistSession {
             self.conditions.formatting_options(),
             &self.profile.request_params,
         );
+        let (answer, latency_ms) = self
+            .timed_request(rel, method, params, dialect_kind == DialectKind::Copilot)
+            .await?;
+        let value = dialect::read_answer(
+            dialect_kind,
+            &answer,
+            &doc,
+            cursor,
+            self.caps.position_encoding,
+        );
+        Ok(Timed { value, latency_ms })
+    }
+
+    /// Sends a request about `rel` (its hash kept as the last request's) and returns the
+    /// answer with its latency in ms. With `copilot`, Copilot's "no token" error is
+    /// `NotSignedIn`, naming `typist login copilot`.
+    async fn timed_request(
+        &mut self,
+        rel: &str,
+        method: &str,
+        params: Value,
+        copilot: bool,
+    ) -> Result<(Value, f64), SessionError> {
         let text_sha256 = self.text_sha256(rel);
         self.last_request_hash = Some(request_hash_of(
             method,
@@ -412,27 +435,16 @@ impl TypistSession {
             .request(method, Some(params), self.profile.request_timeout())
             .await;
         let latency_ms = start.elapsed().as_secs_f64() * 1000.0;
-        let answer = match answer {
-            Ok(v) => v,
-            Err(e)
-                if dialect_kind == DialectKind::Copilot
-                    && e.rpc_code() == Some(COPILOT_NO_TOKEN) =>
-            {
-                return Err(SessionError::NotSignedIn {
+        match answer {
+            Ok(v) => Ok((v, latency_ms)),
+            Err(e) if copilot && e.rpc_code() == Some(COPILOT_NO_TOKEN) => {
+                Err(SessionError::NotSignedIn {
                     server: self.profile.name.clone(),
                     message: format!("{e}; run `typist login copilot`"),
-                });
+                })
             }
-            Err(e) => return Err(e.into()),
-        };
-        let value = dialect::read_answer(
-            dialect_kind,
-            &answer,
-            &doc,
-            cursor,
-            self.caps.position_encoding,
-        );
-        Ok(Timed { value, latency_ms })
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// Asks for the next edit at `cursor` in `rel` as Copilot's editors do:
@@ -458,34 +470,13 @@ impl TypistSession {
             );
             self.focused = Some(rel.to_string());
         }
-        let method = "textDocument/copilotInlineEdit";
         let params = json!({
             "textDocument": {"uri": doc.uri, "version": doc.version},
             "position": cursor.to_json(),
         });
-        let text_sha256 = self.text_sha256(rel);
-        self.last_request_hash = Some(request_hash_of(
-            method,
-            &params,
-            &uri::from_path(&self.root),
-            &text_sha256,
-        ));
-        let start = Instant::now();
-        let answer = self
-            .client
-            .request(method, Some(params), self.profile.request_timeout())
-            .await;
-        let latency_ms = start.elapsed().as_secs_f64() * 1000.0;
-        let answer = match answer {
-            Ok(v) => v,
-            Err(e) if e.rpc_code() == Some(COPILOT_NO_TOKEN) => {
-                return Err(SessionError::NotSignedIn {
-                    server: self.profile.name.clone(),
-                    message: format!("{e}; run `typist login copilot`"),
-                });
-            }
-            Err(e) => return Err(e.into()),
-        };
+        let (answer, latency_ms) = self
+            .timed_request(rel, "textDocument/copilotInlineEdit", params, true)
+            .await?;
         let value = read_inline_edits(&answer, &doc, self.caps.position_encoding);
         if let Some(first) = answer
             .get("edits")
