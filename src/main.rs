@@ -39,7 +39,7 @@ enum Command {
     Report(ReportArgs),
     /// Sample a dataset into a plan of cases (one JSON line each).
     #[command(
-        after_help = "Example:\n  typist sample --dataset fixtures/dataset --rate 0.2 --seed 1 --out plan.jsonl\n  typist sample --dataset fixtures/dataset --cases tokens --kinds member,call --out tokens.jsonl"
+        after_help = "Example:\n  typist sample --dataset fixtures/dataset --rate 0.2 --seed 1 --out plan.jsonl\n  typist sample --dataset fixtures/dataset --cases tokens --kinds member,call --out tokens.jsonl\n  typist sample --cases edits --git . --commits HEAD~20..HEAD --out edits.jsonl\n  typist sample --cases edits --releases zlib-1.2.13 zlib-1.3 --out edits.jsonl"
     )]
     Sample(SampleArgs),
     /// Join the output folders of shards into the records one run would have written.

@@ -35,11 +35,16 @@ pub struct SampleArgs {
     /// Dataset folder: each top-level folder is a repository (the folder itself with
     /// --single-repo). With --cases edits: each repository's `debian/patches` (a
     /// Debian source tree from `typist dataset add DIR debian:SOURCE`) are sessions.
-    #[arg(long, value_name = "DIR", required_unless_present = "git")]
+    #[arg(long, value_name = "DIR", required_unless_present_any = ["git", "releases"])]
     pub dataset: Option<PathBuf>,
     /// With --cases edits: a git repository whose commits are sessions (repeatable).
     #[arg(long, value_name = "REPO")]
     pub git: Vec<PathBuf>,
+    /// With --cases edits: two releases of a package, unpacked (e.g. zlib-1.2.13
+    /// zlib-1.3): each code file changed between them is a session, typed from the old
+    /// text to the new.
+    #[arg(long, num_args = 2, value_names = ["OLD", "NEW"])]
+    pub releases: Vec<PathBuf>,
     /// With --git: the commits, as `git rev-list` takes them (e.g. v1.0..v1.1) [default:
     /// the last 200 first-parent commits of HEAD].
     #[arg(long, value_name = "RANGE")]
@@ -86,7 +91,8 @@ pub enum SampleCases {
     /// block (methodology §9).
     Blocks,
     /// Edit sessions from version control (commits with --git, Debian patches with
-    /// --dataset), each paused moment a case for next edits (methodology §13).
+    /// --dataset, two releases with --releases), each paused moment a case for next
+    /// edits (methodology §13).
     Edits,
 }
 

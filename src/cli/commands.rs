@@ -229,13 +229,13 @@ pub fn sample(a: SampleArgs) -> Result<ExitCode> {
     if a.cases == SampleCases::Edits {
         return super::sample_edits::sample_edits(a);
     }
-    if !a.git.is_empty() || a.commits.is_some() {
-        anyhow::bail!("--git and --commits are options of --cases edits");
+    if !a.git.is_empty() || a.commits.is_some() || !a.releases.is_empty() {
+        anyhow::bail!("--git, --commits and --releases are options of --cases edits");
     }
     let dataset = a
         .dataset
         .clone()
-        .context("--dataset DIR is needed (or --cases edits --git REPO)")?;
+        .context("--dataset DIR is needed (or --cases edits --git REPO, or --releases OLD NEW)")?;
     let opts = a.sampling.layer().sample_options()?;
     if a.cases != SampleCases::Tokens
         && (!a.prefix.is_empty() || a.context.is_some() || !a.kinds.is_empty())

@@ -42,14 +42,23 @@ pub fn edits_plan(a: &RunArgs) -> Result<Option<PathBuf>> {
 }
 
 pub fn run(a: RunArgs, plan: &Path) -> Result<ExitCode> {
-    if a.shard.is_some() || a.retry_errors {
-        bail!("--shard and --retry-errors are not yet for edits plans: run the whole plan");
+    if a.retry_errors && !a.resume {
+        bail!("--retry-errors goes with --resume");
     }
+    let shard = a
+        .shard
+        .as_deref()
+        .map(typist::replay::Shard::parse)
+        .transpose()?;
     let file = ConfigFile::load_or_default(a.config.as_deref())?;
     let mut settings = file.apply(a.layer());
-    let (_, sessions) = typist::dataset::edits::read_edits_plan(plan)?;
+    let (_, mut sessions) = typist::dataset::edits::read_edits_plan(plan)?;
     if sessions.is_empty() {
         bail!("{}: the plan has no session", plan.display());
+    }
+    // A shard runs the sessions whose (repository, session) hash falls in it.
+    if let Some(sh) = shard {
+        sessions.retain(|s| sh.contains(&s.repo, &s.session));
     }
     let bytes = std::fs::read(plan).with_context(|| format!("cannot read {}", plan.display()))?;
     let plan_hash = format!("sha256:{}", typist::digest::sha256_hex(&bytes));
@@ -59,7 +68,7 @@ pub fn run(a: RunArgs, plan: &Path) -> Result<ExitCode> {
         .clone()
         .unwrap_or_else(|| PathBuf::from("out"));
     if a.resume
-        && let Some(conditions) = resumed(&out, &plan_hash, &a, &mut settings.run)?
+        && let Some(conditions) = resumed(&out, &plan_hash, shard, &a, &mut settings.run)?
     {
         settings.conditions = conditions;
     }
@@ -76,6 +85,8 @@ pub fn run(a: RunArgs, plan: &Path) -> Result<ExitCode> {
         jobs,
         passes: s.passes.unwrap_or(1).max(1),
         resume: a.resume,
+        retry_errors: a.retry_errors,
+        shard,
         quiet: a.quiet,
         reversal_events: REVERSAL_EVENTS,
         plan: std::path::absolute(plan).unwrap_or_else(|_| plan.to_path_buf()),
@@ -117,6 +128,7 @@ pub fn run(a: RunArgs, plan: &Path) -> Result<ExitCode> {
 fn resumed(
     out: &Path,
     plan_hash: &str,
+    shard: Option<typist::replay::Shard>,
     a: &RunArgs,
     s: &mut typist::config::RunSection,
 ) -> Result<Option<typist::replay::RunConditions>> {
@@ -136,6 +148,24 @@ fn resumed(
         bail!(
             "the plan differs from the one {} was run on (its sha256 changed): resume with that plan, or choose another --out",
             out.display()
+        );
+    }
+    let was: Option<typist::replay::Shard> = m
+        .get("shard")
+        .cloned()
+        .map(serde_json::from_value)
+        .transpose()
+        .with_context(|| format!("{}: malformed shard", path.display()))?;
+    if was != shard {
+        let name = |s: Option<typist::replay::Shard>| {
+            s.map_or("the whole plan".to_string(), |s| {
+                format!("--shard {}/{}", s.index, s.count)
+            })
+        };
+        bail!(
+            "{} was run on {}: resume with the same",
+            out.display(),
+            name(was)
         );
     }
     let names: Vec<String> = m
@@ -197,11 +227,14 @@ fn ended(out: &Path, report: RunReport, quiet: bool) -> Result<ExitCode> {
                     out.join("score.json").display()
                 );
             }
-            if report.records > 0
-                && records
-                    .iter()
-                    .all(|r| r.outcome != typist::score::Outcome::Suggestion)
-            {
+            // An inline suggestion shown is an answer too (VS Code asks no next edits).
+            let answered = |r: &typist::score::edit_records::EditRecord| {
+                r.outcome == typist::score::Outcome::Suggestion
+                    || r.inline
+                        .as_ref()
+                        .is_some_and(|i| i.outcome == typist::score::Outcome::Suggestion)
+            };
+            if report.records > 0 && !records.iter().any(answered) {
                 let failed = records.iter().all(|r| {
                     matches!(
                         r.outcome,
@@ -213,7 +246,7 @@ fn ended(out: &Path, report: RunReport, quiet: bool) -> Result<ExitCode> {
                     if failed {
                         "every moment failed"
                     } else {
-                        "no assistant proposed a next edit"
+                        "no assistant proposed a next edit or showed an inline suggestion"
                     }
                 );
                 return Ok(ExitCode::from(EXIT_NO_ANSWERS));

@@ -1,7 +1,8 @@
 //! `typist sample --cases edits`: an edits plan from version control (methodology
-//! §13): the commits of each `--git` repository, and the `debian/patches` of each
+//! §13): the commits of each `--git` repository, the `debian/patches` of each
 //! repository of a `--dataset` (Debian source trees, unpacked with their patches
-//! applied by `typist dataset add DIR debian:SOURCE`).
+//! applied by `typist dataset add DIR debian:SOURCE`), and the files changed between
+//! two `--releases` of a package.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -9,7 +10,7 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 
 use super::args::SampleArgs;
-use typist::dataset::edits::import::{ImportOptions, from_git, from_patches};
+use typist::dataset::edits::import::{ImportOptions, from_git, from_patches, from_releases};
 use typist::dataset::edits::{EditsHeader, Session, write_edits_plan};
 
 pub(super) fn sample_edits(a: SampleArgs) -> Result<ExitCode> {
@@ -44,6 +45,14 @@ pub(super) fn sample_edits(a: SampleArgs) -> Result<ExitCode> {
     if let Some(ds) = &a.dataset {
         sessions.extend(debian_patches(ds, &opts)?);
     }
+    if let [old, new] = a.releases.as_slice() {
+        for d in [old, new] {
+            if !d.is_dir() {
+                bail!("--releases: {} is not a folder", d.display());
+            }
+        }
+        sessions.extend(from_releases(old, new, &package_name(new), &opts)?);
+    }
     if sessions.is_empty() {
         bail!(
             "no edit session: no commit (or patch) within the limits changed code ({} files, {} changed lines at most); nothing written",
@@ -74,6 +83,19 @@ pub(super) fn sample_edits(a: SampleArgs) -> Result<ExitCode> {
         a.out.display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// A release folder's package name: its name up to a `-` or `_` before a digit
+/// (`zlib-1.3` is `zlib`), else its whole name.
+fn package_name(dir: &std::path::Path) -> String {
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_else(|| "release".into());
+    let b = name.as_bytes();
+    (1..b.len())
+        .find(|&i| matches!(b[i - 1], b'-' | b'_') && b[i].is_ascii_digit())
+        .map_or(name.clone(), |i| name[..i - 1].to_string())
 }
 
 /// The sessions of every repository of `ds` that has `debian/patches/series`.
@@ -110,4 +132,18 @@ fn debian_patches(ds: &std::path::Path, opts: &ImportOptions) -> Result<Vec<Sess
         out.extend(from_patches(&tree, &repo, &patches, true, opts)?);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::package_name;
+    use std::path::Path;
+
+    #[test]
+    fn a_release_folder_names_its_package() {
+        assert_eq!(package_name(Path::new("/x/zlib-1.3")), "zlib");
+        assert_eq!(package_name(Path::new("bc_1.07.1")), "bc");
+        assert_eq!(package_name(Path::new("gnu-tar-1.35")), "gnu-tar");
+        assert_eq!(package_name(Path::new("mypkg")), "mypkg");
+    }
 }

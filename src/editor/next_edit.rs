@@ -27,20 +27,27 @@ pub struct NextEdits {
 }
 
 /// Reads Copilot's `textDocument/copilotInlineEdit` answer `{edits: [{text,
-/// textDocument: {uri, version}, range}]}` for `doc` at `version`.
-pub fn read_inline_edits(answer: &Value, doc: &Document, enc: PositionEncoding) -> NextEdits {
+/// textDocument: {uri, version}, range}]}` for the document at `uri` asked at `version`,
+/// whose text was `text`.
+pub fn read_inline_edits(
+    answer: &Value,
+    uri: &str,
+    version: i64,
+    text: &str,
+    enc: PositionEncoding,
+) -> NextEdits {
     let mut out = NextEdits::default();
     let Some(edits) = answer.get("edits").and_then(Value::as_array) else {
         return out;
     };
     for e in edits {
-        let uri = e.pointer("/textDocument/uri").and_then(Value::as_str);
-        if uri.is_some_and(|u| u != doc.uri.as_str()) {
+        let e_uri = e.pointer("/textDocument/uri").and_then(Value::as_str);
+        if e_uri.is_some_and(|u| u != uri) {
             out.elsewhere += 1;
             continue;
         }
         if let Some(v) = e.pointer("/textDocument/version").and_then(Value::as_i64)
-            && v != i64::from(doc.version)
+            && v != version
         {
             out.stale = true;
         }
@@ -56,11 +63,11 @@ pub fn read_inline_edits(answer: &Value, doc: &Document, enc: PositionEncoding) 
             });
             continue;
         };
-        let text = e.get("text").and_then(Value::as_str).unwrap_or_default();
+        let new = e.get("text").and_then(Value::as_str).unwrap_or_default();
         out.edits.push(ProposedEdit {
-            start: offset_or_beyond(&doc.text, start, enc),
-            end: offset_or_beyond(&doc.text, end, enc),
-            text: text.to_string(),
+            start: offset_or_beyond(text, start, enc),
+            end: offset_or_beyond(text, end, enc),
+            text: new.to_string(),
         });
     }
     out

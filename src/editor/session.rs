@@ -22,6 +22,9 @@ use super::suggestions::Suggestions;
 use super::typist::TypistSession;
 use super::vscode::VscodeSession;
 
+/// The error of every next edit asked in VS Code.
+pub const NOT_ASKED_IN_VSCODE: &str = "not asked: VS Code's next edits are drawn by Copilot's own extension, which typist does not drive (ask them with --editor typist or neovim)";
+
 pub enum EditorSession {
     Typist(TypistSession),
     Neovim(NeovimSession),
@@ -147,9 +150,11 @@ impl EditorSession {
         }
     }
 
-    /// Replaces bytes `start..end` of `rel` by `text`: one change with exactly that
-    /// range in typist's own client; the resulting text (`set_text`) in a real editor.
-    pub fn edit(
+    /// Replaces bytes `start..end` of `rel` by `text` (`after` is the text it gives):
+    /// one change with exactly that range in typist's own client and in Neovim's
+    /// buffer (whose client sends the change it computes); the resulting text
+    /// (`set_text`) in VS Code, placed with its next ask.
+    pub async fn edit(
         &mut self,
         rel: &str,
         start: usize,
@@ -159,7 +164,24 @@ impl EditorSession {
     ) -> Result<(), SessionError> {
         match self {
             EditorSession::Typist(s) => s.edit(rel, start, end, text),
-            _ => self.set_text(rel, after),
+            EditorSession::Neovim(n) => n.edit(rel, start, end, text).await,
+            EditorSession::Vscode(v) => v.set_text(rel, after),
+        }
+    }
+
+    /// The inline suggestion where an edit session stands in `rel`, the cursor at
+    /// `cursor`: asked of the document as it is in typist's own client; in Neovim,
+    /// insert mode entered at the cursor (nothing retyped); in VS Code, the files the
+    /// session changed reloaded and the cursor's line typed as for a line case.
+    pub async fn suggest_here(
+        &mut self,
+        rel: &str,
+        cursor: Position,
+    ) -> Result<Timed<Suggestions>, SessionError> {
+        match self {
+            EditorSession::Typist(s) => s.suggest(rel, cursor).await,
+            EditorSession::Neovim(n) => n.suggest_here(rel, cursor).await,
+            EditorSession::Vscode(v) => v.suggest_here(rel, cursor).await,
         }
     }
 
@@ -190,9 +212,9 @@ impl EditorSession {
     }
 
     /// The next edit proposed at `cursor` in `rel` (methodology §13), asked as
-    /// Copilot's editors ask it (`textDocument/copilotInlineEdit`). typist's own client
-    /// only, for now: a real editor's session is refused before the run starts
-    /// (`refusals`), and answers an error here.
+    /// Copilot's editors ask it (`textDocument/copilotInlineEdit`): by typist's own
+    /// client, and by Neovim's as copilot-lsp asks it. VS Code's next edits are drawn
+    /// by Copilot's own extension, which typist does not drive: an error saying so.
     pub async fn next_edit(
         &mut self,
         rel: &str,
@@ -200,12 +222,10 @@ impl EditorSession {
     ) -> Result<Timed<NextEdits>, SessionError> {
         match self {
             EditorSession::Typist(s) => s.next_edit(rel, cursor).await,
-            EditorSession::Neovim(_) | EditorSession::Vscode(_) => {
-                Err(SessionError::Editor(super::error::EditorError::Failed(
-                    "next edits are asked through typist's own client only (--editor typist)"
-                        .into(),
-                )))
-            }
+            EditorSession::Neovim(n) => n.next_edit(rel, cursor).await,
+            EditorSession::Vscode(_) => Err(SessionError::Editor(
+                super::error::EditorError::Failed(NOT_ASKED_IN_VSCODE.into()),
+            )),
         }
     }
 

@@ -664,13 +664,19 @@ impl LanguageServer for Host {
                 };
                 (at(r.start), at(r.end))
             });
-            let old = range.map(|_| doc.text.clone());
+            let old = runs.is_some().then(|| doc.text.clone());
             apply_change_in_place(&mut doc.text, change, PositionEncoding::Utf16);
             if let Some(runs) = runs.as_mut() {
                 let run = runs.remove(uri);
                 let next = match (range, old) {
                     (Some((a, b)), Some(old)) if a <= b => {
                         next_edit::EditRun::follow(run, &old, a, b, &change.text, &doc.text)
+                    }
+                    // A whole-text change (Neovim's client sends them): followed as the
+                    // one replacement between the two texts.
+                    (None, Some(old)) => {
+                        let (a, b, ins) = next_edit::one_edit(&old, &doc.text);
+                        next_edit::EditRun::follow(run, &old, a, b, &ins, &doc.text)
                     }
                     _ => None,
                 };

@@ -40,6 +40,11 @@ pub struct EditsOptions {
     pub jobs: usize,
     pub passes: u32,
     pub resume: bool,
+    /// With `resume`: a session with a moment recorded as an error or a timeout is
+    /// replayed again (its new records replace the old).
+    pub retry_errors: bool,
+    /// The part of the plan this process runs (the sessions are already chosen).
+    pub shard: Option<super::Shard>,
     pub quiet: bool,
     /// The reversal's reference: the buffer this many events before the moment.
     pub reversal_events: usize,
@@ -60,6 +65,8 @@ struct EditsManifest<'a> {
     moments: usize,
     passes: u32,
     jobs: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    shard: Option<super::Shard>,
     reversal_events: usize,
     conditions: &'a RunConditions,
     assistants: Vec<serde_json::Value>,
@@ -96,12 +103,6 @@ pub async fn run_edits(
     opts: &EditsOptions,
     cancel: Arc<AtomicBool>,
 ) -> Result<RunReport> {
-    if cond.app.kind != crate::editor::EditorKind::Typist {
-        bail!(
-            "an edits plan is replayed through typist's own client for now (--editor typist); {} asks no next edits yet",
-            cond.app.kind.as_str()
-        );
-    }
     std::fs::create_dir_all(&opts.out)
         .with_context(|| format!("cannot create {}", opts.out.display()))?;
     let records_path = opts.out.join("records.jsonl");
@@ -118,6 +119,7 @@ pub async fn run_edits(
     let done: BTreeSet<(String, String, u32)> = if records_path.exists() {
         read_edit_records(&records_path)?
             .into_iter()
+            .filter(|r| !(opts.retry_errors && r.failed()))
             .map(|r| (r.case, r.assistant, r.pass))
             .collect()
     } else {
@@ -153,6 +155,7 @@ pub async fn run_edits(
         moments,
         passes: opts.passes,
         jobs: opts.jobs,
+        shard: opts.shard,
         reversal_events: opts.reversal_events,
         conditions: &cond,
         assistants: profiles
@@ -255,7 +258,7 @@ fn cut_to_last_line(path: &Path) -> Result<()> {
         .with_context(|| format!("cannot write {}", path.display()))
 }
 
-fn write_json(path: &Path, v: &impl Serialize) -> Result<()> {
+pub(super) fn write_json(path: &Path, v: &impl Serialize) -> Result<()> {
     let tmp = path.with_extension("json.tmp");
     std::fs::write(&tmp, serde_json::to_vec_pretty(v)?)
         .with_context(|| format!("cannot write {}", tmp.display()))?;
@@ -265,7 +268,12 @@ fn write_json(path: &Path, v: &impl Serialize) -> Result<()> {
 /// Rewrites the records sorted by (session, moment, assistant, pass), one per key (the
 /// last written wins), through a temporary file and a rename. Returns how many there are.
 fn finalize(path: &Path) -> Result<usize> {
-    let records = read_edit_records(path)?;
+    write_sorted(path, read_edit_records(path)?)
+}
+
+/// Writes `records` to `path` sorted by (session, moment, assistant, pass), one per key
+/// (the last given wins), through a temporary file and a rename. Returns how many.
+pub(super) fn write_sorted(path: &Path, records: Vec<EditRecord>) -> Result<usize> {
     let mut by_key = BTreeMap::new();
     for r in records {
         by_key.insert(
@@ -411,7 +419,7 @@ async fn replay_session(shared: &Shared, unit: Unit, tx: &mpsc::Sender<EditRecor
             if gone.is_none()
                 && let Some((typed, expected)) = inline_case(&now, moment.cursor, &truth)
             {
-                let asked = editor.suggest(&moment.file, cursor).await;
+                let asked = editor.suggest_here(&moment.file, cursor).await;
                 if let Err(e) = &asked
                     && e.is_exit()
                 {
@@ -456,11 +464,11 @@ async fn replay_session(shared: &Shared, unit: Unit, tx: &mpsc::Sender<EditRecor
                     // First opened now, before this change: the text before it is
                     // opened, then changed, so the server sees the change as a change.
                     match editor.open(file, &was).await {
-                        Ok(()) => editor.edit(file, start, end, inserted, &text),
+                        Ok(()) => editor.edit(file, start, end, inserted, &text).await,
                         Err(e) => Err(e),
                     }
                 } else {
-                    editor.edit(file, start, end, inserted, &text)
+                    editor.edit(file, start, end, inserted, &text).await
                 };
                 if let Err(e) = done {
                     gone = Some(format!("{e}"));

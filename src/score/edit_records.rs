@@ -102,6 +102,23 @@ pub struct EditRecord {
     pub request_hash: Option<String>,
 }
 
+/// The start of a next edit's error when the editor cannot ask one (VS Code).
+pub const NOT_ASKED: &str = "not asked:";
+
+impl EditRecord {
+    /// The moment failed: its next edit or its inline ask is an error or a timeout (a
+    /// next edit the editor cannot ask is not a failure to ask again).
+    pub fn failed(&self) -> bool {
+        let bad = |o: Outcome| matches!(o, Outcome::Error | Outcome::Timeout);
+        (bad(self.outcome)
+            && !self
+                .error
+                .as_deref()
+                .is_some_and(|e| e.starts_with(NOT_ASKED)))
+            || self.inline.as_ref().is_some_and(|i| bad(i.outcome))
+    }
+}
+
 /// Whether a records file holds next-edit records (its first record's `kind`).
 pub fn is_edit_records(path: &Path) -> bool {
     let Ok(f) = std::fs::File::open(path) else {

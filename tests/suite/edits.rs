@@ -287,9 +287,12 @@ fn a_rename_session_through_typists_client() {
     assert_eq!(keys, sorted);
 }
 
-/// `git` with a fixed identity in `dir`.
+/// `git` with a fixed identity and date in `dir`: the same commits, hashes and sampled
+/// sessions on every run.
 fn git(dir: &Path, args: &[&str]) {
     let o = std::process::Command::new("git")
+        .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
+        .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
         .arg("-C")
         .arg(dir)
         .args([
@@ -316,53 +319,7 @@ fn git(dir: &Path, args: &[&str]) {
 #[test]
 fn sessions_from_git_commits_through_the_command_line() {
     let tmp = tempfile::tempdir().unwrap();
-    let repo = tmp.path().join("calc");
-    std::fs::create_dir_all(&repo).unwrap();
-    git(&repo, &["init", "-q"]);
-    let write = |f: &str, t: &str| std::fs::write(repo.join(f), t).unwrap();
-    // The parameter's two uses are lines apart: two hunks, a pause between them.
-    let body = "    base = 2\n    extra = 1\n    more = 0\n    other = 3\n";
-    write(
-        "app.py",
-        &format!(
-            "def total(x, rate):\n{body}    return x * base + rate\n\n\nprint(total(3, 0.5))\n"
-        ),
-    );
-    git(&repo, &["add", "."]);
-    git(&repo, &["commit", "-qm", "first"]);
-    write(
-        "app.py",
-        &format!(
-            "def total(amount, rate):\n{body}    return amount * base + rate\n\n\nprint(total(3, 0.5))\n"
-        ),
-    );
-    git(&repo, &["commit", "-qam", "rename x"]);
-    write(
-        "util.py",
-        "def clamp(v, lo, hi):\n    return max(lo, min(v, hi))\n",
-    );
-    write(
-        "app.py",
-        &format!(
-            "from util import clamp\n\n\ndef total(amount, rate):\n{body}    return clamp(amount * base + rate, 0, 100)\n\n\nprint(total(3, 0.5))\n"
-        ),
-    );
-    git(&repo, &["add", "."]);
-    git(&repo, &["commit", "-qm", "clamp the total"]);
-    let plan = tmp.path().join("edits.jsonl");
-    let o = typist()
-        .args(["sample", "--cases", "edits", "--git"])
-        .arg(&repo)
-        .arg("--out")
-        .arg(&plan)
-        .output()
-        .unwrap();
-    ok(&o);
-    let said = String::from_utf8_lossy(&o.stdout);
-    assert!(
-        said.contains("in 2 edit sessions from 1 repository"),
-        "{said}"
-    );
+    let plan = calc_plan(tmp.path());
     let (_, sessions) = typist::dataset::edits::read_edits_plan(&plan).unwrap();
     let moments: usize = sessions.iter().map(|s| s.moments.len()).sum();
     assert!(sessions.iter().all(|s| !s.moments.is_empty()));
@@ -372,7 +329,7 @@ fn sessions_from_git_commits_through_the_command_line() {
     host_profile(&editors, "oracle", &["oracle", "--truth", &truth], "");
     host_profile(&editors, "rename", &["rename"], "");
     host_profile(&editors, "ngram", &["ngram"], "");
-    let run = |jobs: &str, out: &Path| {
+    let run = |jobs: &str, out: &Path, shard: Option<&str>| {
         ok(&typist()
             .args(["run", "--quiet", "--no-latency", "--jobs", jobs, "--plan"])
             .arg(&plan)
@@ -386,6 +343,7 @@ fn sessions_from_git_commits_through_the_command_line() {
                 "--assistant",
                 "ngram",
             ])
+            .args(shard.map(|s| ["--shard", s]).into_iter().flatten())
             .arg("--out")
             .arg(out)
             .output()
@@ -393,9 +351,48 @@ fn sessions_from_git_commits_through_the_command_line() {
         std::fs::read(out.join("records.jsonl")).unwrap()
     };
     let (one, two) = (tmp.path().join("one"), tmp.path().join("two"));
-    let a = run("1", &one);
-    assert_eq!(a, run("2", &two), "one worker or two: the same bytes");
+    let a = run("1", &one, None);
+    assert_eq!(a, run("2", &two, None), "one worker or two: the same bytes");
     assert_eq!(records(&one).len(), 3 * moments);
+    // Three shards (each session in one of them), merged: the same bytes again.
+    let parts: Vec<std::path::PathBuf> = (0..3)
+        .map(|i| {
+            let dir = tmp.path().join(format!("shard{i}"));
+            run("1", &dir, Some(&format!("{i}/3")));
+            dir
+        })
+        .collect();
+    let merged = tmp.path().join("merged");
+    ok(&typist()
+        .arg("merge")
+        .args(&parts)
+        .arg("--out")
+        .arg(&merged)
+        .output()
+        .unwrap());
+    assert_eq!(
+        std::fs::read(merged.join("records.jsonl")).unwrap(),
+        a,
+        "three shards merged: the whole run's bytes"
+    );
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(merged.join("manifest.json")).unwrap())
+            .unwrap();
+    assert_eq!(m["status"], "complete", "{m:#}");
+    assert_eq!(m["merged_from"].as_array().unwrap().len(), 3);
+    // A shard resumed as another shard is refused.
+    let o = typist()
+        .args(["run", "--quiet", "--resume", "--shard", "1/3", "--editors"])
+        .arg(&editors)
+        .arg("--out")
+        .arg(&parts[0])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("--shard 0/3"),
+        "{o:?}"
+    );
     // Inline suggestions are asked where the person goes on typing at the end of a line:
     // the n-gram host answers them (and proposes no next edit).
     let inline: Vec<serde_json::Value> = records(&one)
@@ -444,6 +441,239 @@ fn sessions_from_git_commits_through_the_command_line() {
             > 0.0,
         "{score:#}"
     );
+}
+
+/// A small git repository of three commits (a rename across two hunks, then a new
+/// file and a call of it), sampled into an edits plan by the command line.
+fn calc_plan(dir: &Path) -> std::path::PathBuf {
+    let repo = dir.join("calc");
+    std::fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q"]);
+    let write = |f: &str, t: &str| std::fs::write(repo.join(f), t).unwrap();
+    // The parameter's two uses are lines apart: two hunks, a pause between them.
+    let body = "    base = 2\n    extra = 1\n    more = 0\n    other = 3\n";
+    write(
+        "app.py",
+        &format!(
+            "def total(x, rate):\n{body}    return x * base + rate\n\n\nprint(total(3, 0.5))\n"
+        ),
+    );
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-qm", "first"]);
+    write(
+        "app.py",
+        &format!(
+            "def total(amount, rate):\n{body}    return amount * base + rate\n\n\nprint(total(3, 0.5))\n"
+        ),
+    );
+    git(&repo, &["commit", "-qam", "rename x"]);
+    write(
+        "util.py",
+        "def clamp(v, lo, hi):\n    return max(lo, min(v, hi))\n",
+    );
+    write(
+        "app.py",
+        &format!(
+            "from util import clamp\n\n\ndef total(amount, rate):\n{body}    return clamp(amount * base + rate, 0, 100)\n\n\nprint(total(3, 0.5))\n"
+        ),
+    );
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-qm", "clamp the total"]);
+    let plan = dir.join("edits.jsonl");
+    let o = typist()
+        .args(["sample", "--cases", "edits", "--git"])
+        .arg(&repo)
+        .arg("--out")
+        .arg(&plan)
+        .output()
+        .unwrap();
+    ok(&o);
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        said.contains("in 2 edit sessions from 1 repository"),
+        "{said}"
+    );
+    plan
+}
+
+/// Two releases of a package, unpacked side by side: each code file changed between
+/// them is a session, and the oracle replays each to 100 on every figure.
+#[test]
+fn sessions_from_two_releases_through_the_command_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (old, new) = (tmp.path().join("calc-1.0"), tmp.path().join("calc-1.1"));
+    for (d, rate) in [(&old, "rate"), (&new, "fee")] {
+        std::fs::create_dir_all(d.join("src")).unwrap();
+        std::fs::write(
+            d.join("src/app.py"),
+            format!("def total(x, {rate}):\n    base = 2\n    return x * base + {rate}\n"),
+        )
+        .unwrap();
+        std::fs::write(d.join("README"), "same\n").unwrap();
+    }
+    let plan = tmp.path().join("edits.jsonl");
+    let o = typist()
+        .args(["sample", "--cases", "edits", "--releases"])
+        .arg(&old)
+        .arg(&new)
+        .arg("--out")
+        .arg(&plan)
+        .output()
+        .unwrap();
+    ok(&o);
+    let (_, sessions) = typist::dataset::edits::read_edits_plan(&plan).unwrap();
+    assert_eq!(sessions.len(), 1, "{sessions:#?}");
+    let s = &sessions[0];
+    assert_eq!(s.session, "calc@calc-1.0..calc-1.1:src/app.py");
+    assert_eq!(s.repo, "calc");
+    assert!(!s.moments.is_empty());
+    let editors = tmp.path().join("editors");
+    std::fs::create_dir_all(&editors).unwrap();
+    let truth = plan.to_str().unwrap().to_string();
+    host_profile(&editors, "oracle", &["oracle", "--truth", &truth], "");
+    let out = tmp.path().join("out");
+    ok(&typist()
+        .args(["run", "--quiet", "--no-latency", "--plan"])
+        .arg(&plan)
+        .arg("--editors")
+        .arg(&editors)
+        .args(["--assistant", "oracle", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap());
+    let score: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("score.json")).unwrap()).unwrap();
+    assert_eq!(
+        score["assistants"]["oracle"]["exact_share"]["value"].as_f64(),
+        Some(1.0),
+        "{score:#}"
+    );
+}
+
+/// A record without what differs between editors by nature: its latency and request
+/// hash (its inline ask's too).
+fn comparable(mut r: serde_json::Value) -> serde_json::Value {
+    for k in ["latency_ms", "request_hash"] {
+        r.as_object_mut().map(|o| o.remove(k));
+        r["inline"].as_object_mut().map(|o| o.remove(k));
+    }
+    r
+}
+
+/// The sessions of `calc_plan` replayed through typist's own client, a real Neovim and a
+/// real VS Code (issue 44): the n-gram host's inline records are the same in all three;
+/// the next edits (the rename baseline's, asked in Neovim as copilot-lsp asks them)
+/// are the same in Neovim as in typist's client; VS Code's next edits are not asked,
+/// and say so. The cheating host (and in VS Code the cheating extension) never shows a
+/// line the person had not typed by the moment.
+#[test]
+fn edit_sessions_replay_alike_through_neovim_and_vscode() {
+    super::vscode::require_vscode();
+    let tmp = tempfile::tempdir().unwrap();
+    let plan = calc_plan(tmp.path());
+    let (_, sessions) = typist::dataset::edits::read_edits_plan(&plan).unwrap();
+    let editors = tmp.path().join("editors");
+    std::fs::create_dir_all(&editors).unwrap();
+    host_profile(&editors, "rename", &["rename"], "");
+    host_profile(&editors, "ngram", &["ngram"], "");
+    host_profile(&editors, "cheat", &["cheat"], "");
+    let vs_cheat =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/vscode/editors/typist-cheat.toml");
+    let run = |editor: &str, assistants: &[&str]| {
+        let out = tmp.path().join(editor);
+        let o = typist()
+            .args(["run", "--quiet", "--no-latency", "--jobs", "1", "--plan"])
+            .arg(&plan)
+            .arg("--editors")
+            .arg(&editors)
+            .args(assistants.iter().flat_map(|a| ["--assistant", a]))
+            .args(["--editor", editor, "--key-interval-ms", "20", "--out"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.code().is_some_and(|c| c == 0 || c == 3),
+            "{editor}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        records(&out)
+            .into_iter()
+            .map(comparable)
+            .collect::<Vec<_>>()
+    };
+    let own = run("typist", &["ngram", "rename", "cheat"]);
+    let nvim = run("neovim", &["ngram", "rename", "cheat"]);
+    let vs = run("vscode", &["ngram", vs_cheat.to_str().unwrap()]);
+    let of = |recs: &[serde_json::Value], a: &str| -> Vec<serde_json::Value> {
+        recs.iter()
+            .filter(|r| r["assistant"] == a)
+            .cloned()
+            .collect()
+    };
+    // Neovim: every record the same as typist's client's, next edits and inline alike.
+    assert_eq!(own.len(), nvim.len());
+    for (a, b) in own.iter().zip(&nvim) {
+        if a["assistant"] != "cheat" {
+            assert_eq!(a, b, "typist | neovim");
+        }
+    }
+    assert!(
+        of(&own, "rename")
+            .iter()
+            .any(|r| r["outcome"] == "suggestion"),
+        "the rename baseline proposed an edit: {own:#?}"
+    );
+    // VS Code: the n-gram host's inline asks the same; the next edit not asked.
+    let ngram = of(&own, "ngram");
+    let vs_ngram = of(&vs, "ngram");
+    assert_eq!(ngram.len(), vs_ngram.len());
+    let mut asked = 0;
+    for (a, b) in ngram.iter().zip(&vs_ngram) {
+        assert_eq!(a["case"], b["case"]);
+        assert_eq!(a["inline"], b["inline"], "typist | vscode: {b:#}");
+        asked += usize::from(!a["inline"].is_null());
+        assert_eq!(b["outcome"], "error", "{b:#}");
+        assert!(
+            b["error"].as_str().unwrap().starts_with("not asked: "),
+            "{b:#}"
+        );
+    }
+    assert!(asked >= 2, "{asked} inline asks");
+    assert!(
+        ngram.iter().any(|r| r["inline"]["outcome"] == "suggestion"),
+        "the n-gram host showed something: {ngram:#?}"
+    );
+    // The cheaters: any line shown is one the person had by the moment (a line of some
+    // buffer before it), never one typed later.
+    for (editor, recs, name) in [
+        ("typist", &own, "cheat"),
+        ("neovim", &nvim, "cheat"),
+        ("vscode", &vs, "typist-cheat"),
+    ] {
+        let cheat = of(recs, name);
+        assert!(!cheat.is_empty(), "{editor}");
+        for r in &cheat {
+            let Some(p) = r["inline"]["predicted"].as_str() else {
+                continue;
+            };
+            if p.contains("typist-cheat: read ") {
+                continue;
+            }
+            let s = sessions.iter().find(|s| s.session == r["session"]).unwrap();
+            let m = &s.moments[r["moment"].as_u64().unwrap() as usize];
+            let had = (0..=m.after).any(|k| {
+                s.buffers_after(k)
+                    .unwrap()
+                    .files
+                    .values()
+                    .any(|t| t.lines().any(|l| l.trim_end() == p.trim_end()))
+            });
+            assert!(
+                had,
+                "{editor}: the cheater showed a line not typed yet: {r:#}"
+            );
+        }
+    }
 }
 
 /// A run cut short (its last record half written) resumes from its manifest alone

@@ -271,9 +271,17 @@ local function watch(client)
     M.seq = M.seq + 1
     local seq = M.seq
     local buf = (bufnr == nil or bufnr == 0) and api.nvim_get_current_buf() or bufnr
+    -- The document asked about: Neovim's inline completion asks for every attached
+    -- buffer on an `InsertEnter` in any of them (the current buffer's cursor with each
+    -- one's URI), so a request is told by its document, not by the current buffer.
+    local td = type(params) == 'table' and params.textDocument or nil
+    if td and td.uri then
+      buf = vim.uri_to_bufnr(td.uri)
+    end
     notify('typist_request', {
       seq = seq,
       method = method,
+      buf = buf,
       epoch = M.epoch,
       version = vim.lsp.util.buf_versions[buf] or -1,
       row = params.position.line,
@@ -371,6 +379,14 @@ function M.open(path, lang, current)
   -- last: the text typist placed, as its own client sends it and as the disk copy is.
   vim.bo[buf].endofline = false
   vim.bo[buf].fixendofline = false
+  -- Its lines as typist wrote them, a last empty one for a final line break (Neovim
+  -- reads that break as 'endofline'), so that the server opens the text typist's own
+  -- client opens.
+  local lines = vim.fn.readfile(path, 'b')
+  if #lines == 0 then
+    lines = { '' }
+  end
+  api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   if current then
     api.nvim_set_current_buf(buf)
   end
@@ -457,6 +473,91 @@ function M.place(buf, start, lines, row, col)
   api.nvim_buf_set_lines(buf, start, -1, false, lines)
   api.nvim_win_set_cursor(0, { row + 1, col })
   return M.epoch
+end
+
+-- Edit sessions (`edits.rs`). One change of a session made in `buf` as the person made
+-- it: bytes from (`srow`, `scol`) to (`erow`, `ecol`) replaced by `lines`, in normal
+-- mode, so that Neovim's client sends the change it computes for it.
+function M.edit(buf, srow, scol, erow, ecol, lines)
+  api.nvim_buf_set_text(buf, srow, scol, erow, ecol, lines)
+end
+
+-- An ask where the session stands: `buf` shown in the window (a file switched to), the
+-- message history emptied, the cursor at byte `col` of row `row` (0-based) in normal
+-- mode. Returns the placement's epoch.
+function M.at(buf, row, col)
+  M.epoch = M.epoch + 1
+  if api.nvim_get_current_buf() ~= buf then
+    api.nvim_win_set_buf(0, buf)
+  end
+  vim.cmd('messages clear')
+  api.nvim_win_set_cursor(0, { row + 1, col })
+  return M.epoch
+end
+
+-- The next edit at byte `col` of row `row` in `buf`, asked as copilot-lsp (a Neovim
+-- plugin for Copilot's next edits) asks it: `textDocument/didFocus` when the buffer was
+-- not the focused one, then `textDocument/copilotInlineEdit` with the position in the
+-- client's encoding and the buffer's version; `textDocument/didShowInlineEdit` for the
+-- first edit of an answer that has one. The answer is kept for `next_edit_answer`.
+M.nes = { seq = 0, answers = {}, ids = {} }
+function M.next_edit(buf, row, col)
+  local c = M.client_id and vim.lsp.get_client_by_id(M.client_id)
+  if not c then
+    return { seq = -1, uri = vim.NIL, version = -1, encoding = vim.NIL, params = vim.NIL }
+  end
+  local uri = vim.uri_from_bufnr(buf)
+  if M.nes.focused ~= buf then
+    c:notify('textDocument/didFocus', { textDocument = { uri = uri } })
+    M.nes.focused = buf
+  end
+  local line = api.nvim_buf_get_lines(buf, row, row + 1, false)[1] or ''
+  local params = {
+    textDocument = { uri = uri, version = vim.lsp.util.buf_versions[buf] },
+    position = { line = row, character = vim.str_utfindex(line, c.offset_encoding, col, false) },
+  }
+  M.nes.seq = M.nes.seq + 1
+  local seq = M.nes.seq
+  local ok, id = c:request('textDocument/copilotInlineEdit', params, function(err, result)
+    M.nes.ids[seq] = nil
+    M.nes.answers[seq] = {
+      error = err and (err.message or vim.inspect(err)) or vim.NIL,
+      code = err and err.code or vim.NIL,
+      result = result or vim.NIL,
+    }
+    if not err and type(result) == 'table' and type(result.edits) == 'table' and result.edits[1] then
+      c:notify('textDocument/didShowInlineEdit', { item = result.edits[1] })
+    end
+  end, buf)
+  if ok then
+    M.nes.ids[seq] = id
+  else
+    M.nes.answers[seq] = { error = 'the client refused the request (shut down)', code = vim.NIL, result = vim.NIL }
+  end
+  return {
+    seq = seq,
+    uri = uri,
+    version = params.textDocument.version,
+    encoding = c.offset_encoding,
+    params = params,
+  }
+end
+
+-- The answer to next-edit request `seq` once it came (taken), else nil.
+function M.next_edit_answer(seq)
+  local a = M.nes.answers[seq]
+  M.nes.answers[seq] = nil
+  return a
+end
+
+-- Cancels next-edit request `seq`, no longer waited for.
+function M.next_edit_cancel(seq)
+  local c = M.client_id and vim.lsp.get_client_by_id(M.client_id)
+  local id = M.nes.ids[seq]
+  M.nes.ids[seq] = nil
+  if c and id then
+    c:cancel_request(id)
+  end
 end
 
 -- Where typing stands: mode, buffer version, cursor (0-based row, byte column), the

@@ -166,6 +166,7 @@ impl NeovimSession {
         let text = self.texts.get(&rel).cloned().unwrap_or_default();
         let want = Wanted {
             method: COMPLETION,
+            buf,
             epoch,
             version,
             row,

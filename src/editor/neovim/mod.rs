@@ -38,6 +38,7 @@
 
 mod calls;
 mod documents;
+mod edits;
 mod launch;
 mod list_state;
 mod lists;

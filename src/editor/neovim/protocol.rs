@@ -89,6 +89,8 @@ pub(super) enum Note {
 pub(super) struct Request {
     pub seq: u64,
     pub method: String,
+    /// The buffer of the document it asks about.
+    pub buf: i64,
     /// The placement (case) it was sent in.
     pub epoch: u64,
     /// The buffer's version (`-1`: none yet).
@@ -411,7 +413,7 @@ mod tests {
     }
 
     fn request() -> Value {
-        json!({"seq": 3, "method": INLINE, "epoch": 2, "version": 7, "row": 4,
+        json!({"seq": 3, "method": INLINE, "buf": 1, "epoch": 2, "version": 7, "row": 4,
                "params": {"position": {"line": 4}}})
     }
 

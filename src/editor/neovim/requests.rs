@@ -18,11 +18,12 @@ pub(super) struct Requests {
     pub detached: bool,
 }
 
-/// The request a case waits for: its method, sent in placement `epoch` at the
-/// buffer's `version` with the cursor on `row`.
+/// The request a case waits for: its method, for buffer `buf`, sent in placement
+/// `epoch` at the buffer's `version` with the cursor on `row`.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Wanted {
     pub method: &'static str,
+    pub buf: i64,
     pub epoch: u64,
     pub version: i64,
     pub row: i64,
@@ -34,6 +35,7 @@ impl Wanted {
     pub(super) fn is(&self, r: &Request, after: u64) -> bool {
         r.seq > after
             && r.method == self.method
+            && r.buf == self.buf
             && r.epoch == self.epoch
             && r.version == self.version
             && r.row == self.row
@@ -79,10 +81,11 @@ mod tests {
     use super::*;
     use crate::editor::neovim::protocol::{Drawn, INLINE};
 
-    fn sent(seq: u64, version: i64) -> Note {
+    fn sent(seq: u64, buf: i64, version: i64) -> Note {
         Note::Request(Request {
             seq,
             method: INLINE.into(),
+            buf,
             epoch: 1,
             version,
             row: 2,
@@ -103,20 +106,22 @@ mod tests {
     }
 
     #[test]
-    fn the_cases_request_is_the_first_at_its_version_and_row() {
+    fn the_cases_request_is_the_first_for_its_buffer_at_its_version_and_row() {
         let mut r = Requests::default();
-        for n in [sent(1, 4), sent(2, 5), sent(3, 5)] {
+        // Request 2 is for another buffer (Neovim asks for each attached one).
+        for n in [sent(1, 1, 4), sent(2, 2, 5), sent(3, 1, 5), sent(4, 1, 5)] {
             r.take(n);
         }
         let want = Wanted {
             method: INLINE,
+            buf: 1,
             epoch: 1,
             version: 5,
             row: 2,
         };
-        assert_eq!(r.find(&want, 0).map(|s| s.seq), Some(2));
-        assert_eq!(r.find(&want, 2).map(|s| s.seq), Some(3));
-        assert_eq!(r.last_seq(), 3);
+        assert_eq!(r.find(&want, 0).map(|s| s.seq), Some(3));
+        assert_eq!(r.find(&want, 3).map(|s| s.seq), Some(4));
+        assert_eq!(r.last_seq(), 4);
     }
 
     #[test]

@@ -48,6 +48,16 @@ impl CaseAt {
     }
 }
 
+/// Where an inline request was asked: the buffer, the placement's epoch, the cursor's
+/// row, its line as it stands and the cursor's byte column in it.
+pub(super) struct Asked {
+    pub buf: i64,
+    pub epoch: u64,
+    pub row: usize,
+    pub line: String,
+    pub col: usize,
+}
+
 /// A line case placed in its buffer, to be typed.
 struct LineCase {
     /// The document's text with the line.
@@ -207,27 +217,50 @@ impl NeovimSession {
         };
         let state = self.type_line(&case).await?;
         let t0 = Instant::now();
-        self.check_errors(&state)?;
+        let asked = Asked {
+            buf: case.buf,
+            epoch: case.epoch,
+            row: case.row,
+            line: case.line(),
+            col: case.typed.len(),
+        };
+        self.read_inline(&asked, &state, &case.text, &before, t0)
+            .await
+    }
+
+    /// What Neovim shows for the inline request sent once `state` was reached (the
+    /// keys typed, insert mode entered): a plugin's ghost text (compared with `before`),
+    /// lsp-ai's first popup entry, or Neovim's own ghost text for the request of
+    /// `asked`'s placement.
+    pub(super) async fn read_inline(
+        &mut self,
+        asked: &Asked,
+        state: &State,
+        text: &str,
+        before: &Shown,
+        t0: Instant,
+    ) -> Result<Timed<Suggestions>, SessionError> {
+        self.check_errors(state)?;
         if !self.app.namespaces.is_empty() {
-            return self.wait_shown(case.buf, t0, &before).await;
+            return self.wait_shown(asked.buf, t0, before).await;
         }
         let want = Wanted {
             method: INLINE,
-            epoch: case.epoch,
+            buf: asked.buf,
+            epoch: asked.epoch,
             version: state.version,
-            row: case.row as i64,
+            row: asked.row as i64,
         };
         if self.profile.dialect == DialectKind::LspAi {
             let want = Wanted {
                 method: COMPLETION,
                 ..want
             };
-            let line = case.line();
             return self
-                .ask_lsp_ai(case.buf, want, &line, case.typed.len(), t0)
+                .ask_lsp_ai(asked.buf, want, &asked.line, asked.col, t0)
                 .await;
         }
-        let (answer, latency_ms) = self.answered(case.buf, want, &case.text, 0, t0).await?;
+        let (answer, latency_ms) = self.answered(asked.buf, want, text, 0, t0).await?;
         let value = if answer.null || answer.items == 0 {
             Suggestions::Inline(Vec::new())
         } else {
@@ -365,7 +398,7 @@ impl NeovimSession {
     }
 
     /// What Neovim shows at the cursor now, in the namespaces read.
-    async fn shown_now(&mut self, buf: i64) -> Result<Shown, SessionError> {
+    pub(super) async fn shown_now(&mut self, buf: i64) -> Result<Shown, SessionError> {
         self.reply("typist.shown", vec![Mp::from(buf)]).await
     }
 

@@ -477,7 +477,13 @@ impl TypistSession {
         let (answer, latency_ms) = self
             .timed_request(rel, "textDocument/copilotInlineEdit", params, true)
             .await?;
-        let value = read_inline_edits(&answer, &doc, self.caps.position_encoding);
+        let value = read_inline_edits(
+            &answer,
+            doc.uri.as_str(),
+            i64::from(doc.version),
+            &doc.text,
+            self.caps.position_encoding,
+        );
         if let Some(first) = answer
             .get("edits")
             .and_then(Value::as_array)

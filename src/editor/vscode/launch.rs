@@ -74,6 +74,7 @@ impl VscodeSession {
             profile: profile.clone(),
             app: app.clone(),
             texts: BTreeMap::new(),
+            loaded: BTreeMap::new(),
             current: None,
             info: ServerInfo::default(),
             broken: None,

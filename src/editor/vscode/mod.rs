@@ -42,6 +42,7 @@
 
 mod cdp;
 mod drawn;
+mod edits;
 mod focus;
 pub mod instance;
 mod keys;
@@ -95,6 +96,10 @@ pub struct VscodeSession {
     app: EditorApp,
     /// What the editor is to hold in each file opened.
     texts: BTreeMap<String, String>,
+    /// What VS Code was last given of each file opened (its disk copy when it was
+    /// opened or reverted): an edit session's other files are brought up to date from
+    /// it before an ask (`edits.rs`).
+    loaded: BTreeMap<String, String>,
     /// The file typed into (the last one opened).
     current: Option<String>,
     info: ServerInfo,

@@ -54,6 +54,7 @@ impl VscodeSession {
             }
         }
         self.texts.insert(rel.to_string(), text.to_string());
+        self.loaded.insert(rel.to_string(), text.to_string());
         self.current = Some(rel.to_string());
         self.list = None;
         if self.profile.dialect == DialectKind::Completion {
@@ -67,7 +68,7 @@ impl VscodeSession {
 
     /// Quick Open (Ctrl+P), `rel`'s absolute path, Enter, until its editor is the active,
     /// focused one.
-    async fn quick_open(&mut self, rel: &str) -> Result<(), SessionError> {
+    pub(super) async fn quick_open(&mut self, rel: &str) -> Result<(), SessionError> {
         let path = self.root.join(rel);
         // The absolute path: Quick Open shows an existing file's own entry at once,
         // without waiting for the workspace's file search.

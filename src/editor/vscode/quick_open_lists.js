@@ -1,2 +1,7 @@
-// Called with a file's name: Quick Open lists an entry naming it.
-(name) => [...document.querySelectorAll('.quick-input-list .monaco-list-row')].some(r => (r.getAttribute('aria-label')||'').includes(name))
+// Called with a file's name: Quick Open's first entry (the one Enter opens) names it.
+// While the typed path is still being matched, the recently opened files are listed
+// first: an entry naming the file further down is not enough.
+(name) => {
+  const first = document.querySelector('.quick-input-list .monaco-list-row');
+  return !!first && (first.getAttribute('aria-label')||'').includes(name);
+}

@@ -79,7 +79,7 @@ pub(super) fn palette_lists(title: &str) -> String {
     call(include_str!("palette_lists.js"), &[json!(title)])
 }
 
-/// Quick Open lists an entry naming the file `name`.
+/// Quick Open's first entry (the one Enter opens) names the file `name`.
 pub(super) fn quick_open_lists(name: &str) -> String {
     call(include_str!("quick_open_lists.js"), &[json!(name)])
 }
