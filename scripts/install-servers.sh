@@ -43,7 +43,8 @@ ts7_pkg=typescript@7.0.2
 # is outside the registries); Chromium also drives code-server for --editor vscode.
 # dpkg-dev: dpkg-source unpacks `typist dataset add debian:SOURCE`'s source packages.
 # bubblewrap: the sandbox untrusted code runs in (src/sandbox.rs).
-apt_pkgs=(clangd python3-dev chromium libkrb5-dev dpkg-dev bubblewrap)
+# tmux: the terminal a person types `typist record` in, scripted by tests/suite/record.rs.
+apt_pkgs=(clangd python3-dev chromium libkrb5-dev dpkg-dev bubblewrap tmux)
 
 stamp_ok() { [ -f "$prefix/$1.stamp" ] && [ "$(cat "$prefix/$1.stamp")" = "$2" ]; }
 stamp_set() { printf '%s' "$2" >"$prefix/$1.stamp"; }

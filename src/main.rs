@@ -65,6 +65,13 @@ enum Command {
     /// `typist login --editor neovim|vscode --assistant NAME`, `typist login --list`.
     #[command(after_help = "Example:\n  typist login copilot\n  typist login --list")]
     Login(LoginArgs),
+    /// Record an edit session from a person: their own Neovim (not headless) with a
+    /// recorder that logs every change, cursor move, save and pause of the workspace's
+    /// files; written as an edits plan `typist run --plan` replays.
+    #[command(
+        after_help = "Example:\n  typist record --out session.jsonl src/app.py\n  typist run --plan session.jsonl --assistant typist-ngram --editor neovim --out out-session"
+    )]
+    Record(cli::record::RecordArgs),
     /// Remove an assistant's sign-in from the vault.
     #[command(after_help = "Example:\n  typist logout copilot")]
     Logout(LogoutArgs),
@@ -133,6 +140,7 @@ fn dispatch(command: Command) -> Result<ExitCode> {
         Command::Host(a) => commands::host(a),
         Command::ServeModel(a) => commands::serve_model(a),
         Command::Login(a) => cli::login::login(a),
+        Command::Record(a) => cli::record::record(a),
         Command::Logout(a) => cli::login::logout(a),
         Command::Doctor(a) => commands::doctor(a),
         Command::Score(a) => commands::score(a),

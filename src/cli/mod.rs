@@ -42,6 +42,7 @@ pub mod compare;
 pub mod host_args;
 pub mod log;
 pub mod login;
+pub mod record;
 pub mod resume;
 pub mod run;
 pub mod run_edits;

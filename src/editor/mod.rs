@@ -20,6 +20,7 @@ pub mod next_edit;
 pub mod options;
 pub mod profile;
 pub mod ranking;
+pub mod record;
 pub mod refusals;
 pub mod request_hash;
 pub mod run_asks;

@@ -59,3 +59,19 @@ pub struct LoginDone {
     pub meta: crate::vault::Meta,
     pub shown: Vec<String>,
 }
+
+/// How the editor is started for a recording.
+pub struct RecordOptions {
+    /// The workspace: the editor's working folder; only its files are recorded.
+    pub workspace: std::path::PathBuf,
+    /// Files to open, relative to the workspace or absolute.
+    pub files: Vec<std::path::PathBuf>,
+    /// No configuration of the person's (Neovim: `nvim --clean -n -i NONE`).
+    pub clean: bool,
+}
+
+/// What a recording gave: the recorder's log, and the editor's name and version.
+pub struct RecordLog {
+    pub log: String,
+    pub editor: String,
+}

@@ -27,6 +27,7 @@ mod protocol;
 mod ranking_fixtures;
 mod readme;
 mod real_servers;
+mod record;
 mod replay;
 mod report;
 mod sample;

@@ -10,6 +10,7 @@
 //! ([`Buffers`]), and the replay turns each event into what its editor does.
 
 pub mod import;
+pub mod recorded;
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, Write};

@@ -44,6 +44,7 @@ mod list_state;
 mod lists;
 pub mod login;
 mod protocol;
+pub mod record;
 pub(super) mod refuse;
 mod requests;
 mod rpc;
