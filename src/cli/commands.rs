@@ -347,8 +347,34 @@ fn token_summary(s: &tokens::TokenSummary) -> String {
     text
 }
 
+/// `typist report` on next-edit records: the summary and the predicted edits beside
+/// the true ones (`report::next_edits`).
+fn report_edits(a: &ReportArgs) -> Result<ExitCode> {
+    if a.csv.is_some() {
+        anyhow::bail!("--csv writes line cases' pairs: next-edit records have none");
+    }
+    let mut records = Vec::new();
+    for p in &a.records {
+        records.extend(typist::score::edit_records::read_edit_records(p)?);
+    }
+    let summary = typist::score::edit_records::summarize_records(&records, a.bootstrap, a.seed);
+    let (html, md) = typist::report::next_edits::build(&records, &summary);
+    super::write_scrubbed(&a.out, &html)?;
+    if let Some(p) = &a.markdown {
+        super::write_scrubbed(p, &md)?;
+    }
+    out!("report: {}", a.out.display());
+    Ok(ExitCode::SUCCESS)
+}
+
 pub fn report(mut a: ReportArgs) -> Result<ExitCode> {
     a.records = super::records_files(a.records)?;
+    if a.records
+        .iter()
+        .all(|p| typist::score::edit_records::is_edit_records(p))
+    {
+        return report_edits(&a);
+    }
     let r = typist::report::build(
         &a.records,
         &typist::report::ReportOptions {

@@ -17,6 +17,7 @@ mod extras;
 mod format;
 mod html;
 mod markdown;
+pub mod next_edits;
 pub mod pairs;
 mod ranking;
 mod run_section;

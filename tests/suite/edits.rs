@@ -239,6 +239,34 @@ fn a_rename_session_through_typists_client() {
     ok(&o);
     let again: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(again, score);
+    // `typist report` on the records: the summary, and each proposed edit beside the
+    // person's (the rename baseline exact at moment 1, its diff the second use fixed).
+    let (html, md) = (tmp.path().join("report.html"), tmp.path().join("report.md"));
+    ok(&typist()
+        .arg("report")
+        .arg(out.join("records.jsonl"))
+        .arg("--out")
+        .arg(&html)
+        .arg("--markdown")
+        .arg(&md)
+        .output()
+        .unwrap());
+    let h = std::fs::read_to_string(&html).unwrap();
+    assert!(h.contains("Predicted against true edits"), "{h}");
+    assert!(
+        h.contains("<span class=\"add\">+    return value * y</span>"),
+        "{h}"
+    );
+    let m = std::fs::read_to_string(&md).unwrap();
+    let rename = &m[m.find("### rename").unwrap()..];
+    assert!(
+        rename.contains("calc@rename#1") && rename.contains("(exact)"),
+        "{m}"
+    );
+    assert!(
+        m.contains("### ngram\n\nNo edit proposed that applies."),
+        "{m}"
+    );
     // The requests as Copilot's editors send them: `didFocus` first, then
     // `copilotInlineEdit` with the document's version and the cursor, and
     // `didShowInlineEdit` with the edit shown when there was one.
