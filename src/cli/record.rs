@@ -24,8 +24,8 @@ pub struct RecordArgs {
     /// The workspace: Neovim's working folder; only its files are recorded.
     #[arg(long, default_value = ".", value_name = "DIR")]
     pub workspace: PathBuf,
-    /// A pause at least this long before an edit is a moment (where an assistant is
-    /// asked).
+    /// A pause at least this long, with an edit after it before the next pause, is a
+    /// moment (where an assistant is asked).
     #[arg(long, default_value_t = 1000, value_name = "MS")]
     pub pause_ms: u64,
     /// Start Neovim with no configuration, swap or shada file (`nvim --clean -n -i NONE`).
