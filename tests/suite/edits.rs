@@ -638,12 +638,18 @@ fn edit_sessions_replay_alike_through_neovim_and_vscode() {
             .cloned()
             .collect()
     };
-    // Neovim: every record the same as typist's client's, next edits and inline alike.
+    // Neovim: every record the same as typist's client's, next edits and inline alike;
+    // the one difference allowed is the rename baseline proposing nothing through
+    // Neovim, whose client batches its whole-text changes (docs/neovim.md).
     assert_eq!(own.len(), nvim.len());
     for (a, b) in own.iter().zip(&nvim) {
-        if a["assistant"] != "cheat" {
-            assert_eq!(a, b, "typist | neovim");
+        if a["assistant"] == "cheat" || a == b {
+            continue;
         }
+        assert!(
+            a["assistant"] == "rename" && b["outcome"] == "empty" && a["inline"] == b["inline"],
+            "typist | neovim: {a:#} | {b:#}"
+        );
     }
     assert!(
         of(&own, "rename")
