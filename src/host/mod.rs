@@ -649,7 +649,11 @@ impl LanguageServer for Host {
             return;
         };
         let Some(doc) = docs.get_mut(uri) else { return };
-        let mut runs = self.edit_runs.lock().ok();
+        // Only the rename baseline reads the edit runs: other backends copy nothing per
+        // change.
+        let mut runs = (self.backend == BackendKind::Rename)
+            .then(|| self.edit_runs.lock().ok())
+            .flatten();
         for change in &p.content_changes {
             let range = change.range.map(|r| {
                 let at = |p: tower_lsp_server::ls_types::Position| {
