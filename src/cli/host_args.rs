@@ -132,6 +132,14 @@ pub struct FaultFlags {
     /// (a blocking write: a client that stops draining stderr stalls the server).
     #[arg(long, default_value_t = 0, value_name = "BYTES")]
     pub stderr_junk: u64,
+    /// Delay only the answer to the first completion-list request by this much (a
+    /// server warming up: pyright's first lists take seconds, its later ones not).
+    #[arg(long, default_value_t = 0, value_name = "MS")]
+    pub first_list_delay_ms: u64,
+    /// Mark completion lists incomplete (`isIncomplete`, as pyright and clangd do): an
+    /// editor asks again as the user types on.
+    #[arg(long)]
+    pub incomplete_lists: bool,
     /// After the client has gone (stdin closed), stay alive this long before exiting,
     /// as servers busy indexing do: only the client's process handling ends it sooner.
     #[arg(long, default_value_t = 0, value_name = "SECS")]
@@ -160,7 +168,7 @@ pub struct FaultFlags {
 
 mirror_into!(FaultFlags => typist::host::Faults {
     delay_ms, jitter_ms, empty_rate, crash_after, hang_after, garbage_after, log_flood,
-    stderr_junk, linger_secs, fault_mix, fault_log, leak_env, fault_seed,
+    stderr_junk, first_list_delay_ms, incomplete_lists, linger_secs, fault_mix, fault_log, leak_env, fault_seed,
 });
 
 /// `--upstream`: the model server fronted and how its requests are made.

@@ -46,6 +46,12 @@ pub struct Faults {
     /// Write this many bytes of lines that are not UTF-8 to stderr before each answer
     /// (a blocking write: a client that stops draining stderr stalls the server).
     pub stderr_junk: u64,
+    /// Delay only the answer to the first completion-list request by this much (a
+    /// server warming up: pyright's first lists take seconds, its later ones not).
+    pub first_list_delay_ms: u64,
+    /// Mark completion lists incomplete (`isIncomplete`, as pyright and clangd do): an
+    /// editor asks again as the user types on.
+    pub incomplete_lists: bool,
     /// After the client has gone (stdin closed), stay alive this long before exiting,
     /// as servers busy indexing do: only the client's process handling ends it sooner.
     pub linger_secs: u64,

@@ -116,6 +116,8 @@ pub struct Host {
     model: Mutex<Model>,
     cheat: Mutex<cheat::Memory>,
     requests: AtomicU64,
+    /// Completion-list requests so far (`first_list_delay_ms`).
+    lists: AtomicU64,
     /// The workspace folder named at `initialize`.
     root: Mutex<Option<PathBuf>>,
     oracle: Option<std::sync::Arc<oracle::Oracle>>,
@@ -715,8 +717,21 @@ impl LanguageServer for Host {
 
     async fn completion(&self, p: CompletionParams) -> RpcResult<Option<CompletionResponse>> {
         let n = self.requests.fetch_add(1, Ordering::SeqCst) + 1;
+        if self.lists.fetch_add(1, Ordering::SeqCst) == 0 && self.faults.first_list_delay_ms > 0 {
+            tokio::time::sleep(Duration::from_millis(self.faults.first_list_delay_ms)).await;
+        }
+        let list = |items: Vec<CompletionItem>| {
+            Ok(Some(if self.faults.incomplete_lists {
+                CompletionResponse::List(CompletionList {
+                    is_incomplete: true,
+                    items,
+                })
+            } else {
+                CompletionResponse::Array(items)
+            }))
+        };
         if !self.faults.shape(&self.client, n).await {
-            return Ok(Some(CompletionResponse::Array(vec![])));
+            return list(vec![]);
         }
         let tdp = &p.text_document_position;
         let pos = EPos {
@@ -724,12 +739,10 @@ impl LanguageServer for Host {
             character: tdp.position.character,
         };
         if self.backend == BackendKind::Cheat {
-            return Ok(Some(CompletionResponse::Array(
-                self.cheat_list(tdp.text_document.uri.as_str(), pos),
-            )));
+            return list(self.cheat_list(tdp.text_document.uri.as_str(), pos));
         }
-        if let Some(list) = self.oracle_list(tdp.text_document.uri.as_str(), pos) {
-            return Ok(Some(CompletionResponse::Array(list)));
+        if let Some(items) = self.oracle_list(tdp.text_document.uri.as_str(), pos) {
+            return list(items);
         }
         let predicted = self
             .predict(tdp.text_document.uri.as_str(), pos)
@@ -740,7 +753,7 @@ impl LanguageServer for Host {
                 err
             })?;
         let Some(text) = predicted else {
-            return Ok(Some(CompletionResponse::Array(vec![])));
+            return list(vec![]);
         };
         let item = CompletionItem {
             label: text.clone(),
@@ -748,7 +761,7 @@ impl LanguageServer for Host {
             kind: Some(CompletionItemKind::TEXT),
             ..Default::default()
         };
-        Ok(Some(CompletionResponse::Array(vec![item])))
+        list(vec![item])
     }
 }
 
@@ -808,6 +821,7 @@ where
         model: Mutex::new(Model::default()),
         cheat: Mutex::new(cheat::Memory::default()),
         requests: AtomicU64::new(0),
+        lists: AtomicU64::new(0),
         root: Mutex::new(None),
         oracle: oracle.clone(),
         edit_oracle: edit_oracle.clone(),

@@ -724,6 +724,69 @@ fn a_case_is_reached_with_the_events_of_a_persons_keys() {
     }
 }
 
+/// Neovim asks again for an incomplete list after a key only once its average round
+/// trip since its last request has passed (`next_debounce` in Neovim's
+/// `vim/lsp/completion.lua`): after a slow first answer (pyright's, seconds on a
+/// loaded machine) the request for the next key comes seconds late. typist waits for
+/// it as long as Neovim's slowest answer so far, never calling it missing (the CI run
+/// of 2026-11-28 did, once). A fake server, named so: typist's host, the oracle's
+/// lists marked incomplete, its first list 12 s late.
+#[test]
+fn a_list_asked_again_after_a_slow_first_answer_is_waited_for() {
+    let tmp = tempfile::tempdir().unwrap();
+    let plan_path = python_token_plan(tmp.path(), 6);
+    let editors = tmp.path().join("editors");
+    std::fs::create_dir_all(&editors).unwrap();
+    let plan = plan_path.to_str().unwrap();
+    let args = [
+        "host",
+        "--backend",
+        "oracle",
+        "--truth",
+        plan,
+        "--incomplete-lists",
+        "--first-list-delay-ms",
+        "12000",
+    ];
+    std::fs::write(
+        editors.join("slow-first.toml"),
+        format!(
+            "name = \"slow-first\"\ncommand = \"@typist\"\nargs = {args:?}\n\
+             dialect = \"completion\"\nlanguages = [\"python\"]\nextensions = [\"py\"]\n\
+             request_timeout_ms = 30000\n"
+        ),
+    )
+    .unwrap();
+    let out = tmp.path().join("neovim");
+    ok(&typist()
+        .args(["run", "--config", "/dev/null", "--quiet", "--no-latency"])
+        .args([
+            "--dataset",
+            DATASET,
+            "--assistant",
+            "slow-first",
+            "--jobs",
+            "1",
+        ])
+        .arg("--plan")
+        .arg(&plan_path)
+        .arg("--editors")
+        .arg(&editors)
+        .args(["--editor", "neovim", "--key-interval-ms", "20", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap());
+    let recs = parsed(&out);
+    assert_eq!(recs.len(), 6);
+    for r in &recs {
+        assert_eq!(r["outcome"], "suggestion", "{r}");
+        assert_eq!(r["rank"], 1, "{r}");
+    }
+    // Keys typed after the first list: requests Neovim sent after its debounce.
+    let typed: u64 = recs.iter().map(|r| r["typed"].as_u64().unwrap_or(0)).sum();
+    assert!(typed >= 3, "{typed} keys typed in all");
+}
+
 /// Completion lists through Neovim's popup: the real pyright on a sampled token plan
 /// (its Python cases, the first 40), through typist's own client and through Neovim.
 /// The server answers the same requests (same outcome in every case, the same found or

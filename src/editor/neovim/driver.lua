@@ -18,6 +18,9 @@ local M = {
   epoch = 0,
   seq = 0,
   ids = {},
+  -- The slowest round trip of each watched method so far (ms): Neovim's completion
+  -- waits up to its average round trip before asking again for an incomplete list.
+  slowest = {},
   client_id = nil,
   langs = {},
   progress = { seen = false, active = {} },
@@ -287,7 +290,10 @@ local function watch(client)
       row = params.position.line,
       params = params,
     })
+    local sent = vim.uv.hrtime()
     local ok, id = request(self, method, params, function(err, result, ctx, config)
+      local rtt = (vim.uv.hrtime() - sent) / 1e6
+      M.slowest[method] = math.max(M.slowest[method] or 0, rtt)
       local fine, herr = pcall(handler, err, result, ctx, config)
       local items = result and (result.items or result) or nil
       local completion = method == 'textDocument/completion'
@@ -457,6 +463,11 @@ api.nvim_create_autocmd('LspProgress', {
 -- character does (`ctx`: the request's CompletionContext).
 function M.complete(ctx)
   vim.lsp.completion.get({ ctx = ctx })
+end
+
+-- The slowest round trip of `method` so far, in whole ms (0: none answered yet).
+function M.slowest_ms(method)
+  return math.ceil(M.slowest[method] or 0)
 end
 
 -- Puts the cursor at byte `col` of row `row` (0-based) in insert mode.

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use rmpv::Value as Mp;
 
 use super::NeovimSession;
-use super::protocol::{Answer, Note};
+use super::protocol::{Answer, COMPLETION, Note};
 use super::requests::Wanted;
 use super::rpc::Notification;
 use crate::editor::error::{EditorError, SessionError};
@@ -27,6 +27,11 @@ const SENT_SLICE: Duration = Duration::from_millis(250);
 const NVIM_BUSY: Duration = Duration::from_millis(50);
 /// However busy Neovim is, a request not sent within this long is the editor's failure.
 const REQUEST_SENT_CAP: Duration = Duration::from_secs(30);
+// Neovim asks again for an incomplete completion list after a key only once its
+// average round trip since its last request has passed (`next_debounce` in
+// `vim/lsp/completion.lua`): a server slow earlier in the session (pyright's first
+// answers, seconds on a loaded machine) delays the request by up to its slowest round
+// trip so far, which both waits above are lengthened by.
 
 impl NeovimSession {
     /// The first request Neovim sent for `want` (after request `after`); its hash is
@@ -40,6 +45,8 @@ impl NeovimSession {
         let started = Instant::now();
         let mut free = Duration::ZERO;
         let mut slice_end = started + SENT_SLICE;
+        // Neovim's own wait before it asks (read once the usual allowance is spent).
+        let mut debounce: Option<Duration> = None;
         loop {
             if let Some(r) = self.requests.find(&want, after) {
                 let root_uri = uri::from_path(&self.root);
@@ -64,11 +71,33 @@ impl NeovimSession {
                 free += SENT_SLICE;
             }
             slice_end = Instant::now() + SENT_SLICE;
-            let over = free >= REQUEST_SENT_WITHIN || started.elapsed() >= REQUEST_SENT_CAP;
+            let extra = debounce.unwrap_or_default();
+            let over = free >= REQUEST_SENT_WITHIN + extra
+                || started.elapsed() >= REQUEST_SENT_CAP + extra;
+            if over && debounce.is_none() && want.method == COMPLETION {
+                let ms = self
+                    .lua("return typist.slowest_ms(...)", vec![Mp::from(want.method)])
+                    .await?;
+                let ms = match ms.as_u64().or_else(|| ms.as_f64().map(|f| f as u64)) {
+                    Some(ms) => ms,
+                    None => return Err(self.broke(format!("neovim: typist.slowest_ms gave {ms}"))),
+                };
+                debounce = Some(Duration::from_millis(ms));
+                if ms > 0 {
+                    continue;
+                }
+            }
             if over && self.requests.find(&want, after).is_none() {
+                let waits = match debounce {
+                    Some(d) if !d.is_zero() => format!(
+                        ", {} ms of which Neovim's own wait after its slowest answer",
+                        d.as_millis()
+                    ),
+                    _ => String::new(),
+                };
                 return Err(EditorError::Failed(format!(
                     "neovim sent no {} within {} ms after the last key ({} ms of it \
-                     with neovim free)",
+                     with neovim free{waits})",
                     want.method,
                     started.elapsed().as_millis(),
                     free.as_millis()

@@ -26,6 +26,9 @@ struct Focus {
     focused: bool,
     /// The title of a panel that is shown and holds the focus.
     panel: Option<String>,
+    /// The message of every modal dialog shown so far, in order (`dialog_watch.js`).
+    #[serde(default)]
+    seen: Vec<String>,
 }
 
 #[derive(Debug, serde::Deserialize, serde::Serialize)]
@@ -35,9 +38,23 @@ struct Tab {
 }
 
 impl VscodeSession {
+    /// What is over the document; every dialog shown so far is named for the manifest
+    /// (a dialog an Escape meant for a ghost text closed too).
     async fn read_focus(&mut self) -> Result<Focus, SessionError> {
-        serde_json::from_value(self.vs.eval(&self.tab, FOCUS).await?)
-            .map_err(|e| failed(format!("vscode: reading the focus: {e}")))
+        let f: Focus = serde_json::from_value(self.vs.eval(&self.tab, FOCUS).await?)
+            .map_err(|e| failed(format!("vscode: reading the focus: {e}")))?;
+        for d in &f.seen {
+            self.host.note_closed(format!("dialog: {d}"));
+        }
+        Ok(f)
+    }
+
+    /// Names for the manifest every dialog shown so far (at the session's end: one
+    /// shown after the last case).
+    pub(super) async fn name_dialogs(&mut self) {
+        if let Err(e) = self.read_focus().await {
+            tracing::debug!("vscode: the dialogs shown could not be read: {e}");
+        }
     }
 
     /// Dismisses a modal dialog (Escape: its cancel), naming it for the manifest; false

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::instance::{self, PAGE_POLL};
-use super::scripts::{MARKS, PAGE_STATE};
+use super::scripts::{DIALOG_WATCH, MARKS, PAGE_STATE};
 use super::{VscodeHost, VscodeSession, failed, fixture_dialect};
 use crate::editor::error::{EditorError, SessionError};
 use crate::editor::handshake::ServerInfo;
@@ -95,6 +95,11 @@ impl VscodeSession {
     /// editor lays out its lines for its size), in front.
     async fn prepare_tab(&mut self) -> Result<(), SessionError> {
         self.call("Page.enable", json!({})).await?;
+        self.call(
+            "Page.addScriptToEvaluateOnNewDocument",
+            json!({"source": DIALOG_WATCH}),
+        )
+        .await?;
         self.call(
             "Emulation.setFocusEmulationEnabled",
             json!({"enabled": true}),

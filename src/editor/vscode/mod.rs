@@ -218,7 +218,8 @@ impl VscodeSession {
 
     /// Closes the tab (its window's extension host and server go after code-server's
     /// reconnection grace); the workspace goes with the session.
-    pub async fn shutdown(self) {
+    pub async fn shutdown(mut self) {
+        self.name_dialogs().await;
         self.vs.close_tab(&self.target).await;
     }
 }

@@ -39,6 +39,7 @@ pub(super) const QUICK_OPEN_ROWS: &str = include_str!("quick_open_rows.js");
 pub(super) const REVERTED: &str = include_str!("reverted.js");
 /// No modal dialog is shown.
 pub(super) const DIALOG_CLOSED: &str = include_str!("dialog_closed.js");
+pub(super) const DIALOG_WATCH: &str = include_str!("dialog_watch.js");
 
 /// `script` (a function expression) called with `args`, each written by serde_json.
 fn call(script: &str, args: &[Value]) -> String {
