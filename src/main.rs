@@ -131,6 +131,10 @@ fn dispatch(command: Command) -> Result<ExitCode> {
     match command {
         Command::Run(a) => match cli::run_edits::edits_plan(&a) {
             Ok(Some(plan)) => cli::run_edits::run(*a, &plan),
+            Ok(None) if a.pace.is_some() => Err(anyhow::anyhow!(
+                "--pace is for edit sessions (a plan of `typist sample --cases edits` or \
+                 `typist record`)"
+            )),
             Ok(None) => cli::run::run(*a),
             Err(e) => Err(e),
         },

@@ -505,6 +505,12 @@ pub struct RunArgs {
     /// With --golf: requests per line at most (past it the rest is typed) [default: 64].
     #[arg(long, value_name = "N", requires = "golf")]
     pub golf_max_requests: Option<u32>,
+    /// With an edits plan: how fast each session's events reach the editor: asap (each
+    /// as soon as the editor took the one before), recorded (as far apart as the person
+    /// made them, a gap over 5 s waited 5 s), or milliseconds between two events
+    /// [default: asap].
+    #[arg(long, value_name = "asap|recorded|MS", value_parser = typist::replay::Pace::parse)]
+    pub pace: Option<typist::replay::Pace>,
     /// Record no latencies (records then are byte-identical across runs).
     #[arg(long)]
     pub no_latency: bool,

@@ -67,9 +67,20 @@ pub fn run(a: RunArgs, plan: &Path) -> Result<ExitCode> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("out"));
+    if let Some(pace) = a.pace {
+        settings.conditions.pace = pace;
+    }
     if a.resume
         && let Some(conditions) = resumed(&out, &plan_hash, shard, &a, &mut settings.run)?
     {
+        // The run goes on at its own pace: another given is refused.
+        if a.pace.is_some_and(|p| p != conditions.pace) {
+            bail!(
+                "{}: --pace differs from the run's ({}); resume without it, or use another --out",
+                out.join("manifest.json").display(),
+                serde_json::to_string(&conditions.pace).unwrap_or_default()
+            );
+        }
         settings.conditions = conditions;
     }
     let s = &settings.run;

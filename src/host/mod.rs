@@ -169,10 +169,17 @@ fn trace(line: Value) {
     }
 }
 
+/// The wall clock in milliseconds, for the trace's lines.
+fn unix_ms() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis())
+}
+
 fn traced_doc(ev: &str, uri: &str, version: i32, text: &str) {
     if std::env::var_os("TYPIST_HOST_TRACE").is_some() {
         trace(
-            json!({"ev": ev, "uri": uri, "version": version, "len": text.len(), "lines": text.split('\n').count(), "pid": std::process::id()}),
+            json!({"ev": ev, "uri": uri, "version": version, "len": text.len(), "lines": text.split('\n').count(), "pid": std::process::id(), "ms": unix_ms()}),
         );
     }
 }

@@ -365,6 +365,8 @@ async fn replay_session(shared: &Shared, unit: Unit, tx: &mpsc::Sender<EditRecor
     }
     // The buffers some events back, for the reversal's reference.
     let mut history: VecDeque<BTreeMap<String, String>> = VecDeque::new();
+    // The last event made in the editor: its time in the session, and when it was made.
+    let mut last_made: Option<(u64, tokio::time::Instant)> = None;
     for i in 0..=s.events.len() {
         for &m in by_after.get(&i).into_iter().flatten() {
             let moment = &s.moments[m];
@@ -437,6 +439,20 @@ async fn replay_session(shared: &Shared, unit: Unit, tx: &mpsc::Sender<EditRecor
             send(tx, r).await?;
         }
         let Some(event) = s.events.get(i) else { break };
+        // The pace: a change or an opening waits its gap after the one made before
+        // (the asks of a moment between them count in it).
+        let made_in_editor = !matches!(
+            event.what,
+            EventKind::Cursor { .. } | EventKind::Save { .. }
+        );
+        if made_in_editor && gone.is_none() {
+            if let Some((before, at)) = last_made
+                && let Some(gap) = shared.cond.pace.gap(before, event.t)
+            {
+                tokio::time::sleep_until(at + gap).await;
+            }
+            last_made = Some((event.t, tokio::time::Instant::now()));
+        }
         history.push_back(buffers.files.clone());
         if history.len() > shared.reversal_events.max(1) {
             history.pop_front();

@@ -40,7 +40,7 @@ pub use checks::{check_assistants, check_blocks, check_plan, skip_reason};
 pub use manifest::Manifest;
 pub use merge::merge;
 pub use options::{
-    RunConditions, RunOptions, RunReport, RunSettings, RunStatus, Sampling, ServerSpec,
+    Pace, RunConditions, RunOptions, RunReport, RunSettings, RunStatus, Sampling, ServerSpec,
 };
 use records::Record;
 pub use shard::Shard;

@@ -47,6 +47,56 @@ pub struct RunConditions {
     /// items shown (absent: the whole list).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub list_cap: Option<u32>,
+    /// `--pace`: how fast an edit session's events reach the editor (as fast as it
+    /// takes them by default, then absent from the manifest).
+    #[serde(skip_serializing_if = "Pace::is_default")]
+    pub pace: Pace,
+}
+
+/// How fast an edit session's events are made in the editor (a condition of edits runs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pace {
+    /// Each event as soon as the editor took the one before.
+    #[default]
+    Asap,
+    /// Each event as long after the one before as the person made it (recorded or
+    /// imported times), a gap over [`Pace::RECORDED_GAP_CAP_MS`] shortened to it.
+    Recorded,
+    /// Each event this many milliseconds after the one before.
+    Fixed(u64),
+}
+
+impl Pace {
+    /// A recorded gap longer than this (a pause: typist asks there anyway, or the
+    /// person was away) is waited this long.
+    pub const RECORDED_GAP_CAP_MS: u64 = 5000;
+
+    pub fn is_default(&self) -> bool {
+        *self == Pace::Asap
+    }
+
+    /// How long after the event made before (at time `before`, ms) the event at `t`
+    /// is made; `None`: at once.
+    pub fn gap(&self, before: u64, t: u64) -> Option<std::time::Duration> {
+        let ms = match *self {
+            Pace::Asap => return None,
+            Pace::Recorded => t.saturating_sub(before).min(Self::RECORDED_GAP_CAP_MS),
+            Pace::Fixed(ms) => ms,
+        };
+        (ms > 0).then(|| std::time::Duration::from_millis(ms))
+    }
+
+    /// `asap`, `recorded`, or a number of milliseconds.
+    pub fn parse(s: &str) -> Result<Pace, String> {
+        match s {
+            "asap" => Ok(Pace::Asap),
+            "recorded" => Ok(Pace::Recorded),
+            ms => ms.parse().map(Pace::Fixed).map_err(|_| {
+                format!("{s:?}: a pace is asap, recorded, or milliseconds between events")
+            }),
+        }
+    }
 }
 
 impl Default for RunConditions {
@@ -65,6 +115,7 @@ impl Default for RunConditions {
             golf: None,
             list_rule: ListRule::Vscode,
             list_cap: None,
+            pace: Pace::Asap,
         }
     }
 }

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use typist::dataset::edits::{EditsHeader, Event, EventKind, Moment, Origin, Session};
 
-use super::common::{host_profile, ok, typist};
+use super::common::{DATASET, host_profile, ok, typist};
 
 /// A person renames `x` to `value` in `def f(x):` and then fixes its two uses, pausing
 /// after the rename and after the first use. Worked out by hand:
@@ -780,5 +780,104 @@ fn an_edits_run_resumes_from_its_manifest() {
     assert_eq!(
         std::fs::read_to_string(full.join("records.jsonl")).unwrap(),
         want
+    );
+}
+
+/// `--pace`: the rename session's changes reach the server 300 ms apart (`--pace 300`;
+/// the host's trace times each change it took in), the records are byte for byte those
+/// of the run at the editor's own speed, and the manifest names the pace (absent at the
+/// default). A resumed run keeps its pace (another is refused), and a plan of line
+/// cases refuses the flag.
+#[test]
+fn an_edits_run_goes_at_its_pace() {
+    let tmp = tempfile::tempdir().unwrap();
+    let plan = write_plan(tmp.path(), &[rename_session()]);
+    let editors = tmp.path().join("editors");
+    std::fs::create_dir_all(&editors).unwrap();
+    let truth = plan.to_str().unwrap().to_string();
+    host_profile(&editors, "oracle", &["oracle", "--truth", &truth], "");
+    host_profile(&editors, "rename", &["rename"], "");
+    let run = |name: &str, pace: &[&str]| {
+        let out = tmp.path().join(name);
+        let trace = tmp.path().join(format!("{name}.trace.jsonl"));
+        ok(&typist()
+            .env("TYPIST_HOST_TRACE", &trace)
+            .args(["run", "--quiet", "--no-latency", "--jobs", "1", "--plan"])
+            .arg(&plan)
+            .arg("--editors")
+            .arg(&editors)
+            .args(["--assistant", "oracle", "--assistant", "rename"])
+            .args(pace)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap());
+        let manifest: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap())
+                .unwrap();
+        let changes: Vec<(u64, u64)> = std::fs::read_to_string(&trace)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .filter(|v| v["ev"] == "didChange")
+            .map(|v| (v["pid"].as_u64().unwrap(), v["ms"].as_u64().unwrap()))
+            .collect();
+        (out, manifest, changes)
+    };
+    let (asap, m0, _) = run("asap", &[]);
+    let (paced, m1, changes) = run("paced", &["--pace", "300"]);
+    assert_eq!(
+        std::fs::read_to_string(asap.join("records.jsonl")).unwrap(),
+        std::fs::read_to_string(paced.join("records.jsonl")).unwrap()
+    );
+    assert!(m0["conditions"].get("pace").is_none(), "{m0:#}");
+    assert_eq!(m1["conditions"]["pace"], serde_json::json!({"fixed": 300}));
+    // Each host (one per assistant) took the session's changes in at least 300 ms
+    // apart; only the first one's arrival may be late, by up to one gap.
+    let mut by_host: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+    for (pid, ms) in changes {
+        by_host.entry(pid).or_default().push(ms);
+    }
+    assert_eq!(by_host.len(), 2, "{by_host:?}");
+    for times in by_host.values() {
+        let n = times.len() as u64;
+        assert!(n >= 5, "{times:?}");
+        let span = times[times.len() - 1] - times[0];
+        assert!(
+            span + 300 >= (n - 1) * 300,
+            "{n} changes in {span} ms: {times:?}"
+        );
+    }
+    // Resumed with another pace: refused, nothing touched.
+    let o = typist()
+        .args([
+            "run",
+            "--quiet",
+            "--resume",
+            "--pace",
+            "recorded",
+            "--editors",
+        ])
+        .arg(&editors)
+        .arg("--out")
+        .arg(&paced)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("--pace differs"),
+        "{o:?}"
+    );
+    // A plan of line cases: the flag is refused, naming what it is for.
+    let o = typist()
+        .args(["run", "--quiet", "--pace", "recorded", "--dataset", DATASET])
+        .args(["--assistant", "typist-fixed", "--rate", "0.005", "--out"])
+        .arg(tmp.path().join("lines"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("--pace is for edit sessions"),
+        "{o:?}"
     );
 }
