@@ -448,6 +448,7 @@ async fn replay_session(shared: &Shared, unit: Unit, tx: &mpsc::Sender<EditRecor
         if made_in_editor && gone.is_none() {
             if let Some((before, at)) = last_made
                 && let Some(gap) = shared.cond.pace.gap(before, event.t)
+                && !shared.cancel.load(Ordering::SeqCst)
             {
                 tokio::time::sleep_until(at + gap).await;
             }

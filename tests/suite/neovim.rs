@@ -782,7 +782,8 @@ fn a_list_asked_again_after_a_slow_first_answer_is_waited_for() {
         assert_eq!(r["outcome"], "suggestion", "{r}");
         assert_eq!(r["rank"], 1, "{r}");
     }
-    // Keys typed after the first list: requests Neovim sent after its debounce.
+    // The plan types keys after the first lists (each one a request Neovim sends again
+    // for the incomplete list, after its debounce): the outcomes above are theirs.
     let typed: u64 = recs.iter().map(|r| r["typed"].as_u64().unwrap_or(0)).sum();
     assert!(typed >= 3, "{typed} keys typed in all");
 }

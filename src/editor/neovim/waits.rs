@@ -89,10 +89,9 @@ impl NeovimSession {
             }
             if over && self.requests.find(&want, after).is_none() {
                 let waits = match debounce {
-                    Some(d) if !d.is_zero() => format!(
-                        ", {} ms of which Neovim's own wait after its slowest answer",
-                        d.as_millis()
-                    ),
+                    Some(d) if !d.is_zero() => {
+                        format!(", allowing {} ms for Neovim's own debounce", d.as_millis())
+                    }
                     _ => String::new(),
                 };
                 return Err(EditorError::Failed(format!(

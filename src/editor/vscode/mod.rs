@@ -73,6 +73,9 @@ use instance::Instance;
 pub use instance::shared::VscodeHost;
 pub use instance::user_settings;
 
+/// How long a session's end waits to read once more the dialogs shown.
+const NAME_DIALOGS_WITHIN: Duration = Duration::from_secs(1);
+
 /// How long past the profile's request deadline typist waits for the fixture to say what
 /// became of a request (or for a later request at the cursor): VS Code's own delays,
 /// asking after its debounce, the extension host and the page busy on a loaded machine.
@@ -219,7 +222,11 @@ impl VscodeSession {
     /// Closes the tab (its window's extension host and server go after code-server's
     /// reconnection grace); the workspace goes with the session.
     pub async fn shutdown(mut self) {
-        self.name_dialogs().await;
+        // The dialogs shown are read once more, briefly and only from a working page:
+        // the tab is closed whatever that read does.
+        if self.broken.is_none() {
+            let _ = tokio::time::timeout(NAME_DIALOGS_WITHIN, self.name_dialogs()).await;
+        }
         self.vs.close_tab(&self.target).await;
     }
 }

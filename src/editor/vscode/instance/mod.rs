@@ -195,10 +195,6 @@ pub fn user_settings() -> Value {
     // A token case's typed characters never accept the widget's focused item (set
     // apart: the object above is at the json! macro's recursion limit).
     settings["editor.acceptSuggestionOnCommitCharacter"] = json!(false);
-    // A tab typed at the start of an empty line is a tab: with spaces for indentation
-    // (VS Code's default) the editor made it four spaces, and the line did not hold
-    // what the plan typed (lines of C typed after Enter).
-    settings["editor.insertSpaces"] = json!(false);
     settings
 }
 
