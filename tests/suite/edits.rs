@@ -715,18 +715,25 @@ fn edit_sessions_replay_alike_through_neovim_and_vscode() {
     }
 }
 
+/// The rename session's plan in `dir`, and an `editors` folder beside it with the
+/// oracle (given that plan) and the rename baseline.
+fn rename_plan_with_oracle_and_rename(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let plan = write_plan(dir, &[rename_session()]);
+    let editors = dir.join("editors");
+    std::fs::create_dir_all(&editors).unwrap();
+    let truth = plan.to_str().unwrap().to_string();
+    host_profile(&editors, "oracle", &["oracle", "--truth", &truth], "");
+    host_profile(&editors, "rename", &["rename"], "");
+    (plan, editors)
+}
+
 /// A run cut short (its last record half written) resumes from its manifest alone
 /// (plan, assistants, passes) and ends with the uninterrupted run's records, byte for
 /// byte; a changed plan is refused.
 #[test]
 fn an_edits_run_resumes_from_its_manifest() {
     let tmp = tempfile::tempdir().unwrap();
-    let plan = write_plan(tmp.path(), &[rename_session()]);
-    let editors = tmp.path().join("editors");
-    std::fs::create_dir_all(&editors).unwrap();
-    let truth = plan.to_str().unwrap().to_string();
-    host_profile(&editors, "oracle", &["oracle", "--truth", &truth], "");
-    host_profile(&editors, "rename", &["rename"], "");
+    let (plan, editors) = rename_plan_with_oracle_and_rename(tmp.path());
     let full = tmp.path().join("full");
     ok(&typist()
         .args(["run", "--quiet", "--no-latency", "--plan"])
@@ -796,12 +803,7 @@ fn an_edits_run_resumes_from_its_manifest() {
 #[test]
 fn an_edits_run_goes_at_its_pace() {
     let tmp = tempfile::tempdir().unwrap();
-    let plan = write_plan(tmp.path(), &[rename_session()]);
-    let editors = tmp.path().join("editors");
-    std::fs::create_dir_all(&editors).unwrap();
-    let truth = plan.to_str().unwrap().to_string();
-    host_profile(&editors, "oracle", &["oracle", "--truth", &truth], "");
-    host_profile(&editors, "rename", &["rename"], "");
+    let (plan, editors) = rename_plan_with_oracle_and_rename(tmp.path());
     let run = |name: &str, pace: &[&str]| {
         let out = tmp.path().join(name);
         let trace = tmp.path().join(format!("{name}.trace.jsonl"));
