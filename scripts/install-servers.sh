@@ -269,25 +269,28 @@ install_code_server() {
 # to be signed in), typist-auto (answers automatic triggers only, opens a page and a
 # dialog on its first start), typist-secret and typist-github (signed in with a token in
 # secret storage, and with GitHub) and typist-github-auth (typist's own `github`
-# authentication provider, installed for profiles with `[signin] github`), each packed as a .vsix (the folder and its
-# npm dependencies, zipped) at $prefix/vscode/NAME.vsix. The stamp holds the sha256 of
-# the fixtures' files, so an edited fixture is repacked.
-vscode_fixtures=(typist-inline typist-cheat typist-signin typist-auto typist-secret typist-github typist-github-auth)
+# authentication provider, installed for profiles with `[signin] github`), and the
+# recorder of `typist record --editor vscode` (src/editor/vscode/typist-recorder), each
+# packed as a .vsix (the folder and its npm dependencies, zipped) at
+# $prefix/vscode/NAME.vsix. The stamp holds the sha256 of their files, so an edited
+# extension is repacked.
+vscode_fixtures=(fixtures/vscode/typist-inline fixtures/vscode/typist-cheat fixtures/vscode/typist-signin fixtures/vscode/typist-auto fixtures/vscode/typist-secret fixtures/vscode/typist-github fixtures/vscode/typist-github-auth src/editor/vscode/typist-recorder)
 install_vscode_fixture() {
-  local sum name
-  sum=$(cd "$here/fixtures/vscode" && find "${vscode_fixtures[@]}" -type f -not -path '*/node_modules/*' | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-64)
+  local sum name dir
+  sum=$(cd "$here" && find "${vscode_fixtures[@]}" -type f -not -path '*/node_modules/*' | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-64)
   local packed=1
-  for name in "${vscode_fixtures[@]}"; do
-    [ -f "$prefix/vscode/$name.vsix" ] || packed=0
+  for dir in "${vscode_fixtures[@]}"; do
+    [ -f "$prefix/vscode/$(basename "$dir").vsix" ] || packed=0
   done
   if [ "$packed" = 1 ] && stamp_ok vscode-fixture "$sum"; then
     log "VS Code fixture extensions up to date"; return
   fi
-  for name in "${vscode_fixtures[@]}"; do
-    log "VS Code fixture extension $name"
+  for dir in "${vscode_fixtures[@]}"; do
+    name=$(basename "$dir")
+    log "VS Code extension $name"
     local build="$prefix/vscode/build"
     rm -rf "$build" && mkdir -p "$build"
-    cp -r "$here/fixtures/vscode/$name" "$build/extension"
+    cp -r "$here/$dir" "$build/extension"
     rm -rf "$build/extension/node_modules"
     if [ -f "$build/extension/package-lock.json" ]; then
       (cd "$build/extension" && npm24 ci --omit=dev >/dev/null)

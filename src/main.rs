@@ -65,11 +65,12 @@ enum Command {
     /// `typist login --editor neovim|vscode --assistant NAME`, `typist login --list`.
     #[command(after_help = "Example:\n  typist login copilot\n  typist login --list")]
     Login(LoginArgs),
-    /// Record an edit session from a person: their own Neovim (not headless) with a
-    /// recorder that logs every change, cursor move, save and pause of the workspace's
-    /// files; written as an edits plan `typist run --plan` replays.
+    /// Record an edit session from a person: their own Neovim (not headless), or a VS
+    /// Code they open in their browser, with a recorder that logs every change, cursor
+    /// move, save and pause of the workspace's files; written as an edits plan `typist
+    /// run --plan` replays.
     #[command(
-        after_help = "Example:\n  typist record --out session.jsonl src/app.py\n  typist run --plan session.jsonl --assistant typist-ngram --editor neovim --out out-session"
+        after_help = "Example:\n  typist record --out session.jsonl src/app.py\n  typist record --editor vscode --port 8123 --out session.jsonl src/app.py\n  typist run --plan session.jsonl --assistant typist-ngram --editor neovim --out out-session"
     )]
     Record(cli::record::RecordArgs),
     /// Remove an assistant's sign-in from the vault.

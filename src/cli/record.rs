@@ -1,6 +1,7 @@
-//! `typist record`: an edit session recorded from a person in their own Neovim
-//! (`editor::neovim::record`), turned into a session (`dataset::edits::recorded`) and
-//! written as an edits plan that `typist run --plan` replays.
+//! `typist record`: an edit session recorded from a person in their own Neovim, or in a
+//! VS Code (code-server) opened in their browser (`editor::record`), turned into a
+//! session (`dataset::edits::recorded`) and written as an edits plan that `typist run
+//! --plan` replays.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -15,13 +16,15 @@ use typist::editor::record::{RecordOptions, record as record_in};
 /// `typist record` (see `--help`).
 #[derive(clap::Args, Debug, Clone)]
 pub struct RecordArgs {
-    /// The editor the person types in: neovim (their own `nvim`, not headless).
+    /// The editor the person types in: neovim (their own `nvim` on this terminal, not
+    /// headless) or vscode (code-server at an address on 127.0.0.1 for their browser,
+    /// with typist's recorder extension and nothing else of theirs).
     #[arg(long, default_value = "neovim", value_name = "EDITOR")]
     pub editor: String,
     /// The edits plan written: a header and the recorded session.
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
-    /// The workspace: Neovim's working folder; only its files are recorded.
+    /// The workspace: the editor's working folder; only its files are recorded.
     #[arg(long, default_value = ".", value_name = "DIR")]
     pub workspace: PathBuf,
     /// A pause at least this long, with an edit after it before the next pause, is a
@@ -29,8 +32,12 @@ pub struct RecordArgs {
     #[arg(long, default_value_t = 1000, value_name = "MS")]
     pub pause_ms: u64,
     /// Start Neovim with no configuration, swap or shada file (`nvim --clean -n -i NONE`).
+    /// VS Code always starts with user data of its own.
     #[arg(long)]
     pub clean: bool,
+    /// VS Code: the port on 127.0.0.1 that code-server listens at (0: a free one, printed).
+    #[arg(long, default_value_t = 0, value_name = "PORT")]
+    pub port: u16,
     /// Replace --out when it exists.
     #[arg(long)]
     pub force: bool,
@@ -43,7 +50,7 @@ pub fn record(a: RecordArgs) -> Result<ExitCode> {
     let kind = match a.editor.as_str() {
         "neovim" => EditorKind::Neovim,
         "vscode" => EditorKind::Vscode,
-        other => bail!("--editor {other}: typist record takes neovim"),
+        other => bail!("--editor {other}: typist record takes neovim or vscode"),
     };
     if a.out.exists() && !a.force {
         bail!(
@@ -58,6 +65,7 @@ pub fn record(a: RecordArgs) -> Result<ExitCode> {
         workspace: a.workspace.clone(),
         files: a.files.clone(),
         clean: a.clean,
+        port: a.port,
     };
     let rt = super::runtime()?;
     let got = rt.block_on(record_in(kind, &opts))?;
@@ -76,13 +84,15 @@ pub fn record(a: RecordArgs) -> Result<ExitCode> {
     let s = r.session;
     if s.events.is_empty() {
         bail!(
-            "nothing recorded: no file inside {} was opened in Neovim; nothing written",
-            root.display()
+            "nothing recorded: no file inside {} was opened in {}; nothing written",
+            root.display(),
+            kind.display_name()
         );
     }
     if !r.checked {
         eprintln!(
-            "typist record: Neovim did not end normally; the session is kept as recorded, unchecked against its last text"
+            "typist record: {} did not end normally; the session is kept as recorded, unchecked against its last text",
+            kind.display_name()
         );
     }
     let header = EditsHeader {

@@ -29,6 +29,15 @@ impl EditorKind {
             EditorKind::Vscode => "vscode",
         }
     }
+
+    /// The editor's name in a sentence.
+    pub fn display_name(self) -> &'static str {
+        match self {
+            EditorKind::Typist => "typist's client",
+            EditorKind::Neovim => "Neovim",
+            EditorKind::Vscode => "VS Code",
+        }
+    }
 }
 
 /// Keys typed into a real editor at this interval by default: 100 ms, 10 characters a

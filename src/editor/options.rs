@@ -66,8 +66,11 @@ pub struct RecordOptions {
     pub workspace: std::path::PathBuf,
     /// Files to open, relative to the workspace or absolute.
     pub files: Vec<std::path::PathBuf>,
-    /// No configuration of the person's (Neovim: `nvim --clean -n -i NONE`).
+    /// No configuration of the person's (Neovim: `nvim --clean -n -i NONE`; VS Code
+    /// never has theirs).
     pub clean: bool,
+    /// VS Code: the port code-server listens at on 127.0.0.1 (0: one it picks).
+    pub port: u16,
 }
 
 /// What a recording gave: the recorder's log, and the editor's name and version.

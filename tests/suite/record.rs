@@ -242,3 +242,178 @@ fn a_session_typed_in_neovim_is_recorded_and_replays_alike_in_three_editors() {
     let asked = ngram.iter().filter(|r| !r["inline"].is_null()).count();
     assert!(asked >= 2, "inline asks at the pauses mid-line: {ngram:#?}");
 }
+
+/// A person at VS Code in a browser (`tests/common/person_at_vscode.py`: a Chromium of
+/// its own, keys a few tens of milliseconds apart, pauses between edits) renames `x`,
+/// fixes one use, adds lines (with a pause mid-line, a bracket VS Code closes and the
+/// person types over, Enter with VS Code's indentation, a multibyte character), saves
+/// and runs Typist: Stop Recording; the recording replays to the file VS Code wrote, and
+/// through typist's client each moment is asked, the rename baseline proposing the
+/// rename's last use.
+#[test]
+fn a_session_typed_in_vscode_is_recorded_and_replays_to_its_file() {
+    require_vscode();
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("calc");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(
+        ws.join("calc.py"),
+        "def f(x):\n    y = x + 1\n    return x * y\n",
+    )
+    .unwrap();
+    let plan = tmp.path().join("session.jsonl");
+    let steps = tmp.path().join("steps.json");
+    let p = |ms: u64| serde_json::json!({ "pause": ms });
+    let t = |s: &str| serde_json::json!({ "type": s });
+    let steps_json = serde_json::json!([
+        {"wait_text": "def f(x)"},
+        {"goto": "1:7"}, {"press": "Delete"}, t("value"), p(1300),
+        {"goto": "2:9"}, {"press": "Delete"}, t("value"), p(1300),
+        {"press": "End", "ctrl": true},
+        t("    z = val"), p(1300), t("ue + 1"), p(1300),
+        {"press": "Enter"}, t("print(z"), t(")"), p(1300),
+        {"press": "Enter"}, t("return z + é"), p(1300),
+        {"save": true},
+        {"command": "Typist: Stop Recording"},
+    ]);
+    std::fs::write(&steps, steps_json.to_string()).unwrap();
+    let mut rec = typist()
+        .args(["record", "--editor", "vscode", "--out"])
+        .arg(&plan)
+        .arg("--workspace")
+        .arg(&ws)
+        .arg("calc.py")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // What typist prints for the person: the address and the password.
+    let mut err = std::io::BufReader::new(rec.stderr.take().unwrap());
+    let (mut url, mut password, mut said) = (None, None, String::new());
+    while password.is_none() {
+        let mut line = String::new();
+        let n = std::io::BufRead::read_line(&mut err, &mut line).unwrap();
+        assert!(
+            n > 0,
+            "typist record ended before it gave an address:\n{said}"
+        );
+        said.push_str(&line);
+        let l = line.trim();
+        if l.starts_with("http://127.0.0.1:") {
+            url = Some(l.to_string());
+        }
+        password = l.strip_prefix("password: ").map(str::to_string);
+    }
+    let rest = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut err, &mut s).unwrap();
+        s
+    });
+    let person = Command::new("python3")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/common/person_at_vscode.py"
+        ))
+        .arg(url.expect("an address"))
+        .arg(password.unwrap())
+        .arg(&steps)
+        .output()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(s) = rec.try_wait().unwrap() {
+            break s;
+        }
+        if Instant::now() > deadline {
+            let _ = rec.kill();
+            panic!(
+                "typist record did not end after Typist: Stop Recording; the person: {}",
+                String::from_utf8_lossy(&person.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(
+        person.status.success(),
+        "the person at VS Code: {}",
+        String::from_utf8_lossy(&person.stderr)
+    );
+    let said = said + &rest.join().unwrap();
+    assert!(status.success(), "typist record: {status:?}\n{said}");
+    assert!(
+        !said.contains("unchecked"),
+        "the recorder wrote the last text: {said}"
+    );
+    let written = std::fs::read_to_string(ws.join("calc.py")).unwrap();
+    assert_eq!(
+        written,
+        "def f(value):\n    y = value + 1\n    return x * y\n    z = value + 1\n    print(z)\n    return z + é"
+    );
+
+    let (header, sessions) = read_edits_plan(&plan).unwrap();
+    assert_eq!(header.pause_ms, 1000);
+    let s = &sessions[0];
+    s.validate().unwrap();
+    assert!(
+        matches!(&s.origin, Origin::Recorded { editor } if editor.starts_with("vscode 1.")),
+        "{:?}",
+        s.origin
+    );
+    assert_eq!(s.repo, "calc");
+    assert_eq!(
+        s.buffers_after(s.events.len()).unwrap().files["calc.py"],
+        written,
+        "the recording replays to the file VS Code wrote"
+    );
+    // Typed a character at a time; Enter with VS Code's indentation; the closing
+    // bracket VS Code added and the one the person typed over it.
+    let typed: Vec<&str> = s
+        .events
+        .iter()
+        .filter_map(|e| match &e.what {
+            EventKind::Insert { text, paste, .. } => {
+                assert!(!paste, "{e:?}");
+                Some(text.as_str())
+            }
+            _ => None,
+        })
+        .collect();
+    assert!(
+        typed.contains(&"é") && typed.contains(&"\n    "),
+        "{typed:?}"
+    );
+    assert!(
+        typed
+            .iter()
+            .all(|t| t.chars().count() == 1 || *t == "\n    " || *t == "()"),
+        "{typed:?}"
+    );
+    let line = std::fs::read_to_string(&plan).unwrap();
+    assert!(!line.contains(tmp.path().to_str().unwrap()), "{line}");
+    assert!(s.moments.len() >= 4, "{:#?}", s.moments);
+
+    let out = tmp.path().join("out");
+    let o = typist()
+        .args(["run", "--quiet", "--no-latency", "--plan"])
+        .arg(&plan)
+        .args([
+            "--assistant",
+            "typist-ngram",
+            "--assistant",
+            "typist-rename",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    ok(&o);
+    let records = std::fs::read_to_string(out.join("records.jsonl")).unwrap();
+    assert_eq!(records.lines().count(), 2 * s.moments.len(), "{records}");
+    // The rename the person began, proposed at the use they left.
+    assert!(
+        records
+            .lines()
+            .any(|l| l.contains("\"typist-rename\"") && l.contains("return value * y")),
+        "{records}"
+    );
+}

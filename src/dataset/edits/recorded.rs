@@ -8,11 +8,13 @@
 //! - `{"t", "ev": "cursor", "file", "row", "col"}`: the cursor, the column in bytes;
 //! - `{"t", "ev": "save", "file"}`;
 //! - `{"t", "ev": "final", "file", "text"}`: the file's text when the editor left,
-//!   which replaying the session must give.
+//!   which replaying the session must give;
+//! - `{"t", "ev": "end"}`: the recording ended (VS Code's recorder writes it last).
 //!
 //! `t` is milliseconds since the recording began. A change is a deletion then an
 //! insertion (either may be absent); an insertion of more than one character is a paste
-//! unless it is one line break and indentation (Enter or `o` with autoindent). Moments are the
+//! unless it is one line break and indentation (Enter or `o` with autoindent) or a bracket
+//! or quote pair (an editor closing what the person opened). Moments are the
 //! pauses of at least `pause_ms` followed by an edit before the next pause; the truth at
 //! a moment is the person's edits up to the next moment (methodology §13).
 
@@ -22,6 +24,10 @@ use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 
 use super::{Buffers, Event, EventKind, Moment, Origin, Pos, Session, position};
+
+/// What an editor inserts when a person types an opening bracket or quote (VS Code's
+/// auto-closing, Neovim's autopairs plugins): typed, not pasted.
+const AUTO_CLOSED: [&str; 7] = ["()", "[]", "{}", "\"\"", "''", "``", "<>"];
 
 #[derive(Debug, Deserialize)]
 #[serde(tag = "ev", rename_all = "snake_case")]
@@ -52,6 +58,8 @@ enum Logged {
         file: String,
         text: String,
     },
+    /// The recording ended (VS Code's recorder; Neovim's ends with its `final`s).
+    End {},
 }
 
 /// What recording gave: the session and whether the log had each file's final text
@@ -137,13 +145,15 @@ pub fn session_from_log(
                     events.push(ev(t, what));
                 }
                 if !text.is_empty() {
-                    // Enter, or `o`, with the indentation the editor adds.
+                    // Enter, or `o`, with the indentation the editor adds; a bracket or
+                    // quote with the closing one the editor adds.
                     let enter = text.matches('\n').count() == 1
                         && text.chars().all(|c| c == '\n' || c == ' ' || c == '\t');
+                    let pair = AUTO_CLOSED.contains(&text.as_str());
                     let what = EventKind::Insert {
                         file,
                         at: from,
-                        paste: text.chars().count() > 1 && !enter,
+                        paste: text.chars().count() > 1 && !enter && !pair,
                         text,
                     };
                     bufs.apply(&what)?;
@@ -183,6 +193,7 @@ pub fn session_from_log(
             Logged::Final { file, text } => {
                 finals.insert(file, text);
             }
+            Logged::End {} => {}
         }
     }
     // The recorder's clock is one per process, but the moments need time order.
@@ -375,6 +386,33 @@ mod tests {
         // "alue", "value" and " = 1" arrive as one change each: pastes by the rule;
         // Enter with its indentation is not.
         assert_eq!(inserts, [false, true, true, false, false, true]);
+    }
+
+    /// VS Code's recorder: a bracket the editor closed is typed, the closing one typed
+    /// over is a replacement, and the log's `end` line is read.
+    #[test]
+    fn a_bracket_the_editor_closed_is_typed_not_pasted() {
+        use serde_json::json;
+        let l = log(&[
+            json!({"t": 0, "ev": "open", "file": "a.py", "text": "f\n"}),
+            json!({"t": 10, "ev": "change", "file": "a.py", "at": 1, "del": 0, "text": "()"}),
+            json!({"t": 20, "ev": "change", "file": "a.py", "at": 2, "del": 0, "text": "z"}),
+            json!({"t": 30, "ev": "change", "file": "a.py", "at": 3, "del": 1, "text": ")"}),
+            json!({"t": 40, "ev": "final", "file": "a.py", "text": "f(z)\n"}),
+            json!({"ev": "end", "t": 41}),
+        ]);
+        let r = session_from_log(&l, "r@rec", "r", "vscode 1.139.1", 1000).unwrap();
+        assert!(r.checked);
+        let pastes: Vec<bool> = r
+            .session
+            .events
+            .iter()
+            .filter_map(|e| match &e.what {
+                EventKind::Insert { paste, .. } => Some(*paste),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(pastes, [false, false, false]);
     }
 
     #[test]

@@ -447,7 +447,7 @@ fn write_workspace(
     Ok(file)
 }
 
-fn urlencode(s: &str) -> String {
+pub(super) fn urlencode(s: &str) -> String {
     let mut out = String::new();
     for b in s.bytes() {
         match b {

@@ -26,22 +26,22 @@ use crate::lsp::process::ServerProcess;
 /// The scratch folder of a VS Code of the run: code-server's user data (its user
 /// settings written), extensions and config, a `HOME` for both programs, Chromium's
 /// profile; the environment both run in and code-server's own arguments for them.
-struct Scratch {
+pub(super) struct Scratch {
     /// The folder itself: it goes when this is dropped.
-    folder: tempfile::TempDir,
-    dir: PathBuf,
-    exts: PathBuf,
+    pub(super) folder: tempfile::TempDir,
+    pub(super) dir: PathBuf,
+    pub(super) exts: PathBuf,
     chromium_profile: PathBuf,
-    env: Vec<(String, String)>,
+    pub(super) env: Vec<(String, String)>,
     /// `--config`, `--user-data-dir`, `--extensions-dir`.
-    base_args: Vec<String>,
+    pub(super) base_args: Vec<String>,
 }
 
 /// A process started, with its exit, and its standard streams typist does not use
 /// held open until the VS Code is started.
-struct Started {
-    process: ServerProcess,
-    exit: watch::Receiver<Option<ExitInfo>>,
+pub(super) struct Started {
+    pub(super) process: ServerProcess,
+    pub(super) exit: watch::Receiver<Option<ExitInfo>>,
     _streams: (ChildStdin, Option<ChildStdout>),
 }
 
@@ -51,7 +51,7 @@ fn display(p: &Path) -> String {
 
 impl Scratch {
     /// Makes the scratch folder for `setup` (its user settings written).
-    fn make(setup: &Setup) -> Result<Scratch, SessionError> {
+    pub(super) fn make(setup: &Setup) -> Result<Scratch, SessionError> {
         let folder =
             workspace::scratch_dir("vscode").map_err(SessionError::file(&std::env::temp_dir()))?;
         let dir = folder.path().to_path_buf();
@@ -123,8 +123,26 @@ impl Instance {
         let version = version_of(&code_server, &scratch.env, &scratch.dir).await?;
         let password = random_password()?;
         crate::secrets::register(&password);
+        let mut env = Vec::new();
+        if setup.github {
+            // An extension host keeps the first `github` provider registered and refuses
+            // the next, and every `getSession('github')` activates the built-in one
+            // (`onAuthenticationRequest:github`), racing typist's: the built-in must not
+            // be loaded at all. The server's scanner of built-in extensions skips the ids
+            // in `VSCODE_SKIP_BUILTIN_EXTENSIONS` (code-server has no
+            // `--disable-extension`, and the workbench of the browser ignores the
+            // server's).
+            env.push((
+                "VSCODE_SKIP_BUILTIN_EXTENSIONS".into(),
+                super::BUILTIN_GITHUB_AUTH.into(),
+            ));
+        }
+        let args = [
+            "--bind-addr=127.0.0.1:0".to_string(),
+            format!("--reconnection-grace-time={GRACE_S}"),
+        ];
         let (server, port) =
-            start_code_server(&code_server, &scratch, &password, setup.github).await?;
+            start_code_server(&code_server, &scratch, &password, &args, &env).await?;
         let (browser, cdp, events) = start_chromium(&chromium, &scratch)?;
         let i = Instance {
             cdp,
@@ -149,22 +167,22 @@ impl Instance {
     }
 }
 
-/// code-server under its guard, listening on 127.0.0.1 at a port it picks (read from
-/// its log), with password authentication (`password` in its environment); `github`:
-/// the built-in GitHub authentication not loaded, so that typist's own provider serves
-/// `github`.
-async fn start_code_server(
+/// code-server under its guard, listening on 127.0.0.1 (`--bind-addr` in `args`; at
+/// port 0 it picks one, read from its log), with password authentication (`password` in
+/// its environment, with `env`).
+pub(super) async fn start_code_server(
     code_server: &Path,
     s: &Scratch,
     password: &str,
-    github: bool,
+    args: &[String],
+    env: &[(String, String)],
 ) -> Result<(Started, u16), SessionError> {
     let mut server_env = s.env.clone();
     server_env.push(("PASSWORD".into(), password.to_string()));
-    let mut args = s.base_args.clone();
-    args.extend(
+    server_env.extend_from_slice(env);
+    let mut all = s.base_args.clone();
+    all.extend(
         [
-            "--bind-addr=127.0.0.1:0",
             "--auth=password",
             "--disable-telemetry",
             "--disable-update-check",
@@ -174,21 +192,9 @@ async fn start_code_server(
         ]
         .map(String::from),
     );
-    args.push(format!("--reconnection-grace-time={GRACE_S}"));
-    if github {
-        // An extension host keeps the first `github` provider registered and refuses the
-        // next, and every `getSession('github')` activates the built-in one
-        // (`onAuthenticationRequest:github`), racing typist's: the built-in must not be
-        // loaded at all. The server's scanner of built-in extensions skips the ids in
-        // `VSCODE_SKIP_BUILTIN_EXTENSIONS` (code-server has no `--disable-extension`,
-        // and the workbench of the browser ignores the server's).
-        server_env.push((
-            "VSCODE_SKIP_BUILTIN_EXTENSIONS".into(),
-            super::BUILTIN_GITHUB_AUTH.into(),
-        ));
-    }
+    all.extend_from_slice(args);
     let (process, stdin, stdout, exit) =
-        ServerProcess::spawn_guarded("code-server", code_server, &args, &server_env, &s.dir)
+        ServerProcess::spawn_guarded("code-server", code_server, &all, &server_env, &s.dir)
             .map_err(SessionError::Lsp)?;
     let port = listening_port(stdout, &exit).await?;
     let started = Started {
@@ -261,7 +267,7 @@ fn start_chromium(
     Ok((started, cdp, events))
 }
 
-fn random_password() -> Result<String, SessionError> {
+pub(super) fn random_password() -> Result<String, SessionError> {
     use std::io::Read;
     let mut b = [0u8; 24];
     std::fs::File::open("/dev/urandom")
@@ -270,7 +276,7 @@ fn random_password() -> Result<String, SessionError> {
     Ok(crate::digest::sha256_hex(&b))
 }
 
-async fn version_of(
+pub(super) async fn version_of(
     code_server: &Path,
     env: &[(String, String)],
     dir: &Path,

@@ -12,6 +12,7 @@
 
 mod extensions;
 mod launch;
+pub mod record;
 pub mod shared;
 pub(super) mod signin;
 mod tabs;
