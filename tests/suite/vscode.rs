@@ -813,3 +813,56 @@ fn completion_lists_are_read_from_vscodes_suggest_widget() {
         "{nothing_typed} cases with nothing typed"
     );
 }
+
+/// A file indented with tabs, each of its lines a case, through typist's client and VS
+/// Code: VS Code indents it with tabs too, so a `}` typed after tabs (an electric
+/// character, its line given the opening line's indentation in the editor's style) keeps
+/// its tabs, and every record is the same (it became four spaces a tab, and the case an
+/// editor error, while VS Code indented every file with spaces).
+#[test]
+fn a_file_indented_with_tabs_is_typed_alike_in_vscode() {
+    require_vscode();
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("tabs/src");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(
+        src.join("count.c"),
+        "#include <stdio.h>\n\nint count(const char *s, char c)\n{\n\tint n = 0;\n\tfor (; *s; s++) {\n\t\tif (*s == c) {\n\t\t\tn++;\n\t\t} else {\n\t\t\tn += 0;\n\t\t}\n\t}\n\treturn n;\n}\n\nint main(void)\n{\n\tprintf(\"%d\\n\", count(\"hello\", 'l'));\n\treturn 0;\n}\n",
+    )
+    .unwrap();
+    let run = |editor: &str| {
+        let out = tmp.path().join(editor);
+        ok(&typist()
+            .args(["run", "--config", "/dev/null", "--quiet", "--no-latency"])
+            .arg("--dataset")
+            .arg(tmp.path().join("tabs"))
+            .args([
+                "--single-repo",
+                "--assistant",
+                "typist-ngram",
+                "--rate",
+                "1",
+            ])
+            .args(["--typed-prefix", "3", "--jobs", "1", "--editor", editor])
+            .args(["--key-interval-ms", "20", "--out"])
+            .arg(&out)
+            .output()
+            .unwrap());
+        parsed(&out)
+    };
+    let own = run("typist");
+    let vs = run("vscode");
+    assert_eq!(own.len(), vs.len());
+    assert!(
+        own.iter().any(|r| r["case"] == "tabs/src/count.c:9"),
+        "`\\t\\t}} else {{` is a case, its typed prefix `\\t\\t}}`: {own:#?}"
+    );
+    for (a, b) in own.iter().zip(&vs) {
+        assert_eq!(a["case"], b["case"]);
+        assert_eq!(
+            (&a["outcome"], &a["predicted"]),
+            (&b["outcome"], &b["predicted"]),
+            "typist | vscode: {a:#} | {b:#}"
+        );
+    }
+}

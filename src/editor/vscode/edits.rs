@@ -39,7 +39,7 @@ impl VscodeSession {
             workspace::write_creating(&path, &text).map_err(SessionError::file(&path))?;
             self.bring_back_focus().await?;
             self.quick_open(&f).await?;
-            self.revert().await?;
+            self.revert(&f, &text).await?;
             self.wait_line_count(text.split('\n').count()).await?;
             self.loaded.insert(f.clone(), text);
             self.current = Some(f);

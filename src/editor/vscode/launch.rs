@@ -75,6 +75,7 @@ impl VscodeSession {
             app: app.clone(),
             texts: BTreeMap::new(),
             loaded: BTreeMap::new(),
+            tabs: Default::default(),
             current: None,
             info: ServerInfo::default(),
             broken: None,

@@ -69,7 +69,7 @@ impl VscodeSession {
         let path = self.root.join(rel);
         workspace::write_creating(&path, &text).map_err(SessionError::file(&path))?;
         self.escape().await?;
-        self.revert().await?;
+        self.revert(rel, &text).await?;
         self.wait_line_count(text.split('\n').count()).await?;
         self.go_to(row + 1, visible + 1).await?;
         let line = text[line_start..line_end].to_string();

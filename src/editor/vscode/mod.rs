@@ -103,6 +103,9 @@ pub struct VscodeSession {
     /// opened or reverted): an edit session's other files are brought up to date from
     /// it before an ask (`edits.rs`).
     loaded: BTreeMap<String, String>,
+    /// The files whose editor indents with tabs (`open.rs`, `indent_as`); any other
+    /// with spaces, VS Code's default.
+    tabs: std::collections::BTreeSet<String>,
     /// The file typed into (the last one opened).
     current: Option<String>,
     info: ServerInfo,

@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 use super::instance::{PAGE_POLL, PAGE_WITHIN};
 use super::keys::{CTRL, END, ENTER, KEY_P};
 use super::page::Fate;
-use super::scripts::{QUICK_OPEN_ROWS, file_active, quick_open_lists};
+use super::scripts::{
+    QUICK_OPEN_ROWS, TAB_SIZES, file_active, indentation_shows, quick_open_lists,
+};
 use super::ui::{LINE_SHOWS_WITHIN, TRIGGER};
 use super::{VscodeSession, failed, file_name};
 use crate::editor::error::{EditorError, SessionError};
@@ -21,6 +23,20 @@ const WARM_UP: Duration = Duration::from_secs(4);
 const FIXTURE_ID: &str = "typist.typist-inline";
 /// How many times a file is opened with Quick Open before the session fails.
 const OPEN_FILE_TRIES: usize = 3;
+
+/// Whether `text` indents with tabs: more of its indented lines begin with a tab than
+/// with a space.
+fn indents_with_tabs(text: &str) -> bool {
+    let (mut tabs, mut spaces) = (0usize, 0usize);
+    for l in text.lines().filter(|l| !l.trim_start().is_empty()) {
+        match l.as_bytes().first() {
+            Some(b'\t') => tabs += 1,
+            Some(b' ') => spaces += 1,
+            _ => {}
+        }
+    }
+    tabs > spaces
+}
 
 impl VscodeSession {
     /// Opens `rel` in an editor tab (Quick Open: Ctrl+P, its absolute path, Enter); the last one
@@ -53,6 +69,8 @@ impl VscodeSession {
                 }
             }
         }
+        // A fresh editor indents with spaces; one opened again keeps what it had.
+        self.indent_as(rel, text).await?;
         self.texts.insert(rel.to_string(), text.to_string());
         self.loaded.insert(rel.to_string(), text.to_string());
         self.current = Some(rel.to_string());
@@ -89,6 +107,45 @@ impl VscodeSession {
         self.press(ENTER, 0).await?;
         self.wait_page("the file's editor", &file_active(&name))
             .await
+    }
+
+    /// The active editor, `rel`'s, indents as `text` does: with tabs when most of its
+    /// indented lines begin with one, else with spaces (VS Code's Indent Using Tabs or
+    /// Indent Using Spaces from the palette when it changes, the tab size kept at 4, then
+    /// the status bar says `Tab Size: 4` or `Spaces: 4`). VS Code writes the
+    /// indentation it makes in the editor's style: a `}` typed where only indentation
+    /// precedes it on its line is an electric character, its line given the opening
+    /// bracket's line's indentation in that style, so in an editor indenting with spaces
+    /// (VS Code's default) `\t\t}` would become eight spaces, and in one indenting with
+    /// tabs `    ]` would become a tab. (VS Code's own detection, `editor.detectIndentation`,
+    /// would change the tab size too, which typist keeps at 4 to read what is drawn.)
+    pub(super) async fn indent_as(&mut self, rel: &str, text: &str) -> Result<(), SessionError> {
+        let tabs = indents_with_tabs(text);
+        if self.tabs.contains(rel) == tabs {
+            return Ok(());
+        }
+        let (command, shows) = if tabs {
+            ("Indent Using Tabs", "Tab Size: 4")
+        } else {
+            ("Indent Using Spaces", "Spaces: 4")
+        };
+        tracing::debug!(file = rel, "vscode: {command}");
+        self.palette(command).await?;
+        self.wait_page(&format!("the tab sizes of {command}"), TAB_SIZES)
+            .await?;
+        // 4, the configured size, is the one focused.
+        self.press(ENTER, 0).await?;
+        self.wait_page(
+            &format!("the status bar's {shows}"),
+            &indentation_shows(shows),
+        )
+        .await?;
+        if tabs {
+            self.tabs.insert(rel.to_string());
+        } else {
+            self.tabs.remove(rel);
+        }
+        self.bring_back_focus().await
     }
 
     /// Waits until VS Code asks the extension for the opened file: a freshly opened
@@ -228,5 +285,24 @@ impl VscodeSession {
     /// How long the profile gives its server to start (at least [`PAGE_WITHIN`]).
     pub(super) fn init_within(&self) -> Duration {
         Duration::from_millis(self.profile.init_timeout_ms).max(PAGE_WITHIN)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_file_indents_with_tabs_when_most_indented_lines_begin_with_one() {
+        use super::indents_with_tabs;
+        assert!(indents_with_tabs(
+            "int f() {\n\tif (x) {\n\t\ty();\n\t}\n}\n"
+        ));
+        assert!(!indents_with_tabs("def f():\n    if x:\n        y()\n"));
+        // GNU style: two-space levels, a tab for eight columns.
+        assert!(!indents_with_tabs(
+            "f ()\n{\n  if (x)\n    {\n      y ();\n\t  z ();\n    }\n}\n"
+        ));
+        // Blank lines, with or without whitespace, do not count.
+        assert!(indents_with_tabs("a\n\tb\n    \n\n\tc\n    d\n"));
+        assert!(!indents_with_tabs(""));
     }
 }

@@ -37,6 +37,8 @@ pub(super) const QUICK_INPUT_FOCUSED: &str = include_str!("quick_input_focused.j
 pub(super) const QUICK_OPEN_ROWS: &str = include_str!("quick_open_rows.js");
 /// The active editor holds its disk copy and has the focus.
 pub(super) const REVERTED: &str = include_str!("reverted.js");
+/// The quick pick of Indent Using Tabs shows its tab sizes.
+pub(super) const TAB_SIZES: &str = include_str!("tab_sizes.js");
 /// No modal dialog is shown.
 pub(super) const DIALOG_CLOSED: &str = include_str!("dialog_closed.js");
 pub(super) const DIALOG_WATCH: &str = include_str!("dialog_watch.js");
@@ -71,6 +73,10 @@ pub(super) fn cursor_at(line: usize, column: usize) -> String {
 }
 
 /// The status bar's cursor position holds `want`.
+pub(super) fn indentation_shows(want: &str) -> String {
+    call(include_str!("indentation_shows.js"), &[json!(want)])
+}
+
 pub(super) fn status_shows(want: &str) -> String {
     call(include_str!("status_shows.js"), &[json!(want)])
 }

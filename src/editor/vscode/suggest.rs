@@ -130,7 +130,7 @@ impl VscodeSession {
         if !self.dismiss_dialog().await? {
             self.escape().await?;
         }
-        self.revert().await?;
+        self.revert(rel, &placed).await?;
         let lines = placed.split('\n').count();
         self.wait_line_count(lines).await?;
         if !by_enter {

@@ -113,10 +113,12 @@ impl VscodeSession {
     }
 
     /// File: Revert File from the command palette: the editor holds the disk copy again
-    /// (VS Code reloads it exactly, and the tab is no longer dirty).
-    pub(super) async fn revert(&mut self) -> Result<(), SessionError> {
+    /// (VS Code reloads it exactly, and the tab is no longer dirty), `text` of `rel`,
+    /// and indents as it does.
+    pub(super) async fn revert(&mut self, rel: &str, text: &str) -> Result<(), SessionError> {
         self.palette("File: Revert File").await?;
-        self.wait_page("the reverted editor", REVERTED).await
+        self.wait_page("the reverted editor", REVERTED).await?;
+        self.indent_as(rel, text).await
     }
 
     /// Waits until the status bar shows the cursor at `line`, `column` (1-based, the
