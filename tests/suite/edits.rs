@@ -502,7 +502,8 @@ fn calc_plan(dir: &Path) -> std::path::PathBuf {
     git(&repo, &["commit", "-qam", "rename x"]);
     write(
         "util.py",
-        "def clamp(v, lo, hi):\n    return max(lo, min(v, hi))\n",
+        // Indented with tabs: in VS Code its editor is made to indent with tabs.
+        "def clamp(v, lo, hi):\n\tlow = max(lo, v)\n\treturn min(low, hi)\n",
     );
     write(
         "app.py",

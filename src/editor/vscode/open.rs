@@ -145,7 +145,10 @@ impl VscodeSession {
         } else {
             self.tabs.remove(rel);
         }
-        self.bring_back_focus().await
+        // The quick pick gives the focus back to the editor it was opened over, which
+        // may be another file's than the one typed into (an edit session's other file
+        // brought up to date): the caller goes on from there.
+        Ok(())
     }
 
     /// Waits until VS Code asks the extension for the opened file: a freshly opened
