@@ -25,6 +25,15 @@ pub fn effective_uid() -> u32 {
 }
 
 /// Signals the one process `pid`; a process that is gone already is not an error.
+/// Whether process `pid` exists (signal 0 asks without sending one).
+pub fn alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    // SAFETY: kill with signal 0 sends nothing; it only checks the process exists.
+    pid > 0 && unsafe { libc::kill(pid, 0) } == 0
+}
+
 pub fn signal(pid: u32, signal: libc::c_int) {
     // SAFETY: kill(2) has no memory-safety preconditions; a stale pid gives ESRCH.
     unsafe {

@@ -258,7 +258,9 @@ fn a_session_typed_in_vscode_is_recorded_and_replays_to_its_file() {
     std::fs::create_dir_all(&ws).unwrap();
     std::fs::write(
         ws.join("calc.py"),
-        "def f(x):\n    y = x + 1\n    return x * y\n",
+        // A first line of characters VS Code counts as one and two UTF-16 units: every
+        // offset after it is a byte offset only if the recorder turned it into one.
+        "# é😀\ndef f(x):\n    y = x + 1\n    return x * y\n",
     )
     .unwrap();
     let plan = tmp.path().join("session.jsonl");
@@ -267,8 +269,8 @@ fn a_session_typed_in_vscode_is_recorded_and_replays_to_its_file() {
     let t = |s: &str| serde_json::json!({ "type": s });
     let steps_json = serde_json::json!([
         {"wait_text": "def f(x)"},
-        {"goto": "1:7"}, {"press": "Delete"}, t("value"), p(1300),
-        {"goto": "2:9"}, {"press": "Delete"}, t("value"), p(1300),
+        {"goto": "2:7"}, {"press": "Delete"}, t("value"), p(1300),
+        {"goto": "3:9"}, {"press": "Delete"}, t("value"), p(1300),
         {"press": "End", "ctrl": true},
         t("    z = val"), p(1300), t("ue + 1"), p(1300),
         {"press": "Enter"}, t("print(z"), t(")"), p(1300),
@@ -347,7 +349,7 @@ fn a_session_typed_in_vscode_is_recorded_and_replays_to_its_file() {
     let written = std::fs::read_to_string(ws.join("calc.py")).unwrap();
     assert_eq!(
         written,
-        "def f(value):\n    y = value + 1\n    return x * y\n    z = value + 1\n    print(z)\n    return z + é"
+        "# é😀\ndef f(value):\n    y = value + 1\n    return x * y\n    z = value + 1\n    print(z)\n    return z + é"
     );
 
     let (header, sessions) = read_edits_plan(&plan).unwrap();

@@ -13,8 +13,10 @@
 //!
 //! `t` is milliseconds since the recording began. A change is a deletion then an
 //! insertion (either may be absent); an insertion of more than one character is a paste
-//! unless it is one line break and indentation (Enter or `o` with autoindent) or a bracket
-//! or quote pair (an editor closing what the person opened). Moments are the
+//! unless it is line breaks and indentation (Enter or `o` with autoindent; Enter between
+//! brackets the editor closed) or a bracket or quote pair (an editor closing what the
+//! person opened). A file opened again with another text (a VS Code window that took
+//! over the recording) is replaced whole. Moments are the
 //! pauses of at least `pause_ms` followed by an edit before the next pause; the truth at
 //! a moment is the person's edits up to the next moment (methodology §13).
 
@@ -102,7 +104,33 @@ pub fn session_from_log(
     for e in entries {
         match e {
             Logged::Open { t, file, text } => {
-                if known.insert(file.clone()) {
+                let now = bufs.files.get(&file);
+                if let (Some(now), Some(text)) = (now, &text)
+                    && known.contains(&file)
+                    && now != text
+                {
+                    // Opened again with another text: replaced whole.
+                    let (now, end) = (now.clone(), position(now, now.len()));
+                    if !now.is_empty() {
+                        let what = EventKind::Delete {
+                            file: file.clone(),
+                            from: [0, 0],
+                            to: end,
+                        };
+                        bufs.apply(&what)?;
+                        events.push(ev(t, what));
+                    }
+                    if !text.is_empty() {
+                        let what = EventKind::Insert {
+                            file,
+                            at: [0, 0],
+                            paste: true,
+                            text: text.clone(),
+                        };
+                        bufs.apply(&what)?;
+                        events.push(ev(t, what));
+                    }
+                } else if known.insert(file.clone()) {
                     if let Some(text) = &text {
                         files.insert(file.clone(), text.clone());
                         bufs.files.insert(file.clone(), text.clone());
@@ -145,10 +173,12 @@ pub fn session_from_log(
                     events.push(ev(t, what));
                 }
                 if !text.is_empty() {
-                    // Enter, or `o`, with the indentation the editor adds; a bracket or
-                    // quote with the closing one the editor adds.
-                    let enter = text.matches('\n').count() == 1
-                        && text.chars().all(|c| c == '\n' || c == ' ' || c == '\t');
+                    // Enter, or `o`, with the indentation the editor adds (Enter between
+                    // brackets the editor closed: two line breaks, the closing one's
+                    // line indented less); a bracket or quote with the closing one the
+                    // editor adds.
+                    let enter = (1..=2).contains(&text.matches('\n').count())
+                        && text.chars().all(|c| matches!(c, '\n' | '\r' | ' ' | '\t'));
                     let pair = AUTO_CLOSED.contains(&text.as_str());
                     let what = EventKind::Insert {
                         file,
@@ -413,6 +443,32 @@ mod tests {
             })
             .collect();
         assert_eq!(pastes, [false, false, false]);
+    }
+
+    /// Enter between brackets the editor closed is typed; a file opened again with
+    /// another text (a window that took over the recording) is replaced whole.
+    #[test]
+    fn enter_between_brackets_is_typed_and_a_file_opened_again_is_replaced() {
+        use serde_json::json;
+        let l = log(&[
+            json!({"t": 0, "ev": "open", "file": "a.js", "text": "f({})\n"}),
+            json!({"t": 10, "ev": "change", "file": "a.js", "at": 3, "del": 0, "text": "\r\n  \r\n"}),
+            json!({"t": 20, "ev": "open", "file": "a.js", "text": "g()\n"}),
+            json!({"t": 30, "ev": "change", "file": "a.js", "at": 2, "del": 0, "text": "x"}),
+            json!({"t": 40, "ev": "final", "file": "a.js", "text": "g(x)\n"}),
+        ]);
+        let r = session_from_log(&l, "r@rec", "r", "vscode 1.139.1", 1000).unwrap();
+        assert!(r.checked);
+        let pastes: Vec<bool> = r
+            .session
+            .events
+            .iter()
+            .filter_map(|e| match &e.what {
+                EventKind::Insert { paste, .. } => Some(*paste),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(pastes, [false, true, false]);
     }
 
     #[test]

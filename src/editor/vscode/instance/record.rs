@@ -23,6 +23,8 @@ use crate::editor::options::{RecordLog, RecordOptions};
 const END_WITHIN: Duration = Duration::from_secs(10);
 /// The pause between two looks at the log.
 const POLL: Duration = Duration::from_millis(200);
+/// Seconds code-server keeps a window's extension host after the window went.
+const GRACE_S: u32 = 60;
 /// The line the recorder ends its log with.
 const END_LINE: &str = "{\"ev\":\"end\"";
 
@@ -50,8 +52,8 @@ pub async fn record(opts: &RecordOptions) -> Result<RecordLog, SessionError> {
     })?;
     let vsix = recorder_vsix().ok_or_else(|| SessionError::Missing {
         server: "vscode".into(),
-        command: "typist-recorder.vsix".into(),
-        hint: INSTALL_HINT.into(),
+        command: ".servers/vscode/typist-recorder.vsix".into(),
+        hint: "run scripts/install-servers.sh (it packs typist's VS Code extensions, the recorder among them)".into(),
     })?;
     let root = std::path::absolute(&opts.workspace).map_err(SessionError::file(&opts.workspace))?;
     let mut open = Vec::new();
@@ -68,6 +70,13 @@ pub async fn record(opts: &RecordOptions) -> Result<RecordLog, SessionError> {
                 root.display()
             ))
         })?;
+        if !p.is_file() {
+            return Err(EditorError::Failed(format!(
+                "{}: no such file (VS Code opens only files that exist: create it first, or open it from VS Code's explorer)",
+                f.display()
+            ))
+            .into());
+        }
         open.push(rel.to_string_lossy().to_string());
     }
     let setup = Setup {
@@ -111,7 +120,12 @@ pub async fn record(opts: &RecordOptions) -> Result<RecordLog, SessionError> {
         ),
     ];
     let password = random_password()?;
-    let args = [format!("--bind-addr=127.0.0.1:{}", opts.port)];
+    // A window gone (its tab closed, the tunnel cut) lets its extension host go a minute
+    // later, and another window takes over the recording.
+    let args = [
+        format!("--bind-addr=127.0.0.1:{}", opts.port),
+        format!("--reconnection-grace-time={GRACE_S}"),
+    ];
     let (server, port) = start_code_server(&code_server, &s, &password, &args, &env).await?;
     let url = format!(
         "http://127.0.0.1:{port}/?folder={}",
@@ -152,7 +166,7 @@ pub async fn record(opts: &RecordOptions) -> Result<RecordLog, SessionError> {
                 if c.is_none() || asked.is_some() {
                     break Ended::Stopped("Ctrl-C twice");
                 }
-                if !log.with_extension("jsonl.owner").exists() {
+                if !recording(&log.with_extension("jsonl.owner")) {
                     break Ended::Stopped("no window was recording");
                 }
                 eprintln!("typist record: ending: the recorder writes each file's last text (Ctrl-C again to stop at once)");
@@ -173,6 +187,14 @@ pub async fn record(opts: &RecordOptions) -> Result<RecordLog, SessionError> {
         log: text,
         editor: format!("vscode {version}"),
     })
+}
+
+/// Whether a window records: the owner file names a live extension host's process.
+fn recording(owner: &Path) -> bool {
+    std::fs::read_to_string(owner)
+        .ok()
+        .and_then(|s| s.trim().parse::<u32>().ok())
+        .is_some_and(crate::os::alive)
 }
 
 /// Whether the log has gained its end line since `seen` (its length when last read).

@@ -15,7 +15,9 @@
 //   end    {}                    the recording ended (Typist: Stop Recording, or typist)
 // VS Code counts in UTF-16 code units; the log counts bytes of UTF-8, as Neovim does:
 // the recorder keeps each file's text and turns every change's offsets into bytes of
-// it. Only one window records: a second one says so and writes nothing.
+// it. Only one window records: a second one says so and writes nothing until the first
+// one's extension host is gone, then takes over (its `open` lines give the texts it
+// sees).
 'use strict';
 const vscode = require('vscode');
 const fs = require('fs');
@@ -70,7 +72,9 @@ function track(doc) {
 
 function changed(e) {
   const rel = relOf(e.document);
-  if (!rel || !live.has(rel) || e.contentChanges.length === 0) return;
+  // An event without changes (the line endings switched) still changes the text: the
+  // comparison below replaces it whole.
+  if (!rel || !live.has(rel)) return;
   let text = texts.get(rel);
   // Applied one after another, as VS Code's own extension host applies them.
   for (const c of e.contentChanges) {
@@ -115,6 +119,9 @@ function finish() {
   }
   write({ ev: 'end' });
   ended = true;
+  try {
+    fs.writeFileSync(LOG + '.ended', '');
+  } catch (_) {}
   fs.closeSync(fd);
   fd = undefined;
   // The owner file stays: no other window records after the end.
@@ -158,17 +165,7 @@ function release() {
   } catch (_) {}
 }
 
-function activate(context) {
-  if (!LOG || !ROOT) return;
-  context.subscriptions.push(
-    vscode.commands.registerCommand('typist.stopRecording', finish)
-  );
-  if (!claim()) {
-    vscode.window.showWarningMessage(
-      'typist records in one window only: edits made in this one are not recorded.'
-    );
-    return;
-  }
+function start(context) {
   fd = fs.openSync(LOG, 'a');
   const ws = vscode.workspace;
   context.subscriptions.push(
@@ -185,10 +182,41 @@ function activate(context) {
     vscode.window.onDidChangeTextEditorSelection(cursor)
   );
   for (const doc of ws.textDocuments) track(doc);
+}
+
+function activate(context) {
+  if (!LOG || !ROOT) return;
+  context.subscriptions.push(
+    vscode.commands.registerCommand('typist.stopRecording', () => {
+      if (fd === undefined) {
+        vscode.window.showWarningMessage(
+          'typist: this window is not the one recording; run Typist: Stop Recording there, or press Ctrl-C where typist runs.'
+        );
+        return;
+      }
+      finish();
+    })
+  );
+  let warned = false;
+  const tryStart = () => {
+    if (fd !== undefined || ended) return;
+    if (claim()) {
+      start(context);
+    } else if (!warned) {
+      warned = true;
+      vscode.window.showWarningMessage(
+        'typist records in one window only: edits made in this one are not recorded (it takes over once the recording window is gone).'
+      );
+    }
+  };
+  tryStart();
+  // The end typist asks for, and a window gone whose recording this one takes over.
   const poll = setInterval(() => {
-    if (CONTROL && fs.existsSync(CONTROL)) {
+    if (fd !== undefined && CONTROL && fs.existsSync(CONTROL)) {
       clearInterval(poll);
       finish();
+    } else if (fd === undefined && !fs.existsSync(LOG + '.ended')) {
+      tryStart();
     }
   }, 200);
   context.subscriptions.push({ dispose: () => clearInterval(poll) });
@@ -196,6 +224,7 @@ function activate(context) {
   try {
     open = JSON.parse(env.TYPIST_RECORD_OPEN || '[]');
   } catch (_) {}
+  if (fd === undefined) return;
   (async () => {
     for (const rel of open) {
       const uri = vscode.Uri.file(path.join(ROOT, rel));
