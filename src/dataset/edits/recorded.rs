@@ -110,26 +110,8 @@ pub fn session_from_log(
                     && now != text
                 {
                     // Opened again with another text: replaced whole.
-                    let (now, end) = (now.clone(), position(now, now.len()));
-                    if !now.is_empty() {
-                        let what = EventKind::Delete {
-                            file: file.clone(),
-                            from: [0, 0],
-                            to: end,
-                        };
-                        bufs.apply(&what)?;
-                        events.push(ev(t, what));
-                    }
-                    if !text.is_empty() {
-                        let what = EventKind::Insert {
-                            file,
-                            at: [0, 0],
-                            paste: true,
-                            text: text.clone(),
-                        };
-                        bufs.apply(&what)?;
-                        events.push(ev(t, what));
-                    }
+                    let del = now.len();
+                    replace(&mut bufs, &mut events, t, file, 0, del, text.clone(), true)?;
                 } else if known.insert(file.clone()) {
                     if let Some(text) = &text {
                         files.insert(file.clone(), text.clone());
@@ -162,33 +144,15 @@ pub fn session_from_log(
                         buf.len()
                     );
                 }
-                let from = position(&buf, at);
-                if del > 0 {
-                    let what = EventKind::Delete {
-                        file: file.clone(),
-                        from,
-                        to: position(&buf, end),
-                    };
-                    bufs.apply(&what)?;
-                    events.push(ev(t, what));
-                }
-                if !text.is_empty() {
-                    // Enter, or `o`, with the indentation the editor adds (Enter between
-                    // brackets the editor closed: two line breaks, the closing one's
-                    // line indented less); a bracket or quote with the closing one the
-                    // editor adds.
-                    let enter = (1..=2).contains(&text.matches('\n').count())
-                        && text.chars().all(|c| matches!(c, '\n' | '\r' | ' ' | '\t'));
-                    let pair = AUTO_CLOSED.contains(&text.as_str());
-                    let what = EventKind::Insert {
-                        file,
-                        at: from,
-                        paste: text.chars().count() > 1 && !enter && !pair,
-                        text,
-                    };
-                    bufs.apply(&what)?;
-                    events.push(ev(t, what));
-                }
+                // Enter, or `o`, with the indentation the editor adds (Enter between
+                // brackets the editor closed: two line breaks, the closing one's line
+                // indented less); a bracket or quote with the closing one the editor
+                // adds.
+                let enter = (1..=2).contains(&text.matches('\n').count())
+                    && text.chars().all(|c| matches!(c, '\n' | '\r' | ' ' | '\t'));
+                let pair = AUTO_CLOSED.contains(&text.as_str());
+                let paste = text.chars().count() > 1 && !enter && !pair;
+                replace(&mut bufs, &mut events, t, file, at, del, text, paste)?;
             }
             Logged::Cursor { t, file, row, col } => {
                 let Some(buf) = bufs.files.get(&file) else {
@@ -256,6 +220,44 @@ pub fn session_from_log(
         session,
         checked: !finals.is_empty(),
     })
+}
+
+/// Bytes `at..at + del` of `file`'s buffer (within it, on character boundaries)
+/// replaced by `text`: a deletion then an insertion (`paste` or typed), either absent,
+/// each applied to `bufs` and pushed at `t`.
+#[allow(clippy::too_many_arguments)]
+fn replace(
+    bufs: &mut Buffers,
+    events: &mut Vec<Event>,
+    t: u64,
+    file: String,
+    at: usize,
+    del: usize,
+    text: String,
+    paste: bool,
+) -> Result<()> {
+    let buf = &bufs.files[&file];
+    let (from, to) = (position(buf, at), position(buf, at + del));
+    if del > 0 {
+        let what = EventKind::Delete {
+            file: file.clone(),
+            from,
+            to,
+        };
+        bufs.apply(&what)?;
+        events.push(Event { t, what });
+    }
+    if !text.is_empty() {
+        let what = EventKind::Insert {
+            file,
+            at: from,
+            paste,
+            text,
+        };
+        bufs.apply(&what)?;
+        events.push(Event { t, what });
+    }
+    Ok(())
 }
 
 /// Whether `e` changes text.
@@ -370,6 +372,17 @@ fn new_code<'a>(before: &str, after: &str, seen: impl Iterator<Item = &'a String
 mod tests {
     use super::*;
 
+    /// Whether each insertion is a paste, in order.
+    fn pastes(s: &Session) -> Vec<bool> {
+        s.events
+            .iter()
+            .filter_map(|e| match &e.what {
+                EventKind::Insert { paste, .. } => Some(*paste),
+                _ => None,
+            })
+            .collect()
+    }
+
     fn log(lines: &[serde_json::Value]) -> String {
         lines.iter().map(|l| format!("{l}\n")).collect()
     }
@@ -405,14 +418,7 @@ mod tests {
         // The last moment: the truth is the rest; the new line's name `é` is short, so
         // it has no identifier and is not silence.
         assert_eq!(s.moments[1].until, s.events.len());
-        let inserts: Vec<bool> = s
-            .events
-            .iter()
-            .filter_map(|e| match &e.what {
-                EventKind::Insert { paste, .. } => Some(*paste),
-                _ => None,
-            })
-            .collect();
+        let inserts: Vec<bool> = pastes(&s);
         // "alue", "value" and " = 1" arrive as one change each: pastes by the rule;
         // Enter with its indentation is not.
         assert_eq!(inserts, [false, true, true, false, false, true]);
@@ -433,15 +439,7 @@ mod tests {
         ]);
         let r = session_from_log(&l, "r@rec", "r", "vscode 1.139.1", 1000).unwrap();
         assert!(r.checked);
-        let pastes: Vec<bool> = r
-            .session
-            .events
-            .iter()
-            .filter_map(|e| match &e.what {
-                EventKind::Insert { paste, .. } => Some(*paste),
-                _ => None,
-            })
-            .collect();
+        let pastes: Vec<bool> = pastes(&r.session);
         assert_eq!(pastes, [false, false, false]);
     }
 
@@ -459,15 +457,7 @@ mod tests {
         ]);
         let r = session_from_log(&l, "r@rec", "r", "vscode 1.139.1", 1000).unwrap();
         assert!(r.checked);
-        let pastes: Vec<bool> = r
-            .session
-            .events
-            .iter()
-            .filter_map(|e| match &e.what {
-                EventKind::Insert { paste, .. } => Some(*paste),
-                _ => None,
-            })
-            .collect();
+        let pastes: Vec<bool> = pastes(&r.session);
         assert_eq!(pastes, [false, true, false]);
     }
 

@@ -134,14 +134,36 @@ pub async fn record(opts: &RecordOptions) -> Result<RecordLog, SessionError> {
     eprintln!(
         "typist record: VS Code {version} is ready for you at\n  {url}\n  password: {password}\nOpen it in your browser (from another machine: ssh -L {port}:127.0.0.1:{port} to this one first). End the recording with the command Typist: Stop Recording (F1), or Ctrl-C here."
     );
-    let mut exit = server.exit.clone();
+    let ended = wait_for_end(&log, &control, server.exit.clone()).await?;
+    match &ended {
+        Ended::Recorder => {}
+        Ended::Exited(why) => tracing::warn!("code-server (recording) exited: {why}"),
+        Ended::Stopped(why) => tracing::warn!("recording stopped: {why}"),
+    }
+    drop(server);
+    let text = std::fs::read_to_string(&log).map_err(SessionError::file(&log))?;
+    drop(s);
+    Ok(RecordLog {
+        log: text,
+        editor: format!("vscode {version}"),
+    })
+}
+
+/// Waits until the recording ends: the recorder's end line in `log`, code-server's exit
+/// (`exit`), or Ctrl-C (`control` written for the recorder to end, at most
+/// `END_WITHIN` waited for it; at once when no window records or on a second Ctrl-C).
+async fn wait_for_end(
+    log: &Path,
+    control: &Path,
+    mut exit: tokio::sync::watch::Receiver<Option<crate::lsp::ExitInfo>>,
+) -> Result<Ended, SessionError> {
     let mut seen = 0u64;
     let mut asked: Option<Instant> = None;
     let mut interrupt =
         tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
             .map_err(|e| EditorError::Failed(format!("cannot watch for Ctrl-C: {e}")))?;
-    let ended = loop {
-        if ended_in(&log, &mut seen) {
+    Ok(loop {
+        if ended_in(log, &mut seen) {
             break Ended::Recorder;
         }
         if let Some(at) = asked
@@ -156,7 +178,7 @@ pub async fn record(opts: &RecordOptions) -> Result<RecordLog, SessionError> {
                     .ok()
                     .and_then(|e| e.as_ref().map(|e| e.status.to_string()))
                     .unwrap_or_default();
-                break if ended_in(&log, &mut seen) {
+                break if ended_in(log, &mut seen) {
                     Ended::Recorder
                 } else {
                     Ended::Exited(why)
@@ -170,22 +192,10 @@ pub async fn record(opts: &RecordOptions) -> Result<RecordLog, SessionError> {
                     break Ended::Stopped("no window was recording");
                 }
                 eprintln!("typist record: ending: the recorder writes each file's last text (Ctrl-C again to stop at once)");
-                std::fs::write(&control, "end").map_err(SessionError::file(&control))?;
+                std::fs::write(control, "end").map_err(SessionError::file(control))?;
                 asked = Some(Instant::now());
             }
         }
-    };
-    match &ended {
-        Ended::Recorder => {}
-        Ended::Exited(why) => tracing::warn!("code-server (recording) exited: {why}"),
-        Ended::Stopped(why) => tracing::warn!("recording stopped: {why}"),
-    }
-    drop(server);
-    let text = std::fs::read_to_string(&log).map_err(SessionError::file(&log))?;
-    drop(s);
-    Ok(RecordLog {
-        log: text,
-        editor: format!("vscode {version}"),
     })
 }
 
