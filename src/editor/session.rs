@@ -22,9 +22,6 @@ use super::suggestions::Suggestions;
 use super::typist::TypistSession;
 use super::vscode::VscodeSession;
 
-/// The error of every next edit asked in VS Code.
-pub const NOT_ASKED_IN_VSCODE: &str = "not asked: VS Code's next edits are drawn by Copilot's own extension, which typist does not drive (ask them with --editor typist or neovim)";
-
 pub enum EditorSession {
     Typist(TypistSession),
     Neovim(NeovimSession),
@@ -213,8 +210,8 @@ impl EditorSession {
 
     /// The next edit proposed at `cursor` in `rel` (methodology §13), asked as
     /// Copilot's editors ask it (`textDocument/copilotInlineEdit`): by typist's own
-    /// client, and by Neovim's as copilot-lsp asks it. VS Code's next edits are drawn
-    /// by Copilot's own extension, which typist does not drive: an error saying so.
+    /// client, by Neovim's as copilot-lsp asks it, and in VS Code through typist's fixture
+    /// extension, as Copilot's own extension asks it, read once VS Code draws it.
     pub async fn next_edit(
         &mut self,
         rel: &str,
@@ -223,9 +220,7 @@ impl EditorSession {
         match self {
             EditorSession::Typist(s) => s.next_edit(rel, cursor).await,
             EditorSession::Neovim(n) => n.next_edit(rel, cursor).await,
-            EditorSession::Vscode(_) => Err(SessionError::Editor(
-                super::error::EditorError::Failed(NOT_ASKED_IN_VSCODE.into()),
-            )),
+            EditorSession::Vscode(v) => v.next_edit(rel, cursor).await,
         }
     }
 

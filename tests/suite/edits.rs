@@ -597,9 +597,12 @@ fn comparable(mut r: serde_json::Value) -> serde_json::Value {
 /// The sessions of `calc_plan` replayed through typist's own client, a real Neovim and a
 /// real VS Code (issue 44): the n-gram host's inline records are the same in all three;
 /// the next edits (the rename baseline's, asked in Neovim as copilot-lsp asks them)
-/// are the same in Neovim as in typist's client; VS Code's next edits are not asked,
-/// and say so. The cheating host (and in VS Code the cheating extension) never shows a
-/// line the person had not typed by the moment.
+/// are the same in Neovim as in typist's client; in VS Code, asked through the fixture
+/// extension as Copilot's extension asks them and read once VS Code draws them, the
+/// n-gram host's and the oracle's records are the same as in typist's client, next
+/// edits and inline alike, and the requests reach the host in Copilot's shape. The
+/// cheating host (and in VS Code the cheating extension) never shows a line the person
+/// had not typed by the moment.
 #[test]
 fn edit_sessions_replay_alike_through_neovim_and_vscode() {
     super::vscode::require_vscode();
@@ -611,11 +614,17 @@ fn edit_sessions_replay_alike_through_neovim_and_vscode() {
     host_profile(&editors, "rename", &["rename"], "");
     host_profile(&editors, "ngram", &["ngram"], "");
     host_profile(&editors, "cheat", &["cheat"], "");
+    let truth = plan.to_str().unwrap().to_string();
+    host_profile(&editors, "oracle", &["oracle", "--truth", &truth], "");
     let vs_cheat =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/vscode/editors/typist-cheat.toml");
     let run = |editor: &str, assistants: &[&str]| {
         let out = tmp.path().join(editor);
         let o = typist()
+            .env(
+                "TYPIST_HOST_TRACE",
+                tmp.path().join(format!("{editor}.trace")),
+            )
             .args(["run", "--quiet", "--no-latency", "--jobs", "1", "--plan"])
             .arg(&plan)
             .arg("--editors")
@@ -635,9 +644,9 @@ fn edit_sessions_replay_alike_through_neovim_and_vscode() {
             .map(comparable)
             .collect::<Vec<_>>()
     };
-    let own = run("typist", &["ngram", "rename", "cheat"]);
+    let own = run("typist", &["ngram", "rename", "cheat", "oracle"]);
     let nvim = run("neovim", &["ngram", "rename", "cheat"]);
-    let vs = run("vscode", &["ngram", vs_cheat.to_str().unwrap()]);
+    let vs = run("vscode", &["ngram", "oracle", vs_cheat.to_str().unwrap()]);
     let of = |recs: &[serde_json::Value], a: &str| -> Vec<serde_json::Value> {
         recs.iter()
             .filter(|r| r["assistant"] == a)
@@ -647,8 +656,15 @@ fn edit_sessions_replay_alike_through_neovim_and_vscode() {
     // Neovim: every record the same as typist's client's, next edits and inline alike;
     // the one difference allowed is the rename baseline proposing nothing through
     // Neovim, whose client batches its whole-text changes (docs/neovim.md).
-    assert_eq!(own.len(), nvim.len());
-    for (a, b) in own.iter().zip(&nvim) {
+    let no_oracle = |recs: &[serde_json::Value]| -> Vec<serde_json::Value> {
+        recs.iter()
+            .filter(|r| r["assistant"] != "oracle")
+            .cloned()
+            .collect()
+    };
+    let own_but_oracle = no_oracle(&own);
+    assert_eq!(own_but_oracle.len(), nvim.len());
+    for (a, b) in own_but_oracle.iter().zip(&nvim) {
         if a["assistant"] == "cheat" || a == b {
             continue;
         }
@@ -663,26 +679,64 @@ fn edit_sessions_replay_alike_through_neovim_and_vscode() {
             .any(|r| r["outcome"] == "suggestion"),
         "the rename baseline proposed an edit: {own:#?}"
     );
-    // VS Code: the n-gram host's inline asks the same; the next edit not asked.
+    // VS Code: the n-gram host's and the oracle's records the same as typist's client's,
+    // the next edit and the inline ask alike.
     let ngram = of(&own, "ngram");
-    let vs_ngram = of(&vs, "ngram");
-    assert_eq!(ngram.len(), vs_ngram.len());
     let mut asked = 0;
-    for (a, b) in ngram.iter().zip(&vs_ngram) {
-        assert_eq!(a["case"], b["case"]);
-        assert_eq!(a["inline"], b["inline"], "typist | vscode: {b:#}");
-        asked += usize::from(!a["inline"].is_null());
-        assert_eq!(b["outcome"], "error", "{b:#}");
-        assert!(
-            b["error"].as_str().unwrap().starts_with("not asked: "),
-            "{b:#}"
-        );
+    for name in ["ngram", "oracle"] {
+        let (mine, theirs) = (of(&own, name), of(&vs, name));
+        assert_eq!(mine.len(), theirs.len(), "{name}");
+        for (a, b) in mine.iter().zip(&theirs) {
+            assert_eq!(a, b, "{name}: typist | vscode");
+            asked += usize::from(!a["inline"].is_null());
+        }
     }
-    assert!(asked >= 2, "{asked} inline asks");
+    assert!(asked >= 4, "{asked} inline asks");
     assert!(
         ngram.iter().any(|r| r["inline"]["outcome"] == "suggestion"),
         "the n-gram host showed something: {ngram:#?}"
     );
+    let vs_oracle = of(&vs, "oracle");
+    let shown = vs_oracle
+        .iter()
+        .filter(|r| r["outcome"] == "suggestion")
+        .count();
+    assert!(
+        shown >= 2,
+        "the oracle's edits shown in VS Code: {vs_oracle:#?}"
+    );
+    // Extensions measured alone: their next edits are not read, and say so.
+    for r in of(&vs, "typist-cheat") {
+        assert!(
+            r["error"].as_str().unwrap().starts_with("not asked: "),
+            "{r:#}"
+        );
+    }
+    // The requests through VS Code as Copilot's editors send them: one `copilotInlineEdit`
+    // per moment and assistant with the document's version and the cursor, `didFocus`
+    // before a document's first, `didShowInlineEdit` for each edit VS Code showed.
+    let trace: Vec<serde_json::Value> = std::fs::read_to_string(tmp.path().join("vscode.trace"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let count = |ev: &str| trace.iter().filter(|t| t["ev"] == ev).count();
+    let asks: Vec<&serde_json::Value> = trace
+        .iter()
+        .filter(|t| t["ev"] == "copilotInlineEdit" && t["params"].is_object())
+        .collect();
+    assert_eq!(asks.len(), ngram.len() * 2, "{trace:#?}");
+    for a in &asks {
+        let p = &a["params"];
+        assert!(
+            p["textDocument"]["uri"].as_str().unwrap().ends_with(".py"),
+            "{p}"
+        );
+        assert!(p["textDocument"]["version"].as_i64().unwrap() >= 1, "{p}");
+        assert!(p["position"]["line"].is_u64() && p["position"]["character"].is_u64());
+    }
+    assert!((1..=asks.len()).contains(&count("didFocus")), "{trace:#?}");
+    assert_eq!(count("didShowInlineEdit"), shown, "{trace:#?}");
     // The cheaters: any line shown is one the person had by the moment (a line of some
     // buffer before it), never one typed later.
     for (editor, recs, name) in [

@@ -38,6 +38,9 @@ pub(super) struct Page {
     /// The cursor's line as typed (the ghost text left out); `None` without a focused
     /// editor or when its line is not drawn.
     pub cur: Option<String>,
+    /// The lines (1-based, as numbers drawn) the focused editor's inline-edit gutter
+    /// indicators name: an inline edit is shown there.
+    pub edit_lines: Vec<String>,
 }
 
 impl std::fmt::Display for Page {
@@ -62,11 +65,13 @@ impl Page {
     /// The fixture's answer for request `seq`: the lines that accepting its first item
     /// would leave (the item's label, `{"seq": N, "lines": ...}`).
     pub fn answer_lines(&self, seq: u64) -> Option<String> {
+        self.answer_of(seq)?["lines"].as_str().map(str::to_string)
+    }
+
+    /// The fixture's last answer when it is request `seq`'s (JSON).
+    pub fn answer_of(&self, seq: u64) -> Option<Value> {
         let a: Value = serde_json::from_str(self.answer.as_deref()?).ok()?;
-        if a["seq"].as_u64() != Some(seq) {
-            return None;
-        }
-        a["lines"].as_str().map(str::to_string)
+        (a["seq"].as_u64() == Some(seq)).then_some(a)
     }
 
     /// The line as shown and its further lines; `None` when no ghost text is shown at

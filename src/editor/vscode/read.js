@@ -1,9 +1,11 @@
 // What a VS Code page shows, for typist (evaluated in the page, by value): the fixture's
 // status bar text, its client's state (`N STATE`) and its last answer (the item's aria-label: JSON `{seq, lines}`), the cursor's line and column from the status bar ("Ln N, Col M"),
 // and the ghost text at the cursor: `line` is the text of the view line that holds the
-// ghost text (the line as shown), `further` the lines of its view zone below.
+// ghost text (the line as shown), `further` the lines of its view zone below;
+// `edit_lines` the line numbers the inline-edit gutter indicators show (an inline edit
+// shown at that line; none when none is).
 (() => {
-  const out = { status: '', client: null, answer: null, row: null, col: null, ghost: false, line: '', further: [] };
+  const out = { status: '', client: null, answer: null, row: null, col: null, ghost: false, line: '', further: [], edit_lines: [] };
   for (const e of document.querySelectorAll('.statusbar-item')) {
     const t = (e.textContent || '').trim();
     if (t.startsWith('typist-client ')) out.client = t.slice(14);
@@ -21,6 +23,10 @@
   if (m) { out.row = Number(m[1]); out.col = Number(m[2]); }
   const ed = document.querySelector('.editor-instance .monaco-editor.focused');
   if (!ed) return out;
+  for (const g of ed.querySelectorAll('.inline-edits-view-gutter-indicator')) {
+    const t = (g.textContent || '').trim();
+    if (t) out.edit_lines.push(t);
+  }
   // The cursor's line as shown (ghost text included), spaces as spaces: the view line
   // level with the gutter's number of the cursor's line.
   let curLine = null;

@@ -65,7 +65,7 @@ impl VscodeSession {
             let r = self.wait_drawn(drawn, row, &typed_line).await;
             return self.signed_in_after(r).await;
         }
-        let (status, first) = self.wait_status(seq0, at_cursor, t0).await?;
+        let (status, first) = self.wait_status(seq0, at_cursor, t0, "inline").await?;
         let drawn = Drawn::answered(status.seq, at_cursor, first, t0, display, by_palette);
         match status.fate {
             Fate::Error(m) => Err(request_failed(&self.profile.name, &m)),
@@ -210,12 +210,14 @@ impl VscodeSession {
     /// The fixture's status of the first request at `at` (row, UTF-16 column) sent after
     /// request `seq0` that has a fate (not asking, not cancelled), and its answer's lines.
     /// The fixture keeps the request deadline itself: typist waits past it for VS Code's
-    /// own delays, and nothing said by then is the editor's failure, never a timeout.
-    async fn wait_status(
+    /// own delays, and nothing said by then is the editor's failure, never a timeout
+    /// (naming the `what` request).
+    pub(super) async fn wait_status(
         &mut self,
         seq0: u64,
         (row, col16): (u64, u64),
         t0: Instant,
+        what: &str,
     ) -> Result<(Status, Option<String>), SessionError> {
         let deadline = t0 + self.profile.request_timeout() + EDITOR_DELAY;
         loop {
@@ -230,7 +232,7 @@ impl VscodeSession {
             }
             self.still_running()?;
             if Instant::now() >= deadline {
-                return Err(editor_silent(&self.profile, "inline", &r));
+                return Err(editor_silent(&self.profile, what, &r));
             }
             tokio::time::sleep(PAGE_POLL / 4).await;
         }

@@ -189,6 +189,10 @@ pub(super) async fn start_code_server(
             "--disable-workspace-trust",
             "--disable-getting-started-override",
             "--ignore-last-opened",
+            // typist's fixture draws next edits as VS Code's inline edits, an API still
+            // proposed (`inlineCompletionsAdditions`), as Copilot's own extension does.
+            "--enable-proposed-api",
+            "typist.typist-inline",
         ]
         .map(String::from),
     );
