@@ -238,7 +238,7 @@ fn ended(out: &Path, report: RunReport, quiet: bool) -> Result<ExitCode> {
                     out.join("score.json").display()
                 );
             }
-            // An inline suggestion shown is an answer too (VS Code asks no next edits).
+            // An inline suggestion shown is an answer too (extensions measured alone in VS Code are asked no next edit).
             let answered = |r: &typist::score::edit_records::EditRecord| {
                 r.outcome == typist::score::Outcome::Suggestion
                     || r.inline

@@ -102,7 +102,8 @@ pub struct EditRecord {
     pub request_hash: Option<String>,
 }
 
-/// The start of a next edit's error when the editor cannot ask one (VS Code).
+/// The start of a next edit's error when the editor cannot ask one (VS Code with
+/// extensions measured alone, or a completion-list server).
 pub const NOT_ASKED: &str = "not asked:";
 
 impl EditRecord {

@@ -26,6 +26,10 @@ use crate::editor::workspace;
 /// The fixture's command that asks the next edit at the cursor.
 const ASK_NEXT_EDIT: &str = "Typist: Ask Next Edit";
 
+/// The error of a next edit asked of a profile whose server gives completion lists.
+pub const NOT_ASKED_LISTS: &str =
+    "not asked: the profile's server gives completion lists (its fixture asks no next edits)";
+
 /// The error of a next edit asked of extensions measured alone.
 pub const NOT_ASKED_ALONE: &str = "not asked: VS Code's next edits are read through typist's fixture extension (a profile with a server); extensions measured alone draw their own, which typist does not read";
 
@@ -114,6 +118,9 @@ impl VscodeSession {
         if !self.fixture {
             return Err(failed(NOT_ASKED_ALONE.into()));
         }
+        if self.profile.dialect == DialectKind::Completion {
+            return Err(failed(NOT_ASKED_LISTS.into()));
+        }
         self.bring_up_to_date(rel).await?;
         if self.loaded.get(rel) != self.texts.get(rel) {
             self.bring_back_focus().await?;
@@ -123,11 +130,11 @@ impl VscodeSession {
         let prefix = &text[line_start..at];
         let row = cursor.line as usize;
         let col16 = prefix.encode_utf16().count();
-        // What the last ask left shown (a ghost text, an inline edit) hidden.
-        if !self.dismiss_dialog().await? {
-            self.escape().await?;
-        }
+        // What the last ask left shown (a ghost text, an inline edit) hidden, and no
+        // inline edit shown before this one is asked.
         self.bring_back_focus().await?;
+        self.escape().await?;
+        self.wait_no_inline_edit().await?;
         self.go_to(row + 1, expand_tabs(prefix).chars().count() + 1)
             .await?;
         self.wait_client_ready().await?;
@@ -143,24 +150,33 @@ impl VscodeSession {
             _ => {}
         }
         let page = self.read().await?;
-        let Some(answer) = page.answer_of(status.seq) else {
+        // The label must be this request's, and a next edit's (never an inline answer's).
+        let Some(answer) = page
+            .answer_of(status.seq)
+            .filter(|a| a["kind"] == "next_edit" && a.get("result").is_some())
+        else {
             return Err(failed(format!(
-                "vscode: the fixture's answer to next edit request {} is not in its label (the page shows {page})",
+                "vscode: the fixture's label holds no next-edit answer of request {} (the page shows {page})",
                 status.seq
             )));
         };
-        let (value, shown_line) = shown_edit(&answer, &text);
-        let Some(line) = shown_line else {
+        let (value, lines) = shown_edit(&answer, &text);
+        let Some((first, last)) = lines else {
             let latency_ms = t0.elapsed().as_secs_f64() * 1000.0;
             return Ok(Timed { value, latency_ms });
         };
-        // The edit counts once VS Code shows it: its gutter indicator names its line.
+        // The edit counts once VS Code shows it: its gutter indicator names a line of the
+        // edit (VS Code names the first line the edit changes, which may lie below the
+        // range's start when the edit rewrites lines it keeps).
         let display = Duration::from_millis(self.app.display_deadline_ms);
         let shown_by = Instant::now() + display;
-        let want = (line + 1).to_string();
         loop {
             let r = self.read().await?;
-            if r.edit_lines.contains(&want) {
+            if r.edit_lines
+                .iter()
+                .filter_map(|l| l.parse::<u64>().ok())
+                .any(|l| (first + 1..=last + 1).contains(&l))
+            {
                 let latency_ms = t0.elapsed().as_secs_f64() * 1000.0;
                 return Ok(Timed { value, latency_ms });
             }
@@ -168,10 +184,32 @@ impl VscodeSession {
             if Instant::now() >= shown_by {
                 tracing::debug!(page = %r, answer = %answer, "vscode: no inline edit drawn");
                 return Err(EditorError::NothingShown(format!(
-                    "{} proposed an edit at line {want} and VS Code drew no inline edit there within the display deadline ({} ms)",
-                    self.profile.name, self.app.display_deadline_ms
+                    "{} proposed an edit of lines {}-{} and VS Code drew no inline edit there within the display deadline ({} ms)",
+                    self.profile.name,
+                    first + 1,
+                    last + 1,
+                    self.app.display_deadline_ms
                 ))
                 .into());
+            }
+            tokio::time::sleep(PAGE_POLL / 4).await;
+        }
+    }
+
+    /// Waits until no inline edit is shown (its gutter indicator names no line).
+    async fn wait_no_inline_edit(&mut self) -> Result<(), SessionError> {
+        let deadline = Instant::now() + super::page::UI_WITHIN;
+        loop {
+            let r = self.read().await?;
+            if r.edit_lines.is_empty() {
+                return Ok(());
+            }
+            self.still_running()?;
+            if Instant::now() >= deadline {
+                return Err(failed(format!(
+                    "vscode: an inline edit was still shown {} ms after Escape (the page shows {r})",
+                    super::page::UI_WITHIN.as_millis()
+                )));
             }
             tokio::time::sleep(PAGE_POLL / 4).await;
         }
@@ -200,8 +238,10 @@ impl VscodeSession {
 /// holding `text`: the first of the answer's edits for the document that has a range
 /// (VS Code shows one inline edit at a time; the others wait behind it), read as typist's
 /// own client reads an answer, with the answer's edits for other documents counted and
-/// its version checked; and the line of that edit's start, `None` when there is none.
-fn shown_edit(answer: &Value, text: &str) -> (NextEdits, Option<u64>) {
+/// its version checked; and the lines (0-based, first and last) the edit covers, before
+/// or after it, `None` when there is none. An edit that changes nothing is not shown by
+/// VS Code: none is proposed.
+fn shown_edit(answer: &Value, text: &str) -> (NextEdits, Option<(u64, u64)>) {
     let uri = answer["uri"].as_str().unwrap_or_default();
     let version = answer["version"].as_i64().unwrap_or(-1);
     let edits = answer
@@ -218,10 +258,13 @@ fn shown_edit(answer: &Value, text: &str) -> (NextEdits, Option<u64>) {
         .iter()
         .find(|e| here(e) && e.get("range").is_some())
         .cloned();
-    let line = first
-        .as_ref()
-        .and_then(|e| e.pointer("/range/start/line"))
-        .and_then(Value::as_u64);
+    let line_of = |e: &Value, at: &str| e.pointer(at).and_then(Value::as_u64);
+    let lines = first.as_ref().and_then(|e| {
+        let start = line_of(e, "/range/start/line")?;
+        let end = line_of(e, "/range/end/line")?.max(start);
+        let added = e["text"].as_str().unwrap_or_default().matches('\n').count() as u64;
+        Some((start, end.max(start + added)))
+    });
     let mut value = read_inline_edits(
         &json!({"edits": first.into_iter().collect::<Vec<_>>()}),
         uri,
@@ -230,13 +273,21 @@ fn shown_edit(answer: &Value, text: &str) -> (NextEdits, Option<u64>) {
         PositionEncoding::Utf16,
     );
     value.elsewhere = edits.iter().filter(|e| !here(e)).count();
+    let no_change = value
+        .edits
+        .first()
+        .is_some_and(|e| text.get(e.start..e.end) == Some(e.text.as_str()));
+    if no_change {
+        value.edits.clear();
+        return (value, None);
+    }
     // The version of every edit for the document, not only the one shown.
     value.stale |= edits.iter().filter(|e| here(e)).any(|e| {
         e.pointer("/textDocument/version")
             .and_then(Value::as_i64)
             .is_some_and(|v| v != version)
     });
-    (value, line)
+    (value, lines)
 }
 
 #[cfg(test)]
@@ -258,8 +309,8 @@ mod tests {
             edit("file:///a.py", 1, 4, 5, "value"),
             edit("file:///a.py", 2, 4, 5, "value"),
         ]}});
-        let (v, line) = shown_edit(&answer, text);
-        assert_eq!(line, Some(1));
+        let (v, lines) = shown_edit(&answer, text);
+        assert_eq!(lines, Some((1, 1)));
         assert_eq!(v.edits.len(), 1);
         assert_eq!((v.edits[0].start, v.edits[0].end), (10, 11));
         assert_eq!(v.edits[0].text, "value");
@@ -269,11 +320,25 @@ mod tests {
 
     #[test]
     fn no_edits_is_nothing_shown_and_another_version_is_stale() {
-        let (v, line) = shown_edit(
+        let (v, lines) = shown_edit(
             &json!({"uri": "file:///a.py", "version": 3, "result": {"edits": []}}),
             "",
         );
-        assert_eq!((v.edits.len(), line), (0, None));
+        assert_eq!((v.edits.len(), lines), (0, None));
+        // An edit that changes nothing is not shown: none proposed.
+        let (v, lines) = shown_edit(
+            &json!({"uri": "file:///a.py", "version": 3, "result": {"edits": [edit("file:///a.py", 0, 0, 1, "x")]}}),
+            "x\n",
+        );
+        assert_eq!((v.edits.len(), lines), (0, None));
+        // An edit rewriting lines 1-2 with three: any of lines 1 to 3 may be named.
+        let mut e = edit("file:///a.py", 1, 0, 0, "a\nb\nc\n");
+        e["range"]["end"]["line"] = json!(2);
+        let (_, lines) = shown_edit(
+            &json!({"uri": "file:///a.py", "version": 3, "result": {"edits": [e]}}),
+            "0\n1\n2\n3\n",
+        );
+        assert_eq!(lines, Some((1, 4)));
         let (v, _) = shown_edit(
             &json!({"uri": "file:///a.py", "version": 4, "result": {"edits": [edit("file:///a.py", 0, 0, 0, "a")]}}),
             "x\n",
