@@ -18,6 +18,7 @@ pub mod doctor;
 pub mod drill;
 pub mod editor;
 pub mod host;
+pub mod hub;
 pub mod lang;
 pub mod lines;
 pub mod lsp;

@@ -109,6 +109,19 @@ enum Command {
     /// List the server profiles.
     #[command(after_help = "Example:\n  typist profiles\n  typist profiles --show typist-ngram")]
     Profiles(ProfilesArgs),
+    /// The benchmark service: a JSON API on 127.0.0.1 where teams submit an assistant to
+    /// a named benchmark, a queue of jobs measured by `typist run`, and a board per
+    /// benchmark with paired p-values (docs/service.md).
+    #[command(
+        after_help = "Example:\n  typist serve token add team-a --data serve-data\n  typist serve --data serve-data --listen 127.0.0.1:8765"
+    )]
+    Serve(cli::serve::ServeArgs),
+    /// Submit an assistant to a benchmark service, wait for its result (with progress)
+    /// and print it with its board position.
+    #[command(
+        after_help = "Example:\n  typist submit --server http://127.0.0.1:8765 --token $TOKEN --benchmark default --assistant typist-ngram"
+    )]
+    Submit(cli::serve::SubmitArgs),
 }
 
 fn main() -> ExitCode {
@@ -155,5 +168,7 @@ fn dispatch(command: Command) -> Result<ExitCode> {
         Command::Drill(a) => commands::drill(a),
         Command::Profiles(a) => commands::profiles(a),
         Command::Dataset(DatasetCommand::Add(a)) => commands::dataset_add(a),
+        Command::Serve(a) => cli::serve::serve(a),
+        Command::Submit(a) => cli::serve::submit(a),
     }
 }

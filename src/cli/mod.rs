@@ -47,6 +47,7 @@ pub mod resume;
 pub mod run;
 pub mod run_edits;
 pub mod sample_edits;
+pub mod serve;
 pub mod server_args;
 
 use anyhow::{Context, Result};

@@ -36,6 +36,7 @@ pub use options::Options;
 pub use pairs::Pair;
 pub use records::{
     Outcome, RecordKind, Table, read_records, read_records_and_pairs, read_records_labelled,
+    read_records_labelled_and_pairs,
 };
 pub use summary::{Summary, summarize};
 pub use table::{count, score_table};

@@ -21,6 +21,7 @@ mod fuzz;
 mod golf;
 mod help;
 mod host;
+mod hub;
 mod module_graph;
 mod neovim;
 mod protocol;

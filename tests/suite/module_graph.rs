@@ -47,6 +47,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("drill", 6),
     ("bench", 6),
     ("check", 6),
+    ("hub", 6),
     ("cli", 7),
 ];
 

@@ -29,7 +29,9 @@ mod row;
 
 pub use outcome::{Outcome, RecordKind};
 pub(crate) use parse::parse_line_only;
-pub use read::{read_records, read_records_and_pairs, read_records_labelled};
+pub use read::{
+    read_records, read_records_and_pairs, read_records_labelled, read_records_labelled_and_pairs,
+};
 pub use row::{
     GolfTerms, MAX_PROBLEMS, Place, Row, RowParts, TOKEN_KINDS, Table, list_bin, list_bin_label,
     token_kind_code,

@@ -42,6 +42,17 @@ pub fn read_records_and_pairs(
     read(paths, strict, threads, true, &[])
 }
 
+/// [`read_records_labelled`] and [`read_records_and_pairs`] in one parse: the pairs'
+/// assistants are `label/name` too.
+pub fn read_records_labelled_and_pairs(
+    paths: &[PathBuf],
+    labels: &[String],
+    threads: usize,
+) -> anyhow::Result<(Table, Vec<Pair>)> {
+    anyhow::ensure!(paths.len() == labels.len(), "one label per records file");
+    read(paths, false, threads, true, labels)
+}
+
 /// `labels`: empty, or one per file (assistant names read as `label/name`).
 fn read(
     paths: &[PathBuf],
@@ -191,7 +202,7 @@ impl Merged {
         self.local_problems
             .extend(block.problems.into_iter().map(|(l, m)| (block.seq, l, m)));
         let _ = free_tx.send(block.buffer);
-        let label = self.labels.get(block.file);
+        let label = self.labels.get(block.file).cloned();
         let global: Vec<Vec<u32>> = block
             .names
             .iter()
@@ -199,7 +210,7 @@ impl Merged {
             .enumerate()
             .map(|(n, (local, global))| {
                 (0..local.len() as u32)
-                    .map(|i| match label {
+                    .map(|i| match &label {
                         Some(l) if n == ASSISTANT => global.id(&format!("{l}/{}", local.get(i))),
                         _ => global.id_hashed(local.get(i), local.hash(i)),
                     })
@@ -252,7 +263,13 @@ impl Merged {
                 .map(|row| row.renamed(&case, &places, &assistants, error)),
         );
         if !block.pairs.is_empty() {
-            self.pairs.push((block.seq, block.pairs));
+            let mut pairs = block.pairs;
+            if let Some(l) = &label {
+                for p in &mut pairs {
+                    p.assistant = format!("{l}/{}", p.assistant);
+                }
+            }
+            self.pairs.push((block.seq, pairs));
         }
         if block.invalid_utf8 {
             self.not_utf8.push(block.file);

@@ -1,0 +1,205 @@
+//! The JSON API (docs/service.md), every route but `/api/health` behind a bearer token
+//! (`Authorization: Bearer TOKEN`, made by `typist serve token add`):
+//!
+//! - `GET /api/benchmarks`: the benchmarks, with their plans' sha256 and cases;
+//! - `POST /api/submissions`: `{benchmark, name, assistant | model, editor?, passes?}`,
+//!   checked (the error says what to change) and queued: 201 with the submission;
+//! - `GET /api/submissions`: the caller's submissions (an admin's: all);
+//! - `GET /api/submissions/ID`: state, progress, error in words, result;
+//! - `GET /api/submissions/ID/records`, `/report`: its records and HTML report;
+//! - `GET /api/benchmarks/NAME/board`: the board, each pair's paired p-value with it.
+//!
+//! A submission, its records and its report are the submitter's (and an admin's): to
+//! anyone else it does not exist (404). The board shows every team's figures and names.
+//! Errors are JSON `{"error": "..."}` with their status.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde_json::{Value, json};
+
+use super::db::{Caller, Submission};
+use super::layout::out_dir;
+use super::spec::Spec;
+use super::state::Hub;
+
+/// Longest submission name.
+const MAX_NAME: usize = 100;
+
+pub fn router(hub: Arc<Hub>) -> Router {
+    Router::new()
+        .route(
+            "/api/health",
+            get(|| async { axum::Json(json!({"ok": true})) }),
+        )
+        .route("/api/benchmarks", get(benchmarks))
+        .route("/api/benchmarks/{name}/board", get(board))
+        .route("/api/submissions", get(list).post(submit))
+        .route("/api/submissions/{id}", get(one))
+        .route("/api/submissions/{id}/records", get(records))
+        .route("/api/submissions/{id}/report", get(report))
+        .with_state(hub)
+}
+
+/// An error answered as `{"error": ...}`.
+pub struct ApiError(StatusCode, String);
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (self.0, axum::Json(json!({"error": self.1}))).into_response()
+    }
+}
+
+impl From<anyhow::Error> for ApiError {
+    fn from(e: anyhow::Error) -> Self {
+        tracing::error!("hub: {e:#}");
+        ApiError(StatusCode::INTERNAL_SERVER_ERROR, format!("{e:#}"))
+    }
+}
+
+type Answer = Result<Response, ApiError>;
+
+fn bad(status: StatusCode, m: impl Into<String>) -> ApiError {
+    ApiError(status, m.into())
+}
+
+/// The caller the bearer token names.
+fn caller(hub: &Hub, headers: &HeaderMap) -> Result<Caller, ApiError> {
+    let token = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| {
+            bad(
+                StatusCode::UNAUTHORIZED,
+                "no bearer token: send `Authorization: Bearer TOKEN` (typist serve token add makes one)",
+            )
+        })?;
+    hub.db
+        .caller(token)?
+        .ok_or_else(|| bad(StatusCode::UNAUTHORIZED, "unknown token"))
+}
+
+/// Submission `id` if the caller may see it.
+fn visible(hub: &Hub, who: &Caller, id: &str) -> Result<Submission, ApiError> {
+    let missing = || bad(StatusCode::NOT_FOUND, format!("no submission {id}"));
+    let id: i64 = id.parse().map_err(|_| missing())?;
+    match hub.db.submission(id)? {
+        Some(s) if s.token_id == who.id || who.admin => Ok(s),
+        _ => Err(missing()),
+    }
+}
+
+async fn benchmarks(State(hub): State<Arc<Hub>>, headers: HeaderMap) -> Answer {
+    caller(&hub, &headers)?;
+    Ok(axum::Json(json!({"benchmarks": hub.benchmarks})).into_response())
+}
+
+async fn submit(State(hub): State<Arc<Hub>>, headers: HeaderMap, body: Bytes) -> Answer {
+    let who = caller(&hub, &headers)?;
+    let v: Value = serde_json::from_slice(&body).map_err(|e| {
+        bad(
+            StatusCode::BAD_REQUEST,
+            format!("the body is not JSON: {e}"),
+        )
+    })?;
+    let unprocessable = |m: String| bad(StatusCode::UNPROCESSABLE_ENTITY, m);
+    let bench = v["benchmark"]
+        .as_str()
+        .ok_or_else(|| unprocessable("`benchmark`: the benchmark's name".into()))?;
+    if hub.benchmark(bench).is_none() {
+        let names: Vec<&str> = hub.benchmarks.iter().map(|b| b.name.as_str()).collect();
+        return Err(unprocessable(format!(
+            "`benchmark`: no benchmark {bench:?} (there are: {})",
+            names.join(", ")
+        )));
+    }
+    let name = v["name"].as_str().unwrap_or_default().trim();
+    if name.is_empty() || name.chars().count() > MAX_NAME || name.chars().any(char::is_control) {
+        return Err(unprocessable(format!(
+            "`name`: the submission's name, 1 to {MAX_NAME} characters"
+        )));
+    }
+    let spec = Spec::from_json(&v).map_err(|e| unprocessable(format!("{e:#}")))?;
+    spec.check().map_err(|e| unprocessable(format!("{e:#}")))?;
+    let mut kept = v.clone();
+    if let Some(o) = kept.as_object_mut() {
+        o.remove("benchmark");
+        o.remove("name");
+    }
+    let id = hub.db.submit(&who, name, bench, &kept)?;
+    hub.queued.notify_one();
+    let s = hub
+        .db
+        .submission(id)?
+        .ok_or_else(|| anyhow::anyhow!("submission {id} vanished"))?;
+    Ok((StatusCode::CREATED, axum::Json(s)).into_response())
+}
+
+async fn list(State(hub): State<Arc<Hub>>, headers: HeaderMap) -> Answer {
+    let who = caller(&hub, &headers)?;
+    let subs: Vec<Submission> = hub
+        .db
+        .submissions()?
+        .into_iter()
+        .filter(|s| who.admin || s.token_id == who.id)
+        .collect();
+    Ok(axum::Json(json!({"submissions": subs})).into_response())
+}
+
+async fn one(State(hub): State<Arc<Hub>>, headers: HeaderMap, Path(id): Path<String>) -> Answer {
+    let who = caller(&hub, &headers)?;
+    Ok(axum::Json(visible(&hub, &who, &id)?).into_response())
+}
+
+/// A file of a done submission's run.
+fn run_file(hub: &Hub, s: &Submission, name: &str, kind: &'static str) -> Answer {
+    let path = out_dir(&hub.data, s.id).join(name);
+    match std::fs::read(&path) {
+        Ok(bytes) if s.state == super::db::DONE => Ok((
+            [(header::CONTENT_TYPE, HeaderValue::from_static(kind))],
+            bytes,
+        )
+            .into_response()),
+        _ => Err(bad(
+            StatusCode::NOT_FOUND,
+            format!("submission {} has no {name} yet (it is {})", s.id, s.state),
+        )),
+    }
+}
+
+async fn records(
+    State(hub): State<Arc<Hub>>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Answer {
+    let who = caller(&hub, &headers)?;
+    let s = visible(&hub, &who, &id)?;
+    run_file(&hub, &s, "records.jsonl", "application/x-ndjson")
+}
+
+async fn report(State(hub): State<Arc<Hub>>, headers: HeaderMap, Path(id): Path<String>) -> Answer {
+    let who = caller(&hub, &headers)?;
+    let s = visible(&hub, &who, &id)?;
+    run_file(&hub, &s, "report.html", "text/html; charset=utf-8")
+}
+
+async fn board(
+    State(hub): State<Arc<Hub>>,
+    headers: HeaderMap,
+    Path(name): Path<String>,
+) -> Answer {
+    caller(&hub, &headers)?;
+    if hub.benchmark(&name).is_none() {
+        return Err(bad(StatusCode::NOT_FOUND, format!("no benchmark {name:?}")));
+    }
+    let b = hub.board(&name).await?;
+    Ok(axum::Json(b.as_ref()).into_response())
+}

@@ -1,0 +1,188 @@
+//! The job queue's workers (the local executor): each takes the oldest queued
+//! submission and measures it as the command line would, `typist run` as a child
+//! process of its own (its folder `jobs/ID/out`, with `--resume` when an earlier attempt
+//! left records there), its log in `jobs/ID/run.log`. Progress is the records written
+//! against the plan's cases × passes, read while it runs. A run that ends (complete, or
+//! complete with an assistant that answered nothing) is `done`, its figures taken from
+//! its `score.json`; one that fails or is killed is retried (resuming where its records
+//! end) up to [`ATTEMPTS`] attempts, then `failed` with its last words. The child dies
+//! with the service (Linux's parent-death signal); a job the service left `running` is
+//! queued again at the next start, and resumes.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use serde_json::Value;
+
+use super::db::Submission;
+use super::layout::{job_dir, out_dir};
+use super::state::Hub;
+
+/// How many times a job is run before it is failed.
+pub const ATTEMPTS: i64 = 3;
+/// How often a running job's progress is read, and the queue looked at when idle.
+const POLL: Duration = Duration::from_millis(300);
+
+/// A worker: jobs one after another until the service stops.
+pub async fn worker(hub: Arc<Hub>) {
+    loop {
+        if hub.stopping.load(Ordering::SeqCst) {
+            return;
+        }
+        let job = match hub.db.take_queued() {
+            Ok(j) => j,
+            Err(e) => {
+                tracing::error!("hub: the queue could not be read: {e:#}");
+                None
+            }
+        };
+        let Some(job) = job else {
+            tokio::select! {
+                _ = hub.queued.notified() => {}
+                _ = tokio::time::sleep(POLL * 10) => {}
+            }
+            continue;
+        };
+        let id = job.id;
+        let ended = run(&hub, &job).await;
+        if hub.stopping.load(Ordering::SeqCst) {
+            // The service is stopping: the job stays `running`, and resumes at the next
+            // start.
+            return;
+        }
+        let verdict = match ended {
+            Ok(result) => hub.db.finish(id, &result),
+            Err(e) => {
+                let why = format!("{e:#}");
+                tracing::warn!(job = id, attempt = job.attempts, "hub: {why}");
+                if job.attempts < ATTEMPTS {
+                    hub.db.retry(id, &why)
+                } else {
+                    hub.db.fail(
+                        id,
+                        &format!("{why} (attempt {} of {ATTEMPTS})", job.attempts),
+                    )
+                }
+            }
+        };
+        if let Err(e) = verdict {
+            tracing::error!(job = id, "hub: the job's end could not be written: {e:#}");
+        }
+        hub.boards_changed();
+    }
+}
+
+/// Runs job `s` to its end: its figures (`score.json`'s entry of its assistant, with the
+/// assistant's name), or why it did not end.
+async fn run(hub: &Hub, s: &Submission) -> Result<Value> {
+    let bench = hub
+        .benchmark(&s.benchmark)
+        .with_context(|| format!("benchmark {:?} is no longer defined", s.benchmark))?;
+    let dir = job_dir(&hub.data, s.id);
+    let out = out_dir(&hub.data, s.id);
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot make {}", dir.display()))?;
+    let spec = super::spec::Spec::from_json(&s.spec)?;
+    let passes = i64::from(spec.passes);
+    let total = bench.cases as i64 * passes;
+    hub.db.progress(s.id, records_in(&out), total)?;
+    let mut cmd = tokio::process::Command::new(&hub.typist);
+    cmd.arg("run").arg("--quiet").arg("--out").arg(&out);
+    cmd.args(["--jobs", &hub.jobs.to_string()]);
+    if out.join("manifest.json").is_file() {
+        cmd.arg("--resume");
+    } else {
+        let assistant = spec.prepare(&dir)?;
+        cmd.arg("--plan").arg(&bench.plan);
+        if let Some(editors) = assistant.editors {
+            cmd.arg("--editors").arg(editors);
+        }
+        cmd.args(["--assistant", &assistant.name]);
+        cmd.args(["--editor", spec.editor.as_str()]);
+        cmd.args(["--passes", &spec.passes.to_string()]);
+    }
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("run.log"))
+        .with_context(|| format!("cannot write {}", dir.join("run.log").display()))?;
+    cmd.stdin(Stdio::null())
+        .stdout(log.try_clone()?)
+        .stderr(log)
+        .kill_on_drop(true);
+    crate::os::die_with_parent(cmd.as_std_mut());
+    let mut child = cmd
+        .spawn()
+        .with_context(|| format!("cannot start {}", hub.typist.display()))?;
+    tracing::info!(
+        job = s.id,
+        attempt = s.attempts,
+        "hub: running {}",
+        out.display()
+    );
+    let status = loop {
+        tokio::select! {
+            st = child.wait() => break st.context("waiting for the run")?,
+            _ = tokio::time::sleep(POLL) => {
+                hub.db.progress(s.id, records_in(&out), total)?;
+            }
+        }
+    };
+    let done = records_in(&out);
+    hub.db.progress(s.id, done, total.max(done))?;
+    // 3: complete, and an assistant answered nothing (its errors are in the records).
+    if !matches!(status.code(), Some(0) | Some(3)) {
+        let said = last_words(&dir.join("run.log"));
+        let how = match status.code() {
+            Some(c) => format!("the run exited with {c}"),
+            None => "the run was killed".to_string(),
+        };
+        anyhow::bail!(
+            "{how}{}",
+            said.map(|w| format!(": {w}")).unwrap_or_default()
+        );
+    }
+    result(&out)
+}
+
+/// The job's figures from its `score.json`: its one assistant's entry, named.
+fn result(out: &Path) -> Result<Value> {
+    let path = out.join("score.json");
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    let score: Value =
+        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
+    let (name, figures) = score["assistants"]
+        .as_object()
+        .and_then(|a| a.iter().next())
+        .with_context(|| format!("{} scores no assistant", path.display()))?;
+    let mut r = figures.clone();
+    r["assistant"] = Value::String(name.clone());
+    Ok(r)
+}
+
+/// Records written in `out` so far (whole lines).
+fn records_in(out: &Path) -> i64 {
+    std::fs::read(out.join("records.jsonl"))
+        .map(|b| memchr::memchr_iter(b'\n', &b).count() as i64)
+        .unwrap_or(0)
+}
+
+/// The run's last `typist…: error` line, else its last line, from its log.
+fn last_words(log: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(log).ok()?;
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    lines
+        .iter()
+        .rev()
+        .find(|l| l.contains("error") || l.contains("failed"))
+        .or(lines.last())
+        .map(|l| l.chars().take(500).collect())
+}

@@ -1,0 +1,84 @@
+//! The service's state, shared by the API and the workers: its folder, database,
+//! benchmarks, the program jobs run, whether it is stopping, and the boards computed
+//! since a job last ended.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+
+use anyhow::{Context, Result};
+
+use super::benchmarks::Benchmark;
+use super::board;
+use super::db::Db;
+
+/// The service's state, shared by the API and the workers.
+pub struct Hub {
+    pub data: PathBuf,
+    pub db: Db,
+    pub benchmarks: Vec<Benchmark>,
+    /// The `typist` program jobs run.
+    pub typist: PathBuf,
+    pub jobs: usize,
+    /// Set once the service is stopping: workers take no job, and leave theirs running
+    /// in the database (it resumes at the next start).
+    pub stopping: AtomicBool,
+    /// Wakes a worker when a submission is queued.
+    pub queued: tokio::sync::Notify,
+    /// Boards computed since a job last ended.
+    boards: Mutex<BTreeMap<String, Arc<board::Board>>>,
+}
+
+impl Hub {
+    pub fn new(
+        data: PathBuf,
+        db: Db,
+        benchmarks: Vec<Benchmark>,
+        typist: PathBuf,
+        jobs: usize,
+    ) -> Hub {
+        Hub {
+            data,
+            db,
+            benchmarks,
+            typist,
+            jobs,
+            stopping: AtomicBool::new(false),
+            queued: tokio::sync::Notify::new(),
+            boards: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    pub fn benchmark(&self, name: &str) -> Option<&Benchmark> {
+        self.benchmarks.iter().find(|b| b.name == name)
+    }
+
+    /// A job ended: the boards are computed again when next asked.
+    pub fn boards_changed(&self) {
+        if let Ok(mut b) = self.boards.lock() {
+            b.clear();
+        }
+    }
+
+    /// The board of benchmark `name` (computed on a blocking thread, then kept until a
+    /// job ends).
+    pub async fn board(self: &Arc<Self>, name: &str) -> Result<Arc<board::Board>> {
+        if let Some(b) = self.boards.lock().ok().and_then(|b| b.get(name).cloned()) {
+            return Ok(b);
+        }
+        let hub = Arc::clone(self);
+        let n = name.to_string();
+        let b = tokio::task::spawn_blocking(move || -> Result<board::Board> {
+            let subs = hub.db.submissions()?;
+            board::board(&hub.data, &n, &subs)
+        })
+        .await
+        .context("computing the board")??;
+        let b = Arc::new(b);
+        if let Ok(mut cache) = self.boards.lock() {
+            cache.insert(name.to_string(), Arc::clone(&b));
+        }
+        Ok(b)
+    }
+}

@@ -1,0 +1,370 @@
+//! The benchmark service (issue 46): `typist serve` started as a process on a free
+//! loopback port, its API called over HTTP with bearer tokens, submissions measured by
+//! its workers (`typist run` as child processes) and compared with the same run made on
+//! the command line; the service killed mid-job and a job's run killed, each resumed.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::common::{DATASET, host_profile, ok, typist};
+
+/// `typist serve` on 127.0.0.1:0, killed (SIGKILL) when dropped.
+struct Service {
+    child: Child,
+    url: String,
+}
+
+impl Service {
+    fn start(data: &Path, editors: &Path) -> Service {
+        let mut child = typist()
+            .env("TYPIST_EDITORS", editors)
+            .args(["serve", "--data"])
+            .arg(data)
+            .args(["--listen", "127.0.0.1:0", "--jobs", "1"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .unwrap_or_else(|| panic!("no address in {line:?}"))
+            .to_string();
+        Service { child, url }
+    }
+
+    /// `method path` with `token`: the status and the answer's JSON (or text).
+    fn call(
+        &self,
+        method: &str,
+        path: &str,
+        token: Option<&str>,
+        body: Option<Value>,
+    ) -> (u16, Value) {
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .build()
+            .into();
+        let url = format!("{}{path}", self.url);
+        let auth = token.map(|t| format!("Bearer {t}"));
+        let resp = if method == "POST" {
+            let mut r = agent.post(&url);
+            if let Some(a) = &auth {
+                r = r.header("Authorization", a);
+            }
+            r.send_json(body.unwrap_or(Value::Null))
+        } else {
+            let mut r = agent.get(&url);
+            if let Some(a) = &auth {
+                r = r.header("Authorization", a);
+            }
+            r.call()
+        };
+        let mut resp = resp.unwrap();
+        let status = resp.status().as_u16();
+        let text = resp.body_mut().read_to_string().unwrap();
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        )
+    }
+
+    /// Waits until submission `id` satisfies `done` (a minute at most).
+    fn wait(&self, id: i64, token: &str, done: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            let (st, s) = self.call("GET", &format!("/api/submissions/{id}"), Some(token), None);
+            assert_eq!(st, 200, "{s}");
+            if done(&s) {
+                return s;
+            }
+            assert!(Instant::now() < deadline, "submission {id} still {s}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn token(data: &Path, name: &str) -> String {
+    let o = typist()
+        .args(["serve", "token", "add", name, "--data"])
+        .arg(data)
+        .output()
+        .unwrap();
+    ok(&o);
+    String::from_utf8(o.stdout).unwrap().trim().to_string()
+}
+
+/// A data folder with one benchmark, `small`: the test dataset sampled at 5%.
+fn data_with_benchmark(dir: &Path) -> PathBuf {
+    let data = dir.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::write(
+        data.join("benchmarks.toml"),
+        format!(
+            "[[benchmark]]\nname = \"small\"\ndataset = {:?}\nrate = 0.05\nseed = 1\n",
+            DATASET
+        ),
+    )
+    .unwrap();
+    data
+}
+
+/// Records without their latencies (which differ from run to run), in their order.
+fn comparable(text: &str) -> Vec<Value> {
+    text.lines()
+        .map(|l| {
+            let mut r: Value = serde_json::from_str(l).unwrap();
+            r.as_object_mut().unwrap().remove("latency_ms");
+            r
+        })
+        .collect()
+}
+
+/// The same plan and assistant through `typist run` on the command line.
+fn direct_run(dir: &Path, plan: &Path, editors: &Path, assistant: &str) -> Vec<Value> {
+    let out = dir.join(format!("direct-{assistant}"));
+    ok(&typist()
+        .env("TYPIST_EDITORS", editors)
+        .args(["run", "--quiet", "--jobs", "1", "--plan"])
+        .arg(plan)
+        .args(["--assistant", assistant, "--out"])
+        .arg(&out)
+        .output()
+        .unwrap());
+    comparable(&std::fs::read_to_string(out.join("records.jsonl")).unwrap())
+}
+
+/// Two teams submit through `typist submit` and the API: each submission is measured as
+/// `typist run` measures it (the same records), ranked on the board with its rating and
+/// the pair's paired p-value; tokens are required, a team sees only its own submission,
+/// and a bad submission is refused saying what to change.
+#[test]
+fn submissions_are_measured_and_ranked_on_the_board() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = data_with_benchmark(tmp.path());
+    let editors = tmp.path().join("editors");
+    std::fs::create_dir_all(&editors).unwrap();
+    let (a, b) = (token(&data, "team-a"), token(&data, "team-b"));
+    assert!(a.starts_with("typ_") && a != b);
+    let svc = Service::start(&data, &editors);
+    assert_eq!(svc.call("GET", "/api/health", None, None).0, 200);
+    let (st, e) = svc.call("GET", "/api/benchmarks", None, None);
+    assert_eq!(st, 401, "{e}");
+    assert!(e["error"].as_str().unwrap().contains("Bearer"), "{e}");
+    assert_eq!(
+        svc.call("GET", "/api/benchmarks", Some("typ_nope"), None).0,
+        401
+    );
+    let (st, benches) = svc.call("GET", "/api/benchmarks", Some(&a), None);
+    assert_eq!(st, 200);
+    let bench = &benches["benchmarks"][0];
+    assert_eq!(bench["name"], "small");
+    let cases = bench["cases"].as_u64().unwrap();
+    assert!(cases > 20, "{bench}");
+    for (body, says) in [
+        (
+            json!({"benchmark": "nope", "name": "x", "assistant": "typist-ngram"}),
+            "no benchmark",
+        ),
+        (
+            json!({"benchmark": "small", "name": "", "assistant": "typist-ngram"}),
+            "`name`",
+        ),
+        (
+            json!({"benchmark": "small", "name": "x", "assistant": "no-such-profile"}),
+            "`assistant`",
+        ),
+        (
+            json!({"benchmark": "small", "name": "x", "extension": "a.vsix"}),
+            "sandbox",
+        ),
+    ] {
+        let (st, e) = svc.call("POST", "/api/submissions", Some(&a), Some(body.clone()));
+        assert_eq!(st, 422, "{body}: {e}");
+        assert!(e["error"].as_str().unwrap().contains(says), "{body}: {e}");
+    }
+    // `typist submit` waits and prints the result with the board position.
+    let submit = |t: &str, assistant: &str| -> Value {
+        let o = typist()
+            .args(["submit", "--server", &svc.url, "--token", t])
+            .args(["--benchmark", "small", "--assistant", assistant, "--json"])
+            .output()
+            .unwrap();
+        ok(&o);
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let ngram = submit(&a, "typist-ngram");
+    assert_eq!(ngram["submission"]["state"], "done", "{ngram}");
+    assert_eq!(ngram["board_position"], 1, "{ngram}");
+    assert_eq!(ngram["board_size"], 1);
+    let prev = submit(&b, "typist-previous-line");
+    assert_eq!(prev["board_size"], 2, "{prev}");
+    let (ia, ib) = (
+        ngram["submission"]["id"].as_i64().unwrap(),
+        prev["submission"]["id"].as_i64().unwrap(),
+    );
+    // The same records as the command line's run of the benchmark's plan.
+    let plan = data.join("benchmarks/small/plan.jsonl");
+    for (id, t, assistant) in [(ia, &a, "typist-ngram"), (ib, &b, "typist-previous-line")] {
+        let (st, recs) = svc.call(
+            "GET",
+            &format!("/api/submissions/{id}/records"),
+            Some(t),
+            None,
+        );
+        assert_eq!(st, 200);
+        let recs = comparable(recs.as_str().unwrap_or_default());
+        assert_eq!(recs.len() as u64, cases);
+        assert_eq!(
+            recs,
+            direct_run(tmp.path(), &plan, &editors, assistant),
+            "{assistant}"
+        );
+    }
+    let (st, html) = svc.call(
+        "GET",
+        &format!("/api/submissions/{ia}/report"),
+        Some(&a),
+        None,
+    );
+    assert_eq!(st, 200);
+    assert!(html.as_str().unwrap().contains("<html"));
+    // Team B sees its own submission only.
+    for path in [
+        format!("/api/submissions/{ia}"),
+        format!("/api/submissions/{ia}/records"),
+    ] {
+        assert_eq!(svc.call("GET", &path, Some(&b), None).0, 404, "{path}");
+    }
+    let (_, mine) = svc.call("GET", "/api/submissions", Some(&b), None);
+    assert_eq!(mine["submissions"].as_array().unwrap().len(), 1, "{mine}");
+    // The board: both, ordered by rating, the pair's wins and paired p-value.
+    let (st, board) = svc.call("GET", "/api/benchmarks/small/board", Some(&b), None);
+    assert_eq!(st, 200, "{board}");
+    let rows = board["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{board}");
+    assert!(
+        rows[0]["rating"].as_f64() >= rows[1]["rating"].as_f64(),
+        "{board}"
+    );
+    for r in rows {
+        let [lo, hi] = [0, 1].map(|i| r["rating_ci95"][i].as_f64().unwrap());
+        let x = r["rating"].as_f64().unwrap();
+        assert!(lo <= x + 1e-9 && x <= hi + 1e-9, "{r}");
+        assert!(r["integral_help"]["value"].is_f64(), "{r}");
+    }
+    let pair = &board["pairs"][0];
+    let n = pair["cases"].as_u64().unwrap();
+    assert!(n > 0 && n <= cases, "{pair}");
+    assert_eq!(
+        pair["wins_a"].as_u64().unwrap()
+            + pair["wins_b"].as_u64().unwrap()
+            + pair["ties"].as_u64().unwrap(),
+        n
+    );
+    assert!(pair["diff_integral_help"].is_f64(), "{pair}");
+    // The one who won more cases is rated higher.
+    let (wa, wb) = (
+        pair["wins_a"].as_u64().unwrap(),
+        pair["wins_b"].as_u64().unwrap(),
+    );
+    let top = rows[0]["submission"].as_i64().unwrap();
+    if wa != wb {
+        let winner = if wa > wb {
+            pair["a"].as_i64()
+        } else {
+            pair["b"].as_i64()
+        };
+        assert_eq!(winner, Some(top), "{board}");
+    }
+}
+
+/// The service killed (SIGKILL) in the middle of a job: at its next start the job
+/// resumes where its records end; then the job's own run killed: the job is retried and
+/// resumes again. Its records equal an uninterrupted run's.
+#[test]
+fn a_job_resumes_after_the_service_and_its_run_are_killed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = data_with_benchmark(tmp.path());
+    let editors = tmp.path().join("editors");
+    std::fs::create_dir_all(&editors).unwrap();
+    // Slow enough to be caught mid-job: 60 ms an answer.
+    host_profile(&editors, "slow", &["previous-line", "--delay-ms", "60"], "");
+    let t = token(&data, "team-a");
+    let svc = Service::start(&data, &editors);
+    let body = json!({"benchmark": "small", "name": "slow", "assistant": "slow"});
+    let (st, s) = svc.call("POST", "/api/submissions", Some(&t), Some(body));
+    assert_eq!(st, 201, "{s}");
+    let id = s["id"].as_i64().unwrap();
+    let total = |s: &Value| s["progress"]["total"].as_i64().unwrap_or(0);
+    let done = |s: &Value| s["progress"]["done"].as_i64().unwrap_or(0);
+    let s = svc.wait(id, &t, |s| done(s) >= 5);
+    assert!(
+        done(&s) < total(&s),
+        "the job ended before it could be killed: {s}"
+    );
+    drop(svc);
+    // The service's run went with it (its parent-death signal): nothing writes now.
+    let records = data.join(format!("jobs/{id}/out/records.jsonl"));
+    let at_kill = std::fs::read_to_string(&records).unwrap().lines().count();
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(
+        std::fs::read_to_string(&records).unwrap().lines().count(),
+        at_kill
+    );
+    let svc = Service::start(&data, &editors);
+    let s = svc.wait(id, &t, |s| {
+        s["state"] == "running" && done(s) > at_kill as i64 + 3
+    });
+    assert_eq!(s["attempts"], 2, "{s}");
+    // The job's run killed: retried, and resumed.
+    let out = data.join(format!("jobs/{id}/out"));
+    let killed = kill_runs_writing(&out);
+    assert_eq!(killed, 1, "one run writes {}", out.display());
+    let s = svc.wait(id, &t, |s| s["state"] == "done" || s["state"] == "failed");
+    assert_eq!(s["state"], "done", "{s}");
+    assert_eq!(s["attempts"], 3, "{s}");
+    let plan = data.join("benchmarks/small/plan.jsonl");
+    let recs = comparable(&std::fs::read_to_string(&records).unwrap());
+    assert_eq!(recs, direct_run(tmp.path(), &plan, &editors, "slow"));
+}
+
+/// SIGKILLs every `typist run` whose command line names `out`; how many.
+fn kill_runs_writing(out: &Path) -> usize {
+    let want = out.to_string_lossy().to_string();
+    let mut n = 0;
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        let args: Vec<String> = cmd
+            .split(|&b| b == 0)
+            .map(|a| String::from_utf8_lossy(a).to_string())
+            .collect();
+        if args.iter().any(|a| a == "run") && args.contains(&want) {
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+            n += 1;
+        }
+    }
+    n
+}
