@@ -368,3 +368,78 @@ fn kill_runs_writing(out: &Path) -> usize {
     }
     n
 }
+
+/// Ten submissions queued at once (five builds of each of two assistants, two teams)
+/// all finish, and the board is right: ten rows, each submission's figures its own run's
+/// `score.json`, the builds of one assistant tied with each other (the same records, the
+/// same rating) and every pair's wins counted on the benchmark's cases.
+#[test]
+fn ten_submissions_queued_at_once_all_finish_with_a_right_board() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = data_with_benchmark(tmp.path());
+    let editors = tmp.path().join("editors");
+    std::fs::create_dir_all(&editors).unwrap();
+    let (a, b) = (token(&data, "team-a"), token(&data, "team-b"));
+    let svc = Service::start(&data, &editors);
+    let mut ids = Vec::new();
+    for i in 0..10 {
+        let (t, assistant) = if i % 2 == 0 {
+            (&a, "typist-ngram")
+        } else {
+            (&b, "typist-previous-line")
+        };
+        let body =
+            json!({"benchmark": "small", "name": format!("build {i}"), "assistant": assistant});
+        let (st, s) = svc.call("POST", "/api/submissions", Some(t), Some(body));
+        assert_eq!(st, 201, "{s}");
+        ids.push((s["id"].as_i64().unwrap(), t.clone(), assistant));
+    }
+    for (id, t, _) in &ids {
+        let s = svc.wait(*id, t, |s| s["state"] == "done" || s["state"] == "failed");
+        assert_eq!(s["state"], "done", "{s}");
+    }
+    let (_, board) = svc.call("GET", "/api/benchmarks/small/board", Some(&a), None);
+    let rows = board["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 10, "{board}");
+    let positions: Vec<u64> = rows
+        .iter()
+        .map(|r| r["position"].as_u64().unwrap())
+        .collect();
+    assert_eq!(positions, (1..=10).collect::<Vec<u64>>());
+    let row = |id: i64| rows.iter().find(|r| r["submission"] == id).unwrap();
+    for (id, _, assistant) in &ids {
+        let r = row(*id);
+        assert_eq!(r["assistant"], *assistant, "{r}");
+        let score: Value = serde_json::from_str(
+            &std::fs::read_to_string(data.join(format!("jobs/{id}/out/score.json"))).unwrap(),
+        )
+        .unwrap();
+        let own = &score["assistants"][assistant];
+        assert_eq!(
+            r["integral_help"]["value"], own["integral_help"]["value"],
+            "{r}"
+        );
+        assert_eq!(
+            r["exact_share"]["value"], own["exact_share"]["value"],
+            "{r}"
+        );
+    }
+    // Builds of one assistant: the same rating, and every case between them a tie.
+    let rating = |id: i64| row(id)["rating"].as_f64().unwrap();
+    let same: Vec<i64> = ids
+        .iter()
+        .filter(|(_, _, a)| *a == "typist-ngram")
+        .map(|(id, _, _)| *id)
+        .collect();
+    for w in same.windows(2) {
+        assert!((rating(w[0]) - rating(w[1])).abs() < 1e-6, "{board}");
+    }
+    let pairs = board["pairs"].as_array().unwrap();
+    assert_eq!(pairs.len(), 45);
+    for p in pairs {
+        let assistant_of = |id: &Value| ids.iter().find(|(i, _, _)| *id == *i).unwrap().2;
+        if assistant_of(&p["a"]) == assistant_of(&p["b"]) {
+            assert_eq!(p["ties"], p["cases"], "{p}");
+        }
+    }
+}
