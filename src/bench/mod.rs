@@ -19,6 +19,7 @@ mod large;
 pub mod limit;
 pub mod model;
 mod run;
+pub mod serve;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -30,6 +31,7 @@ use anyhow::{Context, Result};
 pub use coverage::{CoverageOptions, coverage};
 pub use large::{LargeOptions, large};
 pub use run::{Cases, RunOptions, run};
+pub use serve::{ServeBenchOptions, serve};
 
 use child::{Timing, timed};
 use generate::{Pool, Shape};

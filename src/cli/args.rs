@@ -581,6 +581,29 @@ pub enum BenchCommand {
         after_help = "Example:\n  typist run --dataset .servers/datasets/tests --assistant typist-ngram --rate 0.2 --out out/tests\n  typist bench tests out/tests/records.jsonl --dataset .servers/datasets/tests --jobs 2"
     )]
     Tests(BenchTestsFlags),
+    /// What a job costs through the benchmark service (`typist serve`) against the same
+    /// `typist run` on the command line, pair by pair in one run.
+    #[command(after_help = "Example:\n  typist bench serve --runs 3 --rate 0.2")]
+    Serve(BenchServeFlags),
+}
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct BenchServeFlags {
+    /// The dataset the plan is sampled from.
+    #[arg(long, value_name = "DIR", default_value = "fixtures/dataset")]
+    pub dataset: PathBuf,
+    /// Share of code lines sampled into the plan.
+    #[arg(long, default_value_t = 0.2)]
+    pub rate: f64,
+    /// The assistant measured both ways.
+    #[arg(long, value_name = "NAME", default_value = "typist-ngram")]
+    pub assistant: String,
+    /// Pairs of runs (the order alternating).
+    #[arg(long, default_value_t = 3)]
+    pub runs: usize,
+    /// Workers of each run (its --jobs).
+    #[arg(long, default_value_t = 2)]
+    pub jobs: usize,
 }
 
 #[derive(clap::Args, Debug, Clone)]

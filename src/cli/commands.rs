@@ -142,6 +142,13 @@ pub fn bench(c: BenchCommand) -> Result<ExitCode> {
         BenchCommand::Score(opts) => typist::bench::score(&opts.into())?,
         BenchCommand::Coverage(opts) => typist::bench::coverage(&opts.into())?,
         BenchCommand::Model(flags) => return super::bench_model::run(*flags),
+        BenchCommand::Serve(f) => typist::bench::serve(&typist::bench::ServeBenchOptions {
+            dataset: f.dataset,
+            rate: f.rate,
+            assistant: f.assistant,
+            runs: f.runs.max(1),
+            jobs: f.jobs.max(1),
+        })?,
         BenchCommand::Tests(f) => {
             use typist::check::tests_bench::{bench_tests, table};
             typist::sandbox::bwrap()?;

@@ -124,3 +124,31 @@ fn bench_run_large_repo_measures_each_size_assistant_and_cache() {
         "the two-pass figure:\n{text}"
     );
 }
+
+/// `typist bench serve`: each pair of runs (the command line's and the service's) timed
+/// and shown with its ratio, and the median against the limit (a figure, never
+/// asserted: speed is read from the table).
+#[test]
+fn bench_serve_times_a_job_both_ways() {
+    let o = typist()
+        .args([
+            "bench", "serve", "--runs", "2", "--rate", "0.05", "--jobs", "1",
+        ])
+        .arg("--dataset")
+        .arg(DATASET)
+        .output()
+        .unwrap();
+    ok(&o);
+    let table = String::from_utf8_lossy(&o.stdout);
+    let rows: Vec<&str> = table
+        .lines()
+        .filter(|l| l.starts_with("| 1 ") || l.starts_with("| 2 "))
+        .collect();
+    assert_eq!(rows.len(), 2, "{table}");
+    for r in rows {
+        let n = numbers(r, 1);
+        assert_eq!(n.len(), 3, "{r}");
+        assert!(n.iter().all(|x| *x > 0.0), "{r}");
+    }
+    assert!(table.contains("median service / run"), "{table}");
+}

@@ -263,7 +263,15 @@ fn shown_edit(answer: &Value, text: &str) -> (NextEdits, Option<(u64, u64)>) {
         let start = line_of(e, "/range/start/line")?;
         let end = line_of(e, "/range/end/line")?.max(start);
         let added = e["text"].as_str().unwrap_or_default().matches('\n').count() as u64;
-        Some((start, end.max(start + added)))
+        // An edit from a line's start may be drawn as one from the end of the line above
+        // (lines inserted before line N are VS Code's insertion after line N - 1).
+        let from_line_start = line_of(e, "/range/start/character") == Some(0);
+        let first = if from_line_start {
+            start.saturating_sub(1)
+        } else {
+            start
+        };
+        Some((first, end.max(start + added)))
     });
     let mut value = read_inline_edits(
         &json!({"edits": first.into_iter().collect::<Vec<_>>()}),
@@ -311,6 +319,12 @@ mod tests {
         ]}});
         let (v, lines) = shown_edit(&answer, text);
         assert_eq!(lines, Some((1, 1)));
+        // Lines inserted at a line's start: VS Code may name the line above.
+        let (_, lines) = shown_edit(
+            &json!({"uri": "file:///a.py", "version": 3, "result": {"edits": [edit("file:///a.py", 2, 0, 0, "w = 1\n")]}}),
+            text,
+        );
+        assert_eq!(lines, Some((1, 3)));
         assert_eq!(v.edits.len(), 1);
         assert_eq!((v.edits[0].start, v.edits[0].end), (10, 11));
         assert_eq!(v.edits[0].text, "value");
@@ -338,7 +352,7 @@ mod tests {
             &json!({"uri": "file:///a.py", "version": 3, "result": {"edits": [e]}}),
             "0\n1\n2\n3\n",
         );
-        assert_eq!(lines, Some((1, 4)));
+        assert_eq!(lines, Some((0, 4)));
         let (v, _) = shown_edit(
             &json!({"uri": "file:///a.py", "version": 4, "result": {"edits": [edit("file:///a.py", 0, 0, 0, "a")]}}),
             "x\n",
