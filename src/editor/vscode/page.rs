@@ -286,7 +286,8 @@ mod tests {
     #[test]
     fn a_reading_of_the_page_is_typed_and_shown_as_read() {
         let v = json!({"status": "typist-inline 3 1:2 1", "client": "1 ready", "answer": null,
-            "row": 2, "col": 3, "ghost": false, "line": "", "further": [], "cur": "x"});
+            "row": 2, "col": 3, "ghost": false, "line": "", "further": [], "cur": "x",
+            "edit_lines": []});
         let r = page(v.clone());
         assert_eq!(r.row, Some(2));
         assert_eq!(r.status().map(|s| s.fate), Some(Fate::Items(1)));
