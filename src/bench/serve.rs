@@ -158,7 +158,9 @@ pub fn serve(o: &ServeBenchOptions) -> Result<String> {
     drop(svc);
     let mut ratios: Vec<f64> = rows.iter().map(|(d, s)| s / d).collect();
     ratios.sort_by(f64::total_cmp);
-    let median = ratios[ratios.len() / 2];
+    let Some(&median) = ratios.get(ratios.len() / 2) else {
+        bail!("--runs: at least 1");
+    };
     let mut t = String::from(
         "| run | typist run (s) | through the service (s) | service / run |\n|---|---|---|---|\n",
     );

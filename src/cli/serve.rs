@@ -128,7 +128,8 @@ pub struct SubmitArgs {
     /// With --model: the model's name sent to it.
     #[arg(long, value_name = "NAME", default_value = "default")]
     pub model_name: String,
-    /// The submission's name on the board (default: the assistant or the model's URL).
+    /// The submission's name on the board, seen by every team (default: the assistant,
+    /// or `model NAME`).
     #[arg(long, value_name = "NAME")]
     pub name: Option<String>,
     /// The editor it is measured in: typist, neovim or vscode.
@@ -200,7 +201,8 @@ pub fn submit(a: SubmitArgs) -> Result<ExitCode> {
         }
         (None, Some(url)) => {
             body["model"] = json!({"endpoint": url, "api": a.api, "name": a.model_name});
-            url.clone()
+            // Not the URL: the board shows names to every team.
+            format!("model {}", a.model_name)
         }
         (None, None) => bail!("give --assistant NAME or --model URL"),
     };

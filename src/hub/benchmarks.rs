@@ -3,8 +3,8 @@
 //! two submissions on a benchmark share their cases. A benchmark names a plan file, or a
 //! dataset with a sampling rate and seed (and the kind of cases) from which the service
 //! samples the plan once, at its first start, into `benchmarks/NAME/plan.jsonl`. Each
-//! plan is pinned by its sha256 (`plan.sha256` beside it): a plan changed under a
-//! benchmark that has results is refused at start, naming the file.
+//! plan is pinned by its sha256 (`plan.sha256` beside it) at the first start: a plan
+//! changed since is refused at start, naming the file.
 //!
 //! With no `benchmarks.toml`, the service writes one with the default run's benchmark
 //! when it is given one (`typist serve` gives `./config.toml`'s dataset, rate and seed:

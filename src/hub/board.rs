@@ -4,7 +4,8 @@
 //! latency with their intervals, and each pair's paired difference of integral help
 //! with its p-value on their shared cases (the cases of the benchmark's one plan). One
 //! rating orders the board: Bradley–Terry fitted to case-by-case wins between every two
-//! submissions (a case won by the higher per-case help, a tie half a win to each), as
+//! submissions (a case won by the higher per-case help, an error or a timeout helping
+//! nothing, a tie half a win to each), as
 //! Copilot Arena fits it from votes, on the Elo scale (1000 the geometric mean, 400
 //! points a tenfold odds), with a 95% interval from resampling the cases.
 
@@ -105,8 +106,12 @@ pub fn board(data: &Path, benchmark: &str, subs: &[Submission]) -> Result<Board>
         .filter_map(|(i, k)| Some((k.clone()?, i)))
         .collect();
     let mut help: Vec<BTreeMap<String, f64>> = vec![BTreeMap::new(); done.len()];
+    // An error or a timeout helped nothing: it loses to any help (a submission cannot
+    // climb by failing the cases it would lose).
     for p in pairs.iter().filter(|p| p.pass == 1) {
-        if let (Some(&i), Some(h)) = (index.get(&p.assistant), p.c_help) {
+        let failed = matches!(p.outcome.as_str(), "error" | "timeout");
+        let h = if failed { Some(0.0) } else { p.c_help };
+        if let (Some(&i), Some(h)) = (index.get(&p.assistant), h) {
             help[i].insert(p.case.clone(), h);
         }
     }
@@ -173,13 +178,21 @@ pub fn board(data: &Path, benchmark: &str, subs: &[Submission]) -> Result<Board>
     for i in 0..n {
         for j in i + 1..n {
             let w = wins[i][j];
-            let paired = summary["pairwise"].as_array().and_then(|ps| {
-                ps.iter().find(|p| {
-                    p["metric"] == "integral_help"
-                        && keys[i].as_deref() == p["a"].as_str()
-                        && keys[j].as_deref() == p["b"].as_str()
+            // The summary orders a pair by its labels as text (`s10` before `s9`): either
+            // order, the difference turned when it is (j, i).
+            let find = |x: usize, y: usize| {
+                summary["pairwise"].as_array().and_then(|ps| {
+                    ps.iter().find(|p| {
+                        p["metric"] == "integral_help"
+                            && keys[x].as_deref() == p["a"].as_str()
+                            && keys[y].as_deref() == p["b"].as_str()
+                    })
                 })
-            });
+            };
+            let (paired, sign) = match find(i, j) {
+                Some(p) => (Some(p), 1.0),
+                None => (find(j, i), -1.0),
+            };
             pair_rows.push(PairRow {
                 a: done[i].id,
                 b: done[j].id,
@@ -187,7 +200,7 @@ pub fn board(data: &Path, benchmark: &str, subs: &[Submission]) -> Result<Board>
                 wins_a: w.a,
                 wins_b: w.b,
                 ties: w.ties,
-                diff_integral_help: paired.and_then(|p| p["diff"].as_f64()),
+                diff_integral_help: paired.and_then(|p| p["diff"].as_f64()).map(|d| d * sign),
                 p_value: paired.and_then(|p| p["p_value"].as_f64()),
             });
         }

@@ -238,8 +238,8 @@ impl Db {
             if let Some(id) = id {
                 tx.execute(
                     "UPDATE submissions SET state = ?1, attempts = attempts + 1,
-                     started = COALESCE(started, ?2), error = NULL WHERE id = ?3",
-                    params![RUNNING, now(), id],
+                     started = COALESCE(started, ?2), error = NULL WHERE id = ?3 AND state = ?4",
+                    params![RUNNING, now(), id, QUEUED],
                 )?;
             }
             tx.commit()?;
@@ -252,11 +252,13 @@ impl Db {
     }
 
     /// Jobs left `running` by a service that stopped (killed, a power cut): queued again,
-    /// to resume where their records end. Their number.
+    /// to resume where their records end, the interrupted attempt not counted (it was
+    /// the service's stop, not the job's failure). Their number.
     pub fn requeue_running(&self) -> Result<usize> {
         self.with(|c| {
             c.execute(
-                "UPDATE submissions SET state = ?1 WHERE state = ?2",
+                "UPDATE submissions SET state = ?1, attempts = MAX(attempts - 1, 0)
+                 WHERE state = ?2",
                 params![QUEUED, RUNNING],
             )
         })
@@ -355,7 +357,7 @@ mod tests {
         // The service stops: the running job is queued again, and taken first.
         assert_eq!(db.requeue_running().unwrap(), 1);
         let again = db.take_queued().unwrap().unwrap();
-        assert_eq!((again.id, again.attempts), (one, 2));
+        assert_eq!((again.id, again.attempts), (one, 1));
         db.finish(one, &serde_json::json!({"x": 1})).unwrap();
         let next = db.take_queued().unwrap().unwrap();
         assert_eq!(next.id, two);

@@ -48,7 +48,13 @@ pub async fn worker(hub: Arc<Hub>) {
             continue;
         };
         let id = job.id;
-        let ended = run(&hub, &job).await;
+        // The job in a task of its own: a panic is the job's error, not a lost worker.
+        let ended = {
+            let (h, j) = (Arc::clone(&hub), job.clone());
+            tokio::spawn(async move { run(&h, &j).await })
+                .await
+                .unwrap_or_else(|e| Err(anyhow::anyhow!("the job's worker failed: {e}")))
+        };
         if hub.stopping.load(Ordering::SeqCst) {
             // The service is stopping: the job stays `running`, and resumes at the next
             // start.
@@ -160,7 +166,9 @@ fn result(out: &Path) -> Result<Value> {
         .and_then(|a| a.iter().next())
         .with_context(|| format!("{} scores no assistant", path.display()))?;
     let mut r = figures.clone();
-    r["assistant"] = Value::String(name.clone());
+    r.as_object_mut()
+        .with_context(|| format!("{} scores {name} with no figures", path.display()))?
+        .insert("assistant".into(), Value::String(name.clone()));
     Ok(r)
 }
 

@@ -42,6 +42,13 @@ pub struct ServeOptions {
     pub default_benchmark: Option<benchmarks::DefaultBenchmark>,
 }
 
+/// Waits for every task of `tasks`.
+async fn futures_join(tasks: Vec<tokio::task::JoinHandle<()>>) {
+    for t in tasks {
+        let _ = t.await;
+    }
+}
+
 /// The service's database in `data`.
 pub fn open_db(data: &Path) -> Result<Db> {
     std::fs::create_dir_all(data)
@@ -65,6 +72,18 @@ pub fn new_token() -> Result<String> {
 /// http://ADDR` on stdout once it listens.
 pub async fn serve(opts: ServeOptions) -> Result<()> {
     let db = open_db(&opts.data)?;
+    // One service per data folder: a second would queue the first one's running jobs
+    // again and write into their folders.
+    let lock_path = opts.data.join("hub.lock");
+    let lock = std::fs::File::create(&lock_path)
+        .with_context(|| format!("cannot write {}", lock_path.display()))?;
+    if lock.try_lock().is_err() {
+        anyhow::bail!(
+            "another typist serve uses {} (its lock {} is held): stop it first, or give another --data",
+            opts.data.display(),
+            lock_path.display()
+        );
+    }
     let typist = std::env::current_exe().context("cannot find typist's own program")?;
     let data = std::fs::canonicalize(&opts.data)?;
     let benchmarks = benchmarks::load(&data, &typist, opts.default_benchmark.as_ref())?;
@@ -111,8 +130,7 @@ pub async fn serve(opts: ServeOptions) -> Result<()> {
         .context("serving")?;
     // The workers' runs were told too (the terminal's Ctrl-C reaches them; on SIGTERM
     // they go with the service): wait a little for their records to be written.
-    for w in workers {
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(15), w).await;
-    }
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(15), futures_join(workers)).await;
+    drop(lock);
     Ok(())
 }

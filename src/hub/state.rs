@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use anyhow::{Context, Result};
@@ -28,6 +28,8 @@ pub struct Hub {
     pub queued: tokio::sync::Notify,
     /// Boards computed since a job last ended.
     boards: Mutex<BTreeMap<String, Arc<board::Board>>>,
+    /// Counts the jobs ended: a board computed while one ended is not kept.
+    ended: AtomicU64,
 }
 
 impl Hub {
@@ -47,6 +49,7 @@ impl Hub {
             stopping: AtomicBool::new(false),
             queued: tokio::sync::Notify::new(),
             boards: Mutex::new(BTreeMap::new()),
+            ended: AtomicU64::new(0),
         }
     }
 
@@ -57,6 +60,7 @@ impl Hub {
     /// A job ended: the boards are computed again when next asked.
     pub fn boards_changed(&self) {
         if let Ok(mut b) = self.boards.lock() {
+            self.ended.fetch_add(1, Ordering::SeqCst);
             b.clear();
         }
     }
@@ -67,6 +71,7 @@ impl Hub {
         if let Some(b) = self.boards.lock().ok().and_then(|b| b.get(name).cloned()) {
             return Ok(b);
         }
+        let generation = self.ended.load(Ordering::SeqCst);
         let hub = Arc::clone(self);
         let n = name.to_string();
         let b = tokio::task::spawn_blocking(move || -> Result<board::Board> {
@@ -76,7 +81,9 @@ impl Hub {
         .await
         .context("computing the board")??;
         let b = Arc::new(b);
-        if let Ok(mut cache) = self.boards.lock() {
+        if let Ok(mut cache) = self.boards.lock()
+            && self.ended.load(Ordering::SeqCst) == generation
+        {
             cache.insert(name.to_string(), Arc::clone(&b));
         }
         Ok(b)

@@ -331,14 +331,28 @@ fn a_job_resumes_after_the_service_and_its_run_are_killed() {
     let s = svc.wait(id, &t, |s| {
         s["state"] == "running" && done(s) > at_kill as i64 + 3
     });
-    assert_eq!(s["attempts"], 2, "{s}");
+    // The service's stop is not the job's failure: still its first attempt.
+    assert_eq!(s["attempts"], 1, "{s}");
     // The job's run killed: retried, and resumed.
     let out = data.join(format!("jobs/{id}/out"));
     let killed = kill_runs_writing(&out);
     assert_eq!(killed, 1, "one run writes {}", out.display());
     let s = svc.wait(id, &t, |s| s["state"] == "done" || s["state"] == "failed");
     assert_eq!(s["state"], "done", "{s}");
-    assert_eq!(s["attempts"], 3, "{s}");
+    assert_eq!(s["attempts"], 2, "{s}");
+    // A second service on the same data folder is refused.
+    let o = typist()
+        .env("TYPIST_EDITORS", &editors)
+        .args(["serve", "--listen", "127.0.0.1:0", "--data"])
+        .arg(&data)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("another typist serve uses"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let plan = data.join("benchmarks/small/plan.jsonl");
     let recs = comparable(&std::fs::read_to_string(&records).unwrap());
     assert_eq!(recs, direct_run(tmp.path(), &plan, &editors, "slow"));
@@ -441,5 +455,8 @@ fn ten_submissions_queued_at_once_all_finish_with_a_right_board() {
         if assistant_of(&p["a"]) == assistant_of(&p["b"]) {
             assert_eq!(p["ties"], p["cases"], "{p}");
         }
+        // Every pair has its paired difference, whatever the order of its labels
+        // (`s10` sorts before `s9`).
+        assert!(p["diff_integral_help"].is_f64(), "{p}");
     }
 }
