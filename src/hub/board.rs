@@ -122,8 +122,9 @@ pub fn board(data: &Path, benchmark: &str, subs: &[Submission]) -> Result<Board>
         all
     };
     let n = done.len();
+    let per_case = by_case(&help, &cases);
     let all: Vec<usize> = (0..cases.len()).collect();
-    let wins = count_wins(&help, &cases, &all);
+    let wins = count_wins(&per_case, n, &all);
     let ratings = fit(&wins, n);
     let mut rng = rand_pcg::Pcg64::seed_from_u64(0);
     let mut draws: Vec<Vec<f64>> = vec![Vec::with_capacity(RESAMPLES); n];
@@ -132,7 +133,7 @@ pub fn board(data: &Path, benchmark: &str, subs: &[Submission]) -> Result<Board>
             let pick: Vec<usize> = (0..cases.len())
                 .map(|_| (rng.next_u64() % cases.len() as u64) as usize)
                 .collect();
-            let r = fit(&count_wins(&help, &cases, &pick), n);
+            let r = fit(&count_wins(&per_case, n, &pick), n);
             for (d, v) in draws.iter_mut().zip(r) {
                 d.push(v);
             }
@@ -156,7 +157,7 @@ pub fn board(data: &Path, benchmark: &str, subs: &[Submission]) -> Result<Board>
                     .and_then(|k| k.split_once('/'))
                     .map_or(String::new(), |(_, a)| a.to_string()),
                 rating: ratings[i],
-                rating_ci95: percentiles(&mut draws[i], ratings[i]),
+                rating_ci95: interval(&mut draws[i], ratings[i]),
                 integral_help: f["integral_help"].clone(),
                 exact_share: f["exact_share"].clone(),
                 empty_rate: f["empty_rate"].clone(),
@@ -221,16 +222,19 @@ struct Wins {
     ties: u64,
 }
 
-/// `wins[i][j]` for `i < j` over the cases `pick` names (with repeats), each judged for
-/// both.
-fn count_wins(help: &[BTreeMap<String, f64>], cases: &[String], pick: &[usize]) -> Vec<Vec<Wins>> {
-    let n = help.len();
-    let mut w = vec![vec![Wins::default(); n]; n];
-    // Each case's help per submission, looked up once.
-    let per_case: Vec<Vec<Option<f64>>> = cases
+/// Each case's help per submission (`None`: not judged), looked up once for the fit and
+/// every resample.
+fn by_case(help: &[BTreeMap<String, f64>], cases: &[String]) -> Vec<Vec<Option<f64>>> {
+    cases
         .iter()
         .map(|c| help.iter().map(|h| h.get(c).copied()).collect())
-        .collect();
+        .collect()
+}
+
+/// `wins[i][j]` for `i < j` of `n` submissions over the cases `pick` names (with
+/// repeats) in `per_case`, each judged for both.
+fn count_wins(per_case: &[Vec<Option<f64>>], n: usize, pick: &[usize]) -> Vec<Vec<Wins>> {
+    let mut w = vec![vec![Wins::default(); n]; n];
     for &c in pick {
         let h = &per_case[c];
         for i in 0..n {
@@ -282,13 +286,14 @@ fn fit(wins: &[Vec<Wins>], n: usize) -> Vec<f64> {
     p.into_iter().map(|x| 1000.0 + 400.0 * x.log10()).collect()
 }
 
-/// The 2.5th and 97.5th percentiles of `d` (`at` when there is none).
-fn percentiles(d: &mut [f64], at: f64) -> [f64; 2] {
+/// The 2.5th and 97.5th percentiles of `d` (`at` when there is none), as the summary's
+/// intervals take them.
+fn interval(d: &mut [f64], at: f64) -> [f64; 2] {
     if d.is_empty() {
         return [at, at];
     }
     d.sort_by(f64::total_cmp);
-    let q = |f: f64| d[((d.len() - 1) as f64 * f).round() as usize];
+    let q = |f: f64| crate::score::bootstrap::percentile(d, f);
     [q(0.025), q(0.975)]
 }
 
@@ -347,7 +352,8 @@ mod tests {
             BTreeMap::from([("c1".into(), 0.2), ("c2".into(), 0.1)]),
         ];
         let cases: Vec<String> = ["c1", "c2", "c3"].map(String::from).to_vec();
-        let w = count_wins(&help, &cases, &[0, 1, 2]);
+        let per_case = by_case(&help, &cases);
+        let w = count_wins(&per_case, 2, &[0, 1, 2]);
         assert_eq!(
             w[0][1],
             Wins {
@@ -358,7 +364,7 @@ mod tests {
             }
         );
         // A resample counts a case as often as it is drawn.
-        let w = count_wins(&help, &cases, &[0, 0, 2]);
+        let w = count_wins(&per_case, 2, &[0, 0, 2]);
         assert_eq!(
             w[0][1],
             Wins {

@@ -94,7 +94,8 @@ async fn run(hub: &Hub, s: &Submission) -> Result<Value> {
     let spec = super::spec::Spec::from_json(&s.spec)?;
     let passes = i64::from(spec.passes);
     let total = bench.cases as i64 * passes;
-    hub.db.progress(s.id, records_in(&out), total)?;
+    let mut written = Written::default();
+    hub.db.progress(s.id, written.count(&out), total)?;
     let mut cmd = tokio::process::Command::new(&hub.typist);
     cmd.arg("run").arg("--quiet").arg("--out").arg(&out);
     cmd.args(["--jobs", &hub.jobs.to_string()]);
@@ -133,11 +134,11 @@ async fn run(hub: &Hub, s: &Submission) -> Result<Value> {
         tokio::select! {
             st = child.wait() => break st.context("waiting for the run")?,
             _ = tokio::time::sleep(POLL) => {
-                hub.db.progress(s.id, records_in(&out), total)?;
+                hub.db.progress(s.id, written.count(&out), total)?;
             }
         }
     };
-    let done = records_in(&out);
+    let done = Written::default().count(&out);
     hub.db.progress(s.id, done, total.max(done))?;
     // 3: complete, and an assistant answered nothing (its errors are in the records).
     if !matches!(status.code(), Some(0) | Some(3)) {
@@ -172,11 +173,34 @@ fn result(out: &Path) -> Result<Value> {
     Ok(r)
 }
 
-/// Records written in `out` so far (whole lines).
-fn records_in(out: &Path) -> i64 {
-    std::fs::read(out.join("records.jsonl"))
-        .map(|b| memchr::memchr_iter(b'\n', &b).count() as i64)
-        .unwrap_or(0)
+/// Records written in `out` so far (whole lines), read on from where the last count
+/// ended: a run's progress is read every [`POLL`], and its records file only grows
+/// (a resume that cuts a partial last record makes it shorter: counted again).
+#[derive(Default)]
+struct Written {
+    bytes: u64,
+    lines: i64,
+}
+
+impl Written {
+    fn count(&mut self, out: &Path) -> i64 {
+        use std::io::{Read, Seek, SeekFrom};
+        let Ok(mut f) = std::fs::File::open(out.join("records.jsonl")) else {
+            return self.lines;
+        };
+        if f.metadata().map_or(0, |m| m.len()) < self.bytes {
+            *self = Written::default();
+        }
+        let mut tail = Vec::new();
+        if f.seek(SeekFrom::Start(self.bytes)).is_ok() && f.read_to_end(&mut tail).is_ok() {
+            // Only whole lines: a record being written is counted with its newline.
+            if let Some(last) = memchr::memrchr(b'\n', &tail) {
+                self.lines += memchr::memchr_iter(b'\n', &tail[..=last]).count() as i64;
+                self.bytes += last as u64 + 1;
+            }
+        }
+        self.lines
+    }
 }
 
 /// The run's last `typist…: error` line, else its last line, from its log.

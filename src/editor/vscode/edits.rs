@@ -161,13 +161,22 @@ impl VscodeSession {
             )));
         };
         let (value, lines) = shown_edit(&answer, &text);
-        let Some((first, last)) = lines else {
-            let latency_ms = t0.elapsed().as_secs_f64() * 1000.0;
-            return Ok(Timed { value, latency_ms });
-        };
-        // The edit counts once VS Code shows it: its gutter indicator names a line of the
-        // edit (VS Code names the first line the edit changes, which may lie below the
-        // range's start when the edit rewrites lines it keeps).
+        if let Some(lines) = lines {
+            self.wait_edit_drawn(lines, &answer).await?;
+        }
+        let latency_ms = t0.elapsed().as_secs_f64() * 1000.0;
+        Ok(Timed { value, latency_ms })
+    }
+
+    /// Waits until VS Code shows the edit of the 0-based lines `first..=last`: its gutter
+    /// indicator names one of them (VS Code names the first line the edit changes, which
+    /// may lie below the range's start when the edit rewrites lines it keeps). Not shown
+    /// by the display deadline: the case's error (nothing shown).
+    async fn wait_edit_drawn(
+        &mut self,
+        (first, last): (u64, u64),
+        answer: &Value,
+    ) -> Result<(), SessionError> {
         let display = Duration::from_millis(self.app.display_deadline_ms);
         let shown_by = Instant::now() + display;
         loop {
@@ -177,8 +186,7 @@ impl VscodeSession {
                 .filter_map(|l| l.parse::<u64>().ok())
                 .any(|l| (first + 1..=last + 1).contains(&l))
             {
-                let latency_ms = t0.elapsed().as_secs_f64() * 1000.0;
-                return Ok(Timed { value, latency_ms });
+                return Ok(());
             }
             self.still_running()?;
             if Instant::now() >= shown_by {
