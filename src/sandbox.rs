@@ -27,8 +27,13 @@ use anyhow::{Context, Result, bail};
 pub struct Limits {
     /// Wall time before the sandbox is killed.
     pub wall: Duration,
-    /// Address space per process (RLIMIT_AS), in MiB.
+    /// Memory, in MiB: the address space of each process (RLIMIT_AS), or with
+    /// `memory_in_group` the whole sandbox's memory (a cgroup's, when typist is root).
     pub memory_mib: u64,
+    /// Limit the sandbox's memory as a whole by a cgroup instead of each process's
+    /// address space: for programs built on V8 (Node, Chromium, VS Code), which reserve
+    /// far more address space than they use and fail to start under RLIMIT_AS.
+    pub memory_in_group: bool,
     /// Processes the sandbox's user may have beyond those it has already
     /// (RLIMIT_NPROC, which counts per user).
     pub processes: u64,
@@ -43,6 +48,7 @@ impl Default for Limits {
         Limits {
             wall: Duration::from_secs(120),
             memory_mib: 4096,
+            memory_in_group: false,
             processes: 256,
             file_mib: 512,
             output_bytes: 64 << 10,
@@ -61,6 +67,11 @@ pub struct Job {
     /// Paths the command needs (a venv, a toolchain), bound read-only wherever they
     /// are (the user's HOME is hidden, and `/tmp` is the sandbox's own).
     pub needs: Vec<PathBuf>,
+    /// Paths hidden behind an empty folder (`needs` and `work` inside them are bound
+    /// again): the benchmark service's data folder.
+    pub hide: Vec<PathBuf>,
+    /// Where the command starts (default: `work`); read-only unless inside `work`.
+    pub cwd: Option<PathBuf>,
     /// Variables set for the command (besides HOME, TMPDIR and PATH, which are set).
     pub env: Vec<(String, String)>,
     pub limits: Limits,
@@ -171,18 +182,23 @@ fn processes_of(uid: u32) -> u64 {
         .unwrap_or(0)
 }
 
-/// A `pids` cgroup of the sandbox's own (root only): its folder, made with
-/// `pids.max`, removed (after killing what is left in it) when dropped.
-struct PidsGroup {
-    dir: PathBuf,
+/// The sandbox's own cgroups (root only): `pids` with its `pids.max`, and `memory`
+/// with its limit when the sandbox's memory is limited as a whole; removed (after
+/// killing what is left in them) when dropped.
+struct Group {
+    dirs: Vec<PathBuf>,
 }
 
-impl PidsGroup {
-    /// cgroup v2 (a `pids` controller in the unified hierarchy) or v1 (`/sys/fs/cgroup/pids`);
-    /// None when neither can be made (not root, no controller).
-    fn make(max: u64) -> Option<PidsGroup> {
+impl Group {
+    /// cgroup v2 (one folder in the unified hierarchy) or v1 (one per controller);
+    /// None when the pids group cannot be made (not root, no controller). A memory
+    /// limit that cannot be set is an error: the caller asked for it.
+    fn make(max: u64, memory_mib: Option<u64>) -> Result<Option<Group>> {
         if crate::os::effective_uid() != 0 {
-            return None;
+            if memory_mib.is_some() {
+                bail!("the sandbox's memory limit needs a cgroup: run as root");
+            }
+            return Ok(None);
         }
         static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let name = format!(
@@ -192,53 +208,80 @@ impl PidsGroup {
         );
         let v2 = std::fs::read_to_string("/sys/fs/cgroup/cgroup.controllers")
             .is_ok_and(|c| c.split_whitespace().any(|x| x == "pids"));
-        let base = if v2 {
-            PathBuf::from("/sys/fs/cgroup")
+        let mut group = Group { dirs: Vec::new() };
+        let pids = if v2 {
+            PathBuf::from("/sys/fs/cgroup").join(&name)
         } else {
-            PathBuf::from("/sys/fs/cgroup/pids")
+            PathBuf::from("/sys/fs/cgroup/pids").join(&name)
         };
-        let dir = base.join(name);
-        std::fs::create_dir(&dir).ok()?;
-        let group = PidsGroup { dir };
-        std::fs::write(group.dir.join("pids.max"), max.to_string()).ok()?;
-        Some(group)
+        if std::fs::create_dir(&pids).is_err() {
+            if memory_mib.is_some() {
+                bail!("cannot make the sandbox's cgroup {}", pids.display());
+            }
+            return Ok(None);
+        }
+        group.dirs.push(pids.clone());
+        if std::fs::write(pids.join("pids.max"), max.to_string()).is_err() {
+            return Ok(None);
+        }
+        if let Some(mib) = memory_mib {
+            let bytes = (mib << 20).to_string();
+            let set = if v2 {
+                std::fs::write(pids.join("memory.max"), &bytes)
+            } else {
+                let mem = PathBuf::from("/sys/fs/cgroup/memory").join(&name);
+                std::fs::create_dir(&mem).and_then(|()| {
+                    group.dirs.push(mem.clone());
+                    std::fs::write(mem.join("memory.limit_in_bytes"), &bytes)
+                })
+            };
+            set.context("cannot set the sandbox's memory limit (no memory cgroup controller)")?;
+        }
+        Ok(Some(group))
     }
 }
 
-impl Drop for PidsGroup {
+impl Drop for Group {
     fn drop(&mut self) {
         // The pid namespace has ended them already; this is for a sandbox that did not
         // start one.
-        for _ in 0..50 {
-            let procs = std::fs::read_to_string(self.dir.join("cgroup.procs")).unwrap_or_default();
-            let pids: Vec<u32> = procs
-                .lines()
-                .filter_map(|l| l.trim().parse().ok())
-                .collect();
-            if pids.is_empty() {
-                break;
+        for dir in &self.dirs {
+            for _ in 0..50 {
+                let procs = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
+                let pids: Vec<u32> = procs
+                    .lines()
+                    .filter_map(|l| l.trim().parse().ok())
+                    .collect();
+                if pids.is_empty() {
+                    break;
+                }
+                for p in pids {
+                    crate::os::signal(p, libc::SIGKILL);
+                }
+                std::thread::sleep(Duration::from_millis(10));
             }
-            for p in pids {
-                crate::os::signal(p, libc::SIGKILL);
-            }
-            std::thread::sleep(Duration::from_millis(10));
+            let _ = std::fs::remove_dir(dir);
         }
-        let _ = std::fs::remove_dir(&self.dir);
     }
 }
 
 /// The command line that runs `job` in its sandbox, and its pids cgroup when it has one.
-fn command(job: &Job, bwrap: &Path) -> Result<(Command, Option<PidsGroup>)> {
+fn command(job: &Job, bwrap: &Path) -> Result<(Command, Option<Group>)> {
     let work = std::path::absolute(&job.work)?;
-    let group = PidsGroup::make(job.limits.processes);
+    let group = Group::make(
+        job.limits.processes,
+        job.limits.memory_in_group.then_some(job.limits.memory_mib),
+    )?;
     let mut cmd = match &group {
-        // The shell moves itself into the group, then becomes bwrap: everything the
+        // The shell moves itself into the groups, then becomes bwrap: everything the
         // sandbox starts is counted there.
         Some(g) => {
             let mut c = Command::new("sh");
             c.arg("-c")
-                .arg("echo $$ > \"$0\" && exec \"$@\"")
-                .arg(g.dir.join("cgroup.procs"))
+                .arg("while [ \"$1\" != -- ]; do echo $$ > \"$1\" || exit 125; shift; done; shift; exec \"$@\"")
+                .arg("sh")
+                .args(g.dirs.iter().map(|d| d.join("cgroup.procs")))
+                .arg("--")
                 .arg(bwrap);
             c
         }
@@ -260,14 +303,34 @@ fn command(job: &Job, bwrap: &Path) -> Result<(Command, Option<PidsGroup>)> {
     {
         cmd.arg("--tmpfs").arg(&home);
     }
-    for p in &job.needs {
-        let p = std::path::absolute(p)?;
-        if p.exists() {
-            cmd.arg("--ro-bind").arg(&p).arg(&p);
-        }
+    let needs = job
+        .needs
+        .iter()
+        .map(std::path::absolute)
+        .collect::<std::io::Result<Vec<_>>>()?;
+    let hide = job
+        .hide
+        .iter()
+        .map(std::path::absolute)
+        .collect::<std::io::Result<Vec<_>>>()?;
+    for p in needs.iter().filter(|p| p.exists()) {
+        cmd.arg("--ro-bind").arg(p).arg(p);
+    }
+    for h in &hide {
+        cmd.arg("--tmpfs").arg(h);
+    }
+    for p in needs
+        .iter()
+        .filter(|p| p.exists() && hide.iter().any(|h| p.starts_with(h)))
+    {
+        cmd.arg("--ro-bind").arg(p).arg(p);
     }
     cmd.arg("--bind").arg(&work).arg(&work);
-    cmd.arg("--chdir").arg(&work).arg("--clearenv");
+    let cwd = match &job.cwd {
+        Some(c) => std::path::absolute(c)?,
+        None => work.clone(),
+    };
+    cmd.arg("--chdir").arg(&cwd).arg("--clearenv");
     let path = std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".to_string());
     for (k, v) in [
         ("HOME", "/tmp/home"),
@@ -281,10 +344,12 @@ fn command(job: &Job, bwrap: &Path) -> Result<(Command, Option<PidsGroup>)> {
         cmd.arg("--setenv").arg(k).arg(v);
     }
     cmd.arg("--").arg("prlimit").args([
-        format!("--as={}", job.limits.memory_mib << 20),
         format!("--fsize={}", job.limits.file_mib << 20),
         "--core=0".to_string(),
     ]);
+    if !job.limits.memory_in_group {
+        cmd.arg(format!("--as={}", job.limits.memory_mib << 20));
+    }
     if group.is_none() {
         let uid = crate::os::effective_uid();
         cmd.arg(format!(
@@ -294,6 +359,21 @@ fn command(job: &Job, bwrap: &Path) -> Result<(Command, Option<PidsGroup>)> {
     }
     cmd.arg("--").arg(&job.program).args(&job.args);
     Ok((cmd, group))
+}
+
+/// The cgroups a sandbox started by [`prepare`] is counted in: kept until it has ended
+/// (dropped, what is left in them is killed and they are removed).
+pub struct Guard(#[allow(dead_code)] Option<Group>);
+
+/// A sandbox's command line for a caller that starts and waits for it itself (the
+/// benchmark service's jobs, which run for hours and write their own logs), and its
+/// [`Guard`]. The caller sets its standard streams; `limits.wall` and `output_bytes`
+/// are not applied.
+pub fn prepare(job: &Job) -> Result<(Command, Guard)> {
+    let bwrap = bwrap()?;
+    let (mut command, group) = command(job, &bwrap)?;
+    crate::os::die_with_parent(&mut command);
+    Ok((command, Guard(group)))
 }
 
 /// Reads a pipe to its end on a thread, keeping the first `cap` bytes.

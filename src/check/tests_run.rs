@@ -577,6 +577,8 @@ fn run_tests(
         args,
         work: work.path().to_path_buf(),
         needs: suite.needs.clone(),
+        hide: Vec::new(),
+        cwd: None,
         env,
         limits,
     };
@@ -717,6 +719,8 @@ fn node_coverage(suite: &Suite, limits: Limits) -> Result<LineTests> {
         args,
         work: work.path().to_path_buf(),
         needs: suite.needs.clone(),
+        hide: Vec::new(),
+        cwd: None,
         env: Vec::new(),
         limits: Limits {
             // Every test file in turn, each within the limit.

@@ -33,6 +33,11 @@ pub struct ServeArgs {
     /// Workers of each job's `typist run` (its --jobs).
     #[arg(long, value_name = "N", default_value_t = 2)]
     pub jobs: usize,
+    /// Run jobs outside the sandbox (bubblewrap): only for a service that measures
+    /// nothing but its own profiles and trusted model endpoints; uploads are then
+    /// refused.
+    #[arg(long)]
+    pub no_sandbox: bool,
 }
 
 #[derive(clap::Subcommand, Debug)]
@@ -41,6 +46,23 @@ pub enum ServeCommand {
     #[command(subcommand)]
     #[command(after_help = "Example:\n  typist serve token add team-a --data serve-data")]
     Token(TokenCommand),
+    /// Inside a job's sandbox (the service starts it): forwards the job's model
+    /// endpoint while the run goes, and ends with the run's status.
+    #[command(hide = true)]
+    #[command(
+        after_help = "Example:\n  typist serve job --forward 127.0.0.1:18080=/data/jobs/7/net/model.sock -- typist run ..."
+    )]
+    Job(JobArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct JobArgs {
+    /// ADDR=SOCKET: listen on ADDR and carry each connection to the Unix socket.
+    #[arg(long, value_name = "ADDR=SOCKET")]
+    pub forward: Vec<String>,
+    /// The program to run, and its arguments.
+    #[arg(last = true, required = true, value_name = "PROGRAM")]
+    pub program: Vec<String>,
 }
 
 #[derive(clap::Subcommand, Debug)]
@@ -64,6 +86,14 @@ pub struct TokenAddArgs {
 }
 
 pub fn serve(a: ServeArgs) -> Result<ExitCode> {
+    if let Some(ServeCommand::Job(j)) = &a.command {
+        let code = typist::hub::forward::run_job(
+            &j.forward,
+            std::path::Path::new(&j.program[0]),
+            &j.program[1..],
+        )?;
+        return Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)));
+    }
     if let Some(ServeCommand::Token(TokenCommand::Add(t))) = a.command {
         if t.name.trim().is_empty() || t.name.chars().any(char::is_control) {
             bail!("NAME: a name for the token's holder");
@@ -96,11 +126,13 @@ pub fn serve(a: ServeArgs) -> Result<ExitCode> {
         workers: a.workers,
         jobs: a.jobs,
         default_benchmark,
+        sandbox: !a.no_sandbox,
     }))?;
     Ok(ExitCode::SUCCESS)
 }
 
 #[derive(clap::Args, Debug)]
+#[command(group(clap::ArgGroup::new("what").required(true)))]
 pub struct SubmitArgs {
     /// The service's address (e.g. http://127.0.0.1:8765).
     #[arg(long, value_name = "URL", env = "TYPIST_SERVER")]
@@ -117,11 +149,38 @@ pub struct SubmitArgs {
     #[arg(long, value_name = "NAME", default_value = "default")]
     pub benchmark: String,
     /// An assistant profile the service knows (typist profiles lists them).
-    #[arg(long, value_name = "NAME", conflicts_with = "model")]
+    #[arg(long, value_name = "NAME", group = "what")]
     pub assistant: Option<String>,
     /// Or a model server over HTTP, measured through typist's host.
-    #[arg(long, value_name = "URL", required_unless_present = "assistant")]
+    #[arg(long, value_name = "URL", group = "what")]
     pub model: Option<String>,
+    /// Or a VS Code extension to upload, measured alone in VS Code (sets --editor
+    /// vscode).
+    #[arg(long, value_name = "FILE.vsix", group = "what")]
+    pub extension: Option<PathBuf>,
+    /// Or a Neovim plugin to upload (its folder, or a zip of it), measured in Neovim
+    /// (sets --editor neovim); with --neovim-namespace.
+    #[arg(
+        long,
+        value_name = "DIR|ZIP",
+        group = "what",
+        requires = "neovim_namespace"
+    )]
+    pub neovim_plugin: Option<PathBuf>,
+    /// With --neovim-plugin: the Lua file in it that Neovim loads.
+    #[arg(long, value_name = "FILE", default_value = "init.lua")]
+    pub neovim_config: String,
+    /// With --neovim-plugin: the extmark namespaces its ghost text is drawn in
+    /// (comma-separated).
+    #[arg(long, value_name = "NAMES")]
+    pub neovim_namespace: Option<String>,
+    /// Or an LSP server's profile to upload (TOML), with its program in --archive.
+    #[arg(long, value_name = "FILE.toml", group = "what")]
+    pub profile: Option<PathBuf>,
+    /// With --profile: a zip of the server's program, unpacked beside the profile
+    /// (its `command` a path inside it).
+    #[arg(long, value_name = "FILE.zip", requires = "profile")]
+    pub archive: Option<PathBuf>,
     /// With --model: its API (openai, ollama, llamacpp, tgi).
     #[arg(long, value_name = "API", default_value = "openai")]
     pub api: String,
@@ -132,9 +191,10 @@ pub struct SubmitArgs {
     /// or `model NAME`).
     #[arg(long, value_name = "NAME")]
     pub name: Option<String>,
-    /// The editor it is measured in: typist, neovim or vscode.
-    #[arg(long, value_name = "EDITOR", default_value = "typist")]
-    pub editor: String,
+    /// The editor it is measured in: typist, neovim or vscode (default: typist, or the
+    /// uploaded extension's or plugin's editor).
+    #[arg(long, value_name = "EDITOR")]
+    pub editor: Option<String>,
     /// Passes over the plan (1 to 5).
     #[arg(long, value_name = "K", default_value_t = 1)]
     pub passes: u32,
@@ -146,6 +206,79 @@ pub struct SubmitArgs {
     pub json: bool,
 }
 
+/// A request's body: JSON, or a multipart form of `(name, file name, bytes)` parts
+/// (no file name: a text field).
+enum Body {
+    Json(Value),
+    Form(Vec<(String, Option<String>, Vec<u8>)>),
+}
+
+/// A `multipart/form-data` body of `parts`: its content type and bytes.
+fn multipart(parts: &[(String, Option<String>, Vec<u8>)]) -> Result<(String, Vec<u8>)> {
+    let boundary = format!(
+        "typist-{}",
+        typist::hub::new_token()?.get(4..28).unwrap_or("b")
+    );
+    let mut out = Vec::new();
+    for (name, file, bytes) in parts {
+        out.extend_from_slice(format!("--{boundary}\r\n").as_bytes());
+        match file {
+            Some(f) => out.extend_from_slice(
+                format!(
+                    "Content-Disposition: form-data; name=\"{name}\"; filename=\"{}\"\r\nContent-Type: application/octet-stream\r\n\r\n",
+                    f.replace(['"', '\r', '\n'], "_")
+                )
+                .as_bytes(),
+            ),
+            None => out.extend_from_slice(
+                format!("Content-Disposition: form-data; name=\"{name}\"\r\n\r\n").as_bytes(),
+            ),
+        }
+        out.extend_from_slice(bytes);
+        out.extend_from_slice(b"\r\n");
+    }
+    out.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
+    Ok((format!("multipart/form-data; boundary={boundary}"), out))
+}
+
+/// A folder zipped in memory (files and their modes; links refused), for an upload.
+fn zip_folder(dir: &std::path::Path) -> Result<Vec<u8>> {
+    use std::io::Write as _;
+    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let mut stack = vec![dir.to_path_buf()];
+    let mut files = Vec::new();
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).with_context(|| format!("cannot read {}", d.display()))? {
+            let e = e?;
+            let t = e.file_type()?;
+            if t.is_symlink() {
+                bail!(
+                    "{}: a link; the upload takes files and folders only",
+                    e.path().display()
+                );
+            } else if t.is_dir() {
+                stack.push(e.path());
+            } else {
+                files.push(e.path());
+            }
+        }
+    }
+    files.sort();
+    for f in files {
+        let rel = f.strip_prefix(dir)?.to_string_lossy().into_owned();
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&f)?.permissions().mode();
+        w.start_file(
+            rel,
+            zip::write::SimpleFileOptions::default()
+                .compression_method(zip::CompressionMethod::Deflated)
+                .unix_permissions(mode & 0o755),
+        )?;
+        w.write_all(&std::fs::read(&f).with_context(|| format!("cannot read {}", f.display()))?)?;
+    }
+    Ok(w.finish()?.into_inner())
+}
+
 /// The service's client.
 struct Client {
     agent: ureq::Agent,
@@ -155,15 +288,23 @@ struct Client {
 
 impl Client {
     /// `method path` with `body`: the answer's JSON, or the service's error in words.
-    fn call(&self, method: &str, path: &str, body: Option<&Value>) -> Result<Value> {
+    fn call(&self, method: &str, path: &str, body: Option<&Body>) -> Result<Value> {
         let url = format!("{}{path}", self.server.trim_end_matches('/'));
         let auth = format!("Bearer {}", self.token);
         let resp = match (method, body) {
-            ("POST", Some(b)) => self
+            ("POST", Some(Body::Json(b))) => self
                 .agent
                 .post(&url)
                 .header("Authorization", &auth)
                 .send_json(b),
+            ("POST", Some(Body::Form(parts))) => {
+                let (kind, bytes) = multipart(parts)?;
+                self.agent
+                    .post(&url)
+                    .header("Authorization", &auth)
+                    .header("Content-Type", &kind)
+                    .send(&bytes[..])
+            }
             _ => self.agent.get(&url).header("Authorization", &auth).call(),
         };
         let mut resp =
@@ -189,24 +330,88 @@ pub fn submit(a: SubmitArgs) -> Result<ExitCode> {
         server: a.server.clone(),
         token: a.token.clone(),
     };
-    let mut body = json!({
-        "benchmark": a.benchmark,
-        "editor": a.editor,
-        "passes": a.passes,
-    });
-    let default_name = match (&a.assistant, &a.model) {
-        (Some(name), _) => {
-            body["assistant"] = json!(name);
-            name.clone()
-        }
-        (None, Some(url)) => {
-            body["model"] = json!({"endpoint": url, "api": a.api, "name": a.model_name});
-            // Not the URL: the board shows names to every team.
-            format!("model {}", a.model_name)
-        }
-        (None, None) => bail!("give --assistant NAME or --model URL"),
+    let read = |p: &std::path::Path| {
+        std::fs::read(p).with_context(|| format!("cannot read {}", p.display()))
     };
-    body["name"] = json!(a.name.clone().unwrap_or(default_name));
+    let file_name = |p: &std::path::Path| {
+        p.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    let uploads = a.extension.is_some() || a.neovim_plugin.is_some() || a.profile.is_some();
+    let editor = a.editor.clone().unwrap_or_else(|| {
+        if a.extension.is_some() {
+            "vscode".into()
+        } else if a.neovim_plugin.is_some() {
+            "neovim".into()
+        } else {
+            "typist".into()
+        }
+    });
+    let body = if uploads {
+        let mut parts: Vec<(String, Option<String>, Vec<u8>)> = vec![
+            ("benchmark".into(), None, a.benchmark.clone().into_bytes()),
+            ("editor".into(), None, editor.into_bytes()),
+            ("passes".into(), None, a.passes.to_string().into_bytes()),
+        ];
+        let default_name = if let Some(x) = &a.extension {
+            parts.push(("extension".into(), Some(file_name(x)), read(x)?));
+            file_name(x).trim_end_matches(".vsix").to_string()
+        } else if let Some(p) = &a.neovim_plugin {
+            let bytes = if p.is_dir() { zip_folder(p)? } else { read(p)? };
+            parts.push((
+                "neovim_plugin".into(),
+                Some(format!("{}.zip", file_name(p))),
+                bytes,
+            ));
+            parts.push((
+                "neovim_config".into(),
+                None,
+                a.neovim_config.clone().into_bytes(),
+            ));
+            parts.push((
+                "neovim_namespace".into(),
+                None,
+                a.neovim_namespace.clone().unwrap_or_default().into_bytes(),
+            ));
+            file_name(p)
+        } else if let Some(p) = &a.profile {
+            parts.push(("profile".into(), Some(file_name(p)), read(p)?));
+            if let Some(z) = &a.archive {
+                let bytes = if z.is_dir() { zip_folder(z)? } else { read(z)? };
+                parts.push(("archive".into(), Some(file_name(z)), bytes));
+            }
+            file_name(p).trim_end_matches(".toml").to_string()
+        } else {
+            unreachable!("an upload is given")
+        };
+        parts.push((
+            "name".into(),
+            None,
+            a.name.clone().unwrap_or(default_name).into_bytes(),
+        ));
+        Body::Form(parts)
+    } else {
+        let mut body = json!({
+            "benchmark": a.benchmark,
+            "editor": editor,
+            "passes": a.passes,
+        });
+        let default_name = match (&a.assistant, &a.model) {
+            (Some(name), _) => {
+                body["assistant"] = json!(name);
+                name.clone()
+            }
+            (None, Some(url)) => {
+                body["model"] = json!({"endpoint": url, "api": a.api, "name": a.model_name});
+                // Not the URL: the board shows names to every team.
+                format!("model {}", a.model_name)
+            }
+            (None, None) => bail!("give --assistant NAME, --model URL or code to upload"),
+        };
+        body["name"] = json!(a.name.clone().unwrap_or(default_name));
+        Body::Json(body)
+    };
     let s = client.call("POST", "/api/submissions", Some(&body))?;
     let id = s["id"]
         .as_i64()

@@ -16,7 +16,7 @@
 use std::sync::Arc;
 
 use axum::Router;
-use axum::body::Bytes;
+use axum::extract::FromRequest;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -30,6 +30,8 @@ use super::state::Hub;
 
 /// Longest submission name.
 const MAX_NAME: usize = 100;
+/// Largest submission request: a server's profile and archive, with room for the form.
+pub const UPLOAD_BODY: usize = 2 * super::upload::MAX_UPLOAD + (1 << 20);
 
 pub fn router(hub: Arc<Hub>) -> Router {
     Router::new()
@@ -39,7 +41,12 @@ pub fn router(hub: Arc<Hub>) -> Router {
         )
         .route("/api/benchmarks", get(benchmarks))
         .route("/api/benchmarks/{name}/board", get(board))
-        .route("/api/submissions", get(list).post(submit))
+        .route(
+            "/api/submissions",
+            get(list)
+                .post(submit)
+                .layer(axum::extract::DefaultBodyLimit::max(UPLOAD_BODY)),
+        )
         .route("/api/submissions/{id}", get(one))
         .route("/api/submissions/{id}/records", get(records))
         .route("/api/submissions/{id}/report", get(report))
@@ -47,7 +54,7 @@ pub fn router(hub: Arc<Hub>) -> Router {
 }
 
 /// An error answered as `{"error": ...}`.
-pub struct ApiError(StatusCode, String);
+pub struct ApiError(pub StatusCode, pub String);
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
@@ -102,45 +109,179 @@ async fn benchmarks(State(hub): State<Arc<Hub>>, headers: HeaderMap) -> Answer {
     Ok(axum::Json(json!({"benchmarks": hub.benchmarks})).into_response())
 }
 
-async fn submit(State(hub): State<Arc<Hub>>, headers: HeaderMap, body: Bytes) -> Answer {
-    let who = caller(&hub, &headers)?;
-    let v: Value = serde_json::from_slice(&body).map_err(|e| {
+async fn submit(State(hub): State<Arc<Hub>>, req: axum::extract::Request) -> Answer {
+    let who = caller(&hub, req.headers())?;
+    let multipart = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("multipart/form-data"));
+    let (v, files) = if multipart {
+        let form = axum::extract::Multipart::from_request(req, &())
+            .await
+            .map_err(|e| bad(StatusCode::BAD_REQUEST, format!("the form: {e}")))?;
+        read_form(form).await?
+    } else {
+        let body = axum::body::to_bytes(req.into_body(), 1 << 20)
+            .await
+            .map_err(|e| bad(StatusCode::PAYLOAD_TOO_LARGE, format!("the body: {e}")))?;
+        let v: Value = serde_json::from_slice(&body).map_err(|e| {
+            bad(
+                StatusCode::BAD_REQUEST,
+                format!("the body is not JSON: {e}"),
+            )
+        })?;
+        (v, super::upload::Files::default())
+    };
+    let s = accept(&hub, &who, v, files)?;
+    Ok((StatusCode::CREATED, axum::Json(s)).into_response())
+}
+
+/// A submission's form (the API's multipart body, the web page's): its text fields as
+/// the JSON body would give them, and its files. A file over the upload limit is
+/// refused as it comes, before the rest is read.
+pub async fn read_form(
+    mut form: axum::extract::Multipart,
+) -> Result<(Value, super::upload::Files), ApiError> {
+    use super::upload::MAX_UPLOAD;
+    let mut text = serde_json::Map::new();
+    let mut files = super::upload::Files::default();
+    let too_big = |name: &str| {
         bad(
-            StatusCode::BAD_REQUEST,
-            format!("the body is not JSON: {e}"),
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("`{name}`: larger than {} MiB: refused", MAX_UPLOAD >> 20),
         )
-    })?;
+    };
+    while let Some(mut field) = form
+        .next_field()
+        .await
+        .map_err(|e| bad(StatusCode::BAD_REQUEST, format!("the form: {e}")))?
+    {
+        let name = field.name().unwrap_or_default().to_string();
+        let is_file = field.file_name().is_some();
+        let mut bytes = Vec::new();
+        while let Some(chunk) = field
+            .chunk()
+            .await
+            .map_err(|e| bad(StatusCode::BAD_REQUEST, format!("`{name}`: {e}")))?
+        {
+            if bytes.len() + chunk.len() > MAX_UPLOAD {
+                return Err(too_big(&name));
+            }
+            bytes.extend_from_slice(&chunk);
+        }
+        // A file input left empty in a page's form.
+        if is_file && bytes.is_empty() {
+            continue;
+        }
+        let slot = match name.as_str() {
+            "extension" => Some(&mut files.extension),
+            "neovim_plugin" => Some(&mut files.neovim_plugin),
+            "profile" => Some(&mut files.profile),
+            "archive" => Some(&mut files.archive),
+            _ => None,
+        };
+        if let Some(slot) = slot {
+            *slot = Some(bytes);
+            continue;
+        }
+        let value = String::from_utf8(bytes)
+            .map_err(|_| bad(StatusCode::BAD_REQUEST, format!("`{name}`: not UTF-8 text")))?;
+        match name.as_str() {
+            "neovim_config" => files.neovim_config = Some(value),
+            "neovim_namespace" => files.neovim_namespace = Some(value),
+            _ if value.trim().is_empty() => {}
+            _ => {
+                text.insert(name, Value::String(value.trim().to_string()));
+            }
+        }
+    }
+    // The form's flat fields as the JSON body's.
+    if let Some(p) = text.get("passes").and_then(Value::as_str) {
+        let n: u32 = p
+            .parse()
+            .map_err(|_| bad(StatusCode::UNPROCESSABLE_ENTITY, "`passes`: a number"))?;
+        text.insert("passes".into(), Value::from(n));
+    }
+    if let Some(endpoint) = text.remove("model_endpoint") {
+        let mut m = serde_json::Map::new();
+        m.insert("endpoint".into(), endpoint);
+        for (k, to) in [("model_api", "api"), ("model_name", "name")] {
+            if let Some(v) = text.remove(k) {
+                m.insert(to.into(), v);
+            }
+        }
+        text.insert("model".into(), Value::Object(m));
+    } else {
+        text.remove("model_api");
+        text.remove("model_name");
+    }
+    Ok((Value::Object(text), files))
+}
+
+/// Checks a submission (`v` as the JSON body gives it, with its uploads), keeps its
+/// uploads and queues it.
+pub fn accept(
+    hub: &Hub,
+    who: &Caller,
+    mut v: Value,
+    files: super::upload::Files,
+) -> Result<Submission, ApiError> {
     let unprocessable = |m: String| bad(StatusCode::UNPROCESSABLE_ENTITY, m);
     let bench = v["benchmark"]
         .as_str()
-        .ok_or_else(|| unprocessable("`benchmark`: the benchmark's name".into()))?;
-    if hub.benchmark(bench).is_none() {
+        .ok_or_else(|| unprocessable("`benchmark`: the benchmark's name".into()))?
+        .to_string();
+    if hub.benchmark(&bench).is_none() {
         let names: Vec<&str> = hub.benchmarks.iter().map(|b| b.name.as_str()).collect();
         return Err(unprocessable(format!(
             "`benchmark`: no benchmark {bench:?} (there are: {})",
             names.join(", ")
         )));
     }
-    let name = v["name"].as_str().unwrap_or_default().trim();
+    let name = v["name"].as_str().unwrap_or_default().trim().to_string();
     if name.is_empty() || name.chars().count() > MAX_NAME || name.chars().any(char::is_control) {
         return Err(unprocessable(format!(
             "`name`: the submission's name, 1 to {MAX_NAME} characters"
         )));
     }
+    // Uploads come as files, never as a JSON body's fields.
+    Spec::from_request(&v).map_err(|e| unprocessable(format!("{e:#}")))?;
+    if files.any() {
+        if !hub.sandbox {
+            return Err(unprocessable(
+                "uploaded code runs only in the sandbox, and this service runs its jobs without it (--no-sandbox): submit an `assistant` profile the service knows or a `model` endpoint".into(),
+            ));
+        }
+        if v.get("assistant").is_some() || v.get("model").is_some() {
+            return Err(unprocessable(
+                "give exactly one of `assistant`, `model` and uploaded code".into(),
+            ));
+        }
+        let editor = v["editor"].as_str().unwrap_or("typist").to_string();
+        let checked =
+            super::upload::check(files, &editor).map_err(|e| unprocessable(format!("{e:#}")))?;
+        let fields = checked.store(&hub.data)?;
+        if let (Some(o), Some(f)) = (v.as_object_mut(), fields.as_object()) {
+            o.extend(f.iter().map(|(k, x)| (k.clone(), x.clone())));
+        }
+    }
     let spec = Spec::from_json(&v).map_err(|e| unprocessable(format!("{e:#}")))?;
     spec.check().map_err(|e| unprocessable(format!("{e:#}")))?;
+    if let (true, super::spec::What::Model { endpoint, .. }) = (hub.sandbox, &spec.what) {
+        super::forward::inside_url(endpoint).map_err(|e| unprocessable(format!("{e:#}")))?;
+    }
     let mut kept = v.clone();
     if let Some(o) = kept.as_object_mut() {
         o.remove("benchmark");
         o.remove("name");
     }
-    let id = hub.db.submit(&who, name, bench, &kept)?;
+    let id = hub.db.submit(who, &name, &bench, &kept)?;
     hub.queued.notify_one();
-    let s = hub
+    Ok(hub
         .db
         .submission(id)?
-        .ok_or_else(|| anyhow::anyhow!("submission {id} vanished"))?;
-    Ok((StatusCode::CREATED, axum::Json(s)).into_response())
+        .ok_or_else(|| anyhow::anyhow!("submission {id} vanished"))?)
 }
 
 async fn list(State(hub): State<Arc<Hub>>, headers: HeaderMap) -> Answer {

@@ -202,3 +202,11 @@ fn sample(typist: &Path, dataset: &Path, s: &BenchmarkSpec, plan: &Path) -> Resu
     }
     std::fs::rename(&part, plan).with_context(|| format!("cannot write {}", plan.display()))
 }
+
+/// The dataset folder a plan was sampled from (its header's), when it names one that
+/// exists.
+pub fn plan_dataset(plan: &Path) -> Option<PathBuf> {
+    let (_, source) = crate::dataset::read_plan(plan).ok()?;
+    let d = source?.resolve(plan);
+    d.is_dir().then_some(d)
+}

@@ -157,6 +157,28 @@ impl Db {
         })
     }
 
+    /// Token `id`'s holder and the sha256 it is kept as (a web session is signed for
+    /// it: a token removed or made again ends its sessions).
+    pub fn token(&self, id: i64) -> Result<Option<(Caller, String)>> {
+        self.with(|c| {
+            c.query_row(
+                "SELECT id, name, admin, sha256 FROM tokens WHERE id = ?1",
+                [id],
+                |r| {
+                    Ok((
+                        Caller {
+                            id: r.get(0)?,
+                            name: r.get(1)?,
+                            admin: r.get(2)?,
+                        },
+                        r.get(3)?,
+                    ))
+                },
+            )
+            .optional()
+        })
+    }
+
     /// Queues a submission; its id.
     pub fn submit(
         &self,

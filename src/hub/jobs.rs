@@ -96,37 +96,87 @@ async fn run(hub: &Hub, s: &Submission) -> Result<Value> {
     let total = bench.cases as i64 * passes;
     let mut written = Written::default();
     hub.db.progress(s.id, written.count(&out), total)?;
-    let mut cmd = tokio::process::Command::new(&hub.typist);
-    cmd.arg("run").arg("--quiet").arg("--out").arg(&out);
-    cmd.args(["--jobs", &hub.jobs.to_string()]);
+    // The model's endpoint, asked through the one way out of the sandbox.
+    let forward = match &spec.what {
+        super::spec::What::Model { endpoint, .. } => Some(super::forward::inside_url(endpoint)?),
+        _ => None,
+    };
+    let assistant = spec.prepare(
+        &dir,
+        &hub.data,
+        forward.as_ref().map(|(inside, _)| inside.as_str()),
+    )?;
+    let mut args: Vec<String> = vec!["run".into(), "--quiet".into(), "--out".into()];
+    args.push(out.display().to_string());
+    args.extend(["--jobs".to_string(), hub.jobs.to_string()]);
     if out.join("manifest.json").is_file() {
-        cmd.arg("--resume");
+        args.push("--resume".into());
     } else {
-        let assistant = spec.prepare(&dir)?;
-        cmd.arg("--plan").arg(&bench.plan);
-        if let Some(editors) = assistant.editors {
-            cmd.arg("--editors").arg(editors);
+        args.extend(["--plan".to_string(), bench.plan.display().to_string()]);
+        if let Some(editors) = &assistant.editors {
+            args.extend(["--editors".to_string(), editors.display().to_string()]);
         }
-        cmd.args(["--assistant", &assistant.name]);
-        cmd.args(["--editor", spec.editor.as_str()]);
-        cmd.args(["--passes", &spec.passes.to_string()]);
+        args.extend(["--assistant".to_string(), assistant.name.clone()]);
+        args.extend(["--editor".to_string(), spec.editor.as_str().to_string()]);
+        args.extend(["--passes".to_string(), spec.passes.to_string()]);
     }
     let log = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(dir.join("run.log"))
         .with_context(|| format!("cannot write {}", dir.join("run.log").display()))?;
+    let mut _forwarding = None;
+    let mut sandboxed = None;
+    let mut cmd = if hub.sandbox {
+        let mut program = hub.typist.display().to_string();
+        if let Some((_, target)) = &forward {
+            let net = dir.join("net");
+            std::fs::create_dir_all(&net)?;
+            let socket = net.join("model.sock");
+            _forwarding = Some(AbortOnDrop(
+                super::forward::outside(socket.clone(), target.clone()).await?,
+            ));
+            let mut wrapped = vec![
+                "serve".to_string(),
+                "job".into(),
+                "--forward".into(),
+                format!(
+                    "127.0.0.1:{}={}",
+                    super::forward::INSIDE_PORT,
+                    socket.display()
+                ),
+                "--".into(),
+                program.clone(),
+            ];
+            wrapped.append(&mut args);
+            args = wrapped;
+        }
+        let (c, guard) = crate::sandbox::prepare(&sandbox_job(
+            hub,
+            bench,
+            &dir,
+            &assistant,
+            (std::mem::take(&mut program), std::mem::take(&mut args)),
+        )?)?;
+        sandboxed = Some(guard);
+        tokio::process::Command::from(c)
+    } else {
+        let mut c = tokio::process::Command::new(&hub.typist);
+        c.args(&args);
+        crate::os::die_with_parent(c.as_std_mut());
+        c
+    };
     cmd.stdin(Stdio::null())
         .stdout(log.try_clone()?)
         .stderr(log)
         .kill_on_drop(true);
-    crate::os::die_with_parent(cmd.as_std_mut());
     let mut child = cmd
         .spawn()
         .with_context(|| format!("cannot start {}", hub.typist.display()))?;
     tracing::info!(
         job = s.id,
         attempt = s.attempts,
+        sandbox = hub.sandbox,
         "hub: running {}",
         out.display()
     );
@@ -138,6 +188,7 @@ async fn run(hub: &Hub, s: &Submission) -> Result<Value> {
             }
         }
     };
+    drop(sandboxed);
     let done = Written::default().count(&out);
     hub.db.progress(s.id, done, total.max(done))?;
     // 3: complete, and an assistant answered nothing (its errors are in the records).
@@ -154,6 +205,91 @@ async fn run(hub: &Hub, s: &Submission) -> Result<Value> {
     }
     result(&out)
 }
+
+/// Aborts a task when dropped: the forwarding of a job's endpoint ends with the job.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// The sandbox a job's run goes in: its folder writable; its benchmark's plan and
+/// dataset, its upload and the servers folder read-only; the service's data folder
+/// (the database, other jobs, other uploads) and the host's home hidden; no network
+/// but its loopback (and the endpoint forwarded into it); processes and memory
+/// limited as a whole.
+fn sandbox_job(
+    hub: &Hub,
+    bench: &super::benchmarks::Benchmark,
+    dir: &Path,
+    assistant: &super::spec::Prepared,
+    (program, args): (String, Vec<String>),
+) -> Result<crate::sandbox::Job> {
+    let mut needs: Vec<std::path::PathBuf> = bench
+        .plan
+        .parent()
+        .into_iter()
+        .map(Path::to_path_buf)
+        .collect();
+    if let Some(d) = super::benchmarks::plan_dataset(&bench.plan) {
+        needs.push(d);
+    }
+    needs.extend(assistant.upload.iter().cloned());
+    // Where the service's runs find their profiles, servers and editors: its working
+    // folder (./editors, ./.servers) and the variables that name them.
+    let cwd = std::env::current_dir()?;
+    needs.push(cwd.clone());
+    needs.extend(hub.typist.parent().map(Path::to_path_buf));
+    let mut env = Vec::new();
+    for k in PASSED {
+        if let Some(v) = std::env::var_os(k) {
+            let path = std::path::absolute(std::path::PathBuf::from(&v))?;
+            env.push((k.to_string(), path.display().to_string()));
+            needs.push(path);
+        }
+    }
+    for k in ["RUST_LOG", "NO_COLOR"] {
+        if let Ok(v) = std::env::var(k) {
+            env.push((k.to_string(), v));
+        }
+    }
+    Ok(crate::sandbox::Job {
+        program,
+        args,
+        work: dir.to_path_buf(),
+        needs,
+        hide: vec![hub.data.clone()],
+        cwd: Some(cwd),
+        env,
+        limits: crate::sandbox::Limits {
+            wall: Duration::from_secs(7 * 24 * 3600),
+            memory_mib: JOB_MEMORY_MIB,
+            memory_in_group: true,
+            processes: JOB_PROCESSES,
+            file_mib: 4096,
+            output_bytes: 0,
+        },
+    })
+}
+
+/// Variables naming where typist finds its profiles, servers and editors: passed into
+/// a job's sandbox, with what they name (read-only).
+const PASSED: &[&str] = &[
+    "TYPIST_EDITORS",
+    "TYPIST_SERVERS",
+    "TYPIST_CHROMIUM",
+    "TYPIST_CODE_SERVER",
+    "TYPIST_NVIM",
+    "TYPIST_EXE",
+    "TYPIST_CONFIG_DIR",
+];
+
+/// A job's sandbox: memory for its editor, browser, servers and run together.
+const JOB_MEMORY_MIB: u64 = 12 << 10;
+/// ... and processes (Chromium and VS Code start a few hundred threads and processes).
+const JOB_PROCESSES: u64 = 4096;
 
 /// The job's figures from its `score.json`: its one assistant's entry, named.
 fn result(out: &Path) -> Result<Value> {

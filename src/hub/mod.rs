@@ -5,18 +5,25 @@
 //! and a board per benchmark ranking every submission done on it, with paired p-values
 //! between every two (docs/service.md).
 //!
-//! The data folder holds everything: `hub.sqlite`, `benchmarks.toml` and each benchmark's
-//! pinned plan (`benchmarks/NAME/`), and each job's folder (`jobs/ID/`: its run's `out/`,
-//! its `run.log`, a model's profile).
+//! Its web pages (`web.rs`) do the same for a person in a browser. Jobs run in the
+//! sandbox (`src/sandbox.rs`), uploaded code (`upload.rs`) included.
+//!
+//! The data folder holds everything: `hub.sqlite`, `secret.key` (signs web sessions),
+//! `benchmarks.toml` and each benchmark's pinned plan (`benchmarks/NAME/`), uploads
+//! (`uploads/KEY/`), and each job's folder (`jobs/ID/`: its run's `out/`, its `run.log`,
+//! the profile written for it).
 
 pub mod api;
 pub mod benchmarks;
 pub mod board;
 pub mod db;
+pub mod forward;
 pub mod jobs;
 pub mod layout;
 pub mod spec;
 pub mod state;
+pub mod upload;
+pub mod web;
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -40,6 +47,8 @@ pub struct ServeOptions {
     pub jobs: usize,
     /// The benchmark written when the data folder has no `benchmarks.toml`.
     pub default_benchmark: Option<benchmarks::DefaultBenchmark>,
+    /// Jobs run in the sandbox (the default); without it, uploads are refused.
+    pub sandbox: bool,
 }
 
 /// Waits for every task of `tasks`.
@@ -91,7 +100,19 @@ pub async fn serve(opts: ServeOptions) -> Result<()> {
     if again > 0 {
         tracing::info!("hub: {again} job(s) left running by the last service queued again");
     }
-    let hub = Arc::new(Hub::new(data, db, benchmarks, typist, opts.jobs.max(1)));
+    if opts.sandbox {
+        crate::sandbox::bwrap()?;
+    }
+    let data_key = data.clone();
+    let hub = Arc::new(Hub::new(
+        data,
+        db,
+        benchmarks,
+        typist,
+        opts.jobs.max(1),
+        opts.sandbox,
+        web::load_key(&data_key)?,
+    ));
     let listener = tokio::net::TcpListener::bind(opts.listen)
         .await
         .with_context(|| format!("cannot listen on {}", opts.listen))?;
@@ -124,10 +145,13 @@ pub async fn serve(opts: ServeOptions) -> Result<()> {
             hub.queued.notify_waiters();
         }
     };
-    axum::serve(listener, api::router(Arc::clone(&hub)))
-        .with_graceful_shutdown(stop)
-        .await
-        .context("serving")?;
+    axum::serve(
+        listener,
+        api::router(Arc::clone(&hub)).merge(web::router(Arc::clone(&hub))),
+    )
+    .with_graceful_shutdown(stop)
+    .await
+    .context("serving")?;
     // The workers' runs were told too (the terminal's Ctrl-C reaches them; on SIGTERM
     // they go with the service): wait a little for their records to be written.
     let _ = tokio::time::timeout(std::time::Duration::from_secs(15), futures_join(workers)).await;

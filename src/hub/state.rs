@@ -21,6 +21,11 @@ pub struct Hub {
     /// The `typist` program jobs run.
     pub typist: PathBuf,
     pub jobs: usize,
+    /// Jobs run in the sandbox (`src/sandbox.rs`); off only with `--no-sandbox`, for a
+    /// service that measures nothing but its own profiles.
+    pub sandbox: bool,
+    /// The key that signs web sessions and form tokens (`secret.key`).
+    pub key: Vec<u8>,
     /// Set once the service is stopping: workers take no job, and leave theirs running
     /// in the database (it resumes at the next start).
     pub stopping: AtomicBool,
@@ -39,6 +44,8 @@ impl Hub {
         benchmarks: Vec<Benchmark>,
         typist: PathBuf,
         jobs: usize,
+        sandbox: bool,
+        key: Vec<u8>,
     ) -> Hub {
         Hub {
             data,
@@ -46,6 +53,8 @@ impl Hub {
             benchmarks,
             typist,
             jobs,
+            sandbox,
+            key,
             stopping: AtomicBool::new(false),
             queued: tokio::sync::Notify::new(),
             boards: Mutex::new(BTreeMap::new()),

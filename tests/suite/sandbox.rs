@@ -14,6 +14,8 @@ fn job(work: &Path, script: &str, limits: Limits) -> Job {
         args: vec!["-c".to_string(), script.to_string()],
         work: work.to_path_buf(),
         needs: Vec::new(),
+        hide: Vec::new(),
+        cwd: None,
         env: Vec::new(),
         limits,
     }
