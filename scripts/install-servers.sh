@@ -44,7 +44,9 @@ ts7_pkg=typescript@7.0.2
 # dpkg-dev: dpkg-source unpacks `typist dataset add debian:SOURCE`'s source packages.
 # bubblewrap: the sandbox untrusted code runs in (src/sandbox.rs).
 # tmux: the terminal a person types `typist record` in, scripted by tests/suite/record.rs.
-apt_pkgs=(clangd python3-dev chromium libkrb5-dev dpkg-dev bubblewrap tmux)
+# postgresql: the real PostgreSQL tests/suite/hub.rs starts for `typist serve --db URL`
+# (its own cluster in a temporary folder; Debian's service need not run).
+apt_pkgs=(clangd python3-dev chromium libkrb5-dev dpkg-dev bubblewrap tmux postgresql)
 
 stamp_ok() { [ -f "$prefix/$1.stamp" ] && [ "$(cat "$prefix/$1.stamp")" = "$2" ]; }
 stamp_set() { printf '%s' "$2" >"$prefix/$1.stamp"; }

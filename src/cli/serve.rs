@@ -13,6 +13,8 @@ use serde_json::{Value, json};
 
 /// Where the service keeps its data unless told.
 const DEFAULT_DATA: &str = "serve-data";
+/// The variable `--db` is read from when not given.
+const DB_ENV: &str = "TYPIST_DB";
 
 #[derive(clap::Args, Debug)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -23,6 +25,10 @@ pub struct ServeArgs {
     /// benchmarks' pinned plans, and every job's run.
     #[arg(long, value_name = "DIR", default_value = DEFAULT_DATA)]
     pub data: PathBuf,
+    /// The database in PostgreSQL instead of DIR/hub.sqlite:
+    /// postgres://USER[:PASSWORD]@HOST:PORT/DATABASE (no TLS yet).
+    #[arg(long, value_name = "URL", env = DB_ENV, hide_env_values = true)]
+    pub db: Option<String>,
     /// Address to listen on (127.0.0.1: this machine only; port 0 picks a free port,
     /// printed at start).
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8765")]
@@ -80,9 +86,22 @@ pub struct TokenAddArgs {
     /// The service's folder.
     #[arg(long, value_name = "DIR", default_value = DEFAULT_DATA)]
     pub data: PathBuf,
+    /// The service's PostgreSQL database, as its `typist serve --db` (default: SQLite in
+    /// DIR).
+    #[arg(long, value_name = "URL", env = DB_ENV, hide_env_values = true)]
+    pub db: Option<String>,
     /// An admin sees every submission, records and reports included.
     #[arg(long)]
     pub admin: bool,
+}
+
+/// `--db`'s URL checked before anything starts: a bad one is an error naming the flag.
+fn checked_db(url: Option<&str>) -> Result<Option<&str>> {
+    if let Some(u) = url {
+        typist::hub::db_postgres::check_url(u)
+            .map_err(|e| anyhow::anyhow!("--db (or {DB_ENV}): {e:#}"))?;
+    }
+    Ok(url)
 }
 
 pub fn serve(a: ServeArgs) -> Result<ExitCode> {
@@ -98,7 +117,7 @@ pub fn serve(a: ServeArgs) -> Result<ExitCode> {
         if t.name.trim().is_empty() || t.name.chars().any(char::is_control) {
             bail!("NAME: a name for the token's holder");
         }
-        let db = typist::hub::open_db(&t.data)?;
+        let db = typist::hub::open_db(&t.data, checked_db(t.db.as_deref())?)?;
         let token = typist::hub::new_token()?;
         db.add_token(t.name.trim(), &token, t.admin)?;
         println!("{token}");
@@ -106,7 +125,10 @@ pub fn serve(a: ServeArgs) -> Result<ExitCode> {
             "typist serve: token for {:?}{} added to {} (only its sha256 is kept: this is the one copy)",
             t.name.trim(),
             if t.admin { " (admin)" } else { "" },
-            t.data.display()
+            match &t.db {
+                Some(url) => typist::hub::db_postgres::hide_password(url),
+                None => t.data.display().to_string(),
+            }
         );
         return Ok(ExitCode::SUCCESS);
     }
@@ -122,6 +144,7 @@ pub fn serve(a: ServeArgs) -> Result<ExitCode> {
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(typist::hub::serve(typist::hub::ServeOptions {
         data: a.data,
+        db: checked_db(a.db.as_deref())?.map(str::to_string),
         listen: a.listen,
         workers: a.workers,
         jobs: a.jobs,

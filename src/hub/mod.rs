@@ -1,6 +1,7 @@
 //! `typist serve`: the benchmark service. A web API on 127.0.0.1 (axum) where a team
 //! submits an assistant to a named benchmark (a fixed plan), a queue of jobs in the
-//! service's database (SQLite, `hub.sqlite` in the data folder), workers that measure each
+//! service's database (SQLite, `hub.sqlite` in the data folder, or PostgreSQL given
+//! `--db URL`), workers that measure each
 //! submission with `typist run` as a process of its own (resumed after any interruption),
 //! and a board per benchmark ranking every submission done on it, with paired p-values
 //! between every two (docs/service.md).
@@ -8,19 +9,23 @@
 //! Its web pages (`web.rs`) do the same for a person in a browser. Jobs run in the
 //! sandbox (`src/sandbox.rs`), uploaded code (`upload.rs`) included.
 //!
-//! The data folder holds everything: `hub.sqlite`, `secret.key` (signs web sessions),
-//! `benchmarks.toml` and each benchmark's pinned plan (`benchmarks/NAME/`), uploads
-//! (`uploads/KEY/`), and each job's folder (`jobs/ID/`: its run's `out/`, its `run.log`,
-//! the profile written for it).
+//! The data folder holds everything (the database too, unless it is PostgreSQL's):
+//! `hub.sqlite`, `secret.key` (signs web sessions), `benchmarks.toml` and each
+//! benchmark's pinned plan (`benchmarks/NAME/`), uploads (`uploads/KEY/`), and each
+//! job's folder (`jobs/ID/`: its run's `out/`, its `run.log`, the profile written for
+//! it).
 
 pub mod api;
 pub mod benchmarks;
 pub mod board;
 pub mod db;
+pub mod db_postgres;
+pub mod db_sqlite;
 pub mod forward;
 pub mod jobs;
 pub mod layout;
 pub mod spec;
+pub mod sql;
 pub mod state;
 pub mod upload;
 pub mod web;
@@ -40,6 +45,8 @@ use state::Hub;
 #[derive(Debug, Clone)]
 pub struct ServeOptions {
     pub data: PathBuf,
+    /// A PostgreSQL URL; `None`: SQLite, `hub.sqlite` in `data`.
+    pub db: Option<String>,
     pub listen: SocketAddr,
     /// Jobs measured at once.
     pub workers: usize,
@@ -58,11 +65,14 @@ async fn futures_join(tasks: Vec<tokio::task::JoinHandle<()>>) {
     }
 }
 
-/// The service's database in `data`.
-pub fn open_db(data: &Path) -> Result<Db> {
+/// The service's database: PostgreSQL's at `url` when given, else SQLite's in `data`.
+pub fn open_db(data: &Path, url: Option<&str>) -> Result<Db> {
     std::fs::create_dir_all(data)
         .with_context(|| format!("cannot make the data folder {}", data.display()))?;
-    Db::open(&data.join("hub.sqlite"))
+    match url {
+        Some(url) => Db::connect(url),
+        None => Db::open(&data.join("hub.sqlite")),
+    }
 }
 
 /// A new API token: 32 random bytes in hex, prefixed `typ_`.
@@ -80,7 +90,7 @@ pub fn new_token() -> Result<String> {
 /// Runs the service until Ctrl-C (or SIGTERM): prints `typist serve: listening on
 /// http://ADDR` on stdout once it listens.
 pub async fn serve(opts: ServeOptions) -> Result<()> {
-    let db = open_db(&opts.data)?;
+    let db = open_db(&opts.data, opts.db.as_deref())?;
     // One service per data folder: a second would queue the first one's running jobs
     // again and write into their folders.
     let lock_path = opts.data.join("hub.lock");

@@ -2,6 +2,8 @@
 //! loopback port, its API called over HTTP with bearer tokens, submissions measured by
 //! its workers (`typist run` as child processes) and compared with the same run made on
 //! the command line; the service killed mid-job and a job's run killed, each resumed.
+//! The same on a real PostgreSQL (`--db URL`, `pg_server.rs`), and the database itself
+//! on PostgreSQL: migrations run once, a job taken by one service only.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -11,6 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::common::{DATASET, host_profile, ok, typist};
+use super::pg_server::PgServer;
 
 /// `typist serve` on 127.0.0.1:0, killed (SIGKILL) when dropped.
 struct Service {
@@ -19,10 +22,17 @@ struct Service {
 }
 
 impl Service {
-    fn start(data: &Path, editors: &Path) -> Service {
-        let mut child = typist()
+    /// The service on `data`, its database PostgreSQL's at `db` when given.
+    fn start(data: &Path, editors: &Path, db: Option<&str>) -> Service {
+        let mut cmd = typist();
+        if let Some(url) = db {
+            cmd.args(["serve", "--db", url]);
+        } else {
+            cmd.arg("serve");
+        }
+        let mut child = cmd
             .env("TYPIST_EDITORS", editors)
-            .args(["serve", "--data"])
+            .arg("--data")
             .arg(data)
             .args(["--listen", "127.0.0.1:0", "--jobs", "1"])
             .stdout(Stdio::piped())
@@ -99,8 +109,14 @@ impl Drop for Service {
     }
 }
 
-fn token(data: &Path, name: &str) -> String {
-    let o = typist()
+/// A token made by `typist serve token add`, in PostgreSQL's database at `db` when given
+/// (through `TYPIST_DB`, as an operator's environment gives it).
+fn token(data: &Path, name: &str, db: Option<&str>) -> String {
+    let mut cmd = typist();
+    if let Some(url) = db {
+        cmd.env("TYPIST_DB", url);
+    }
+    let o = cmd
         .args(["serve", "token", "add", name, "--data"])
         .arg(data)
         .output()
@@ -155,13 +171,34 @@ fn direct_run(dir: &Path, plan: &Path, editors: &Path, assistant: &str) -> Vec<V
 /// and a bad submission is refused saying what to change.
 #[test]
 fn submissions_are_measured_and_ranked_on_the_board() {
+    measured_and_ranked(None);
+}
+
+/// The same on a real PostgreSQL (`typist serve --db URL`): the service's rows are
+/// PostgreSQL's, and no SQLite file is made.
+#[test]
+fn on_postgres_submissions_are_measured_and_ranked_on_the_board() {
+    let pg = PgServer::start();
+    measured_and_ranked(Some(&pg.url));
+    assert_eq!(
+        pg.column("SELECT name FROM tokens ORDER BY id"),
+        ["team-a", "team-b"]
+    );
+    assert_eq!(
+        pg.column("SELECT state FROM submissions ORDER BY id"),
+        ["done", "done"]
+    );
+}
+
+fn measured_and_ranked(db: Option<&str>) {
     let tmp = tempfile::tempdir().unwrap();
     let data = data_with_benchmark(tmp.path());
     let editors = tmp.path().join("editors");
     std::fs::create_dir_all(&editors).unwrap();
-    let (a, b) = (token(&data, "team-a"), token(&data, "team-b"));
+    let (a, b) = (token(&data, "team-a", db), token(&data, "team-b", db));
     assert!(a.starts_with("typ_") && a != b);
-    let svc = Service::start(&data, &editors);
+    let svc = Service::start(&data, &editors, db);
+    assert_eq!(data.join("hub.sqlite").exists(), db.is_none());
     assert_eq!(svc.call("GET", "/api/health", None, None).0, 200);
     let (st, e) = svc.call("GET", "/api/benchmarks", None, None);
     assert_eq!(st, 401, "{e}");
@@ -299,14 +336,30 @@ fn submissions_are_measured_and_ranked_on_the_board() {
 /// resumes again. Its records equal an uninterrupted run's.
 #[test]
 fn a_job_resumes_after_the_service_and_its_run_are_killed() {
+    resumes_after_kills(None);
+}
+
+/// The same on a real PostgreSQL: the killed service's connection, and with it its
+/// job's lock, gone, the next service queues the job again.
+#[test]
+fn on_postgres_a_job_resumes_after_the_service_and_its_run_are_killed() {
+    let pg = PgServer::start();
+    resumes_after_kills(Some(&pg.url));
+    assert_eq!(
+        pg.column("SELECT state || ' ' || attempts FROM submissions"),
+        ["done 2"]
+    );
+}
+
+fn resumes_after_kills(db: Option<&str>) {
     let tmp = tempfile::tempdir().unwrap();
     let data = data_with_benchmark(tmp.path());
     let editors = tmp.path().join("editors");
     std::fs::create_dir_all(&editors).unwrap();
     // Slow enough to be caught mid-job: 60 ms an answer.
     host_profile(&editors, "slow", &["previous-line", "--delay-ms", "60"], "");
-    let t = token(&data, "team-a");
-    let svc = Service::start(&data, &editors);
+    let t = token(&data, "team-a", db);
+    let svc = Service::start(&data, &editors, db);
     let body = json!({"benchmark": "small", "name": "slow", "assistant": "slow"});
     let (st, s) = svc.call("POST", "/api/submissions", Some(&t), Some(body));
     assert_eq!(st, 201, "{s}");
@@ -327,7 +380,7 @@ fn a_job_resumes_after_the_service_and_its_run_are_killed() {
         std::fs::read_to_string(&records).unwrap().lines().count(),
         at_kill
     );
-    let svc = Service::start(&data, &editors);
+    let svc = Service::start(&data, &editors, db);
     let s = svc.wait(id, &t, |s| {
         s["state"] == "running" && done(s) > at_kill as i64 + 3
     });
@@ -341,9 +394,15 @@ fn a_job_resumes_after_the_service_and_its_run_are_killed() {
     assert_eq!(s["state"], "done", "{s}");
     assert_eq!(s["attempts"], 2, "{s}");
     // A second service on the same data folder is refused.
-    let o = typist()
+    let mut second = typist();
+    if let Some(url) = db {
+        second.args(["serve", "--db", url]);
+    } else {
+        second.arg("serve");
+    }
+    let o = second
         .env("TYPIST_EDITORS", &editors)
-        .args(["serve", "--listen", "127.0.0.1:0", "--data"])
+        .args(["--listen", "127.0.0.1:0", "--data"])
         .arg(&data)
         .output()
         .unwrap();
@@ -397,8 +456,8 @@ fn ten_submissions_queued_at_once_all_finish_with_a_right_board() {
     let data = data_with_benchmark(tmp.path());
     let editors = tmp.path().join("editors");
     std::fs::create_dir_all(&editors).unwrap();
-    let (a, b) = (token(&data, "team-a"), token(&data, "team-b"));
-    let svc = Service::start(&data, &editors);
+    let (a, b) = (token(&data, "team-a", None), token(&data, "team-b", None));
+    let svc = Service::start(&data, &editors, None);
     let mut ids = Vec::new();
     for i in 0..10 {
         let (t, assistant) = if i % 2 == 0 {
@@ -463,4 +522,109 @@ fn ten_submissions_queued_at_once_all_finish_with_a_right_board() {
         // (`s10` sorts before `s9`).
         assert!(p["diff_integral_help"].is_f64(), "{p}");
     }
+}
+
+/// The schema on PostgreSQL: made by the first connection, recorded as version 1, and
+/// neither made again nor refused by the next ones, four of them at once included (over
+/// TCP and over the Unix socket); the migrations table and the two tables are there.
+#[test]
+fn on_postgres_migrations_run_once_and_again_idempotently() {
+    use typist::hub::db::{Db, MIGRATIONS};
+    let pg = PgServer::start();
+    let db = Db::connect(&pg.url).unwrap();
+    let all: Vec<i64> = (1..=MIGRATIONS.len() as i64).collect();
+    assert_eq!(db.migrations().unwrap(), all);
+    db.add_token("team-a", "secret-a", true).unwrap();
+    drop(db);
+    let again: Vec<_> = (0..4)
+        .map(|i| {
+            let url = if i % 2 == 0 {
+                pg.url.clone()
+            } else {
+                pg.socket_url()
+            };
+            std::thread::spawn(move || Db::connect(&url).map(|db| db.migrations()))
+        })
+        .collect();
+    for t in again {
+        assert_eq!(t.join().unwrap().unwrap().unwrap(), all);
+    }
+    assert_eq!(
+        pg.column("SELECT count(*) FROM migrations"),
+        [MIGRATIONS.len().to_string()]
+    );
+    assert_eq!(
+        pg.column(
+            "SELECT table_name FROM information_schema.tables \
+             WHERE table_schema = 'public' ORDER BY table_name"
+        ),
+        ["migrations", "submissions", "tokens"]
+    );
+    // The data kept: the token made before, an admin.
+    let db = Db::connect(&pg.socket_url()).unwrap();
+    let a = db.caller("secret-a").unwrap().unwrap();
+    assert_eq!((a.name.as_str(), a.admin), ("team-a", true));
+}
+
+/// The job queue on PostgreSQL, as on SQLite (`db.rs`'s unit test): taken in order,
+/// requeued after a stop, ended. Two services on one database never take the same job,
+/// and a service that starts queues again only the jobs no live service holds.
+#[test]
+fn on_postgres_each_job_is_taken_by_one_service_only() {
+    use typist::hub::db::{DONE, Db, RUNNING};
+    let pg = PgServer::start();
+    let (one, two) = (Db::connect(&pg.url).unwrap(), Db::connect(&pg.url).unwrap());
+    one.add_token("team-a", "secret-a", false).unwrap();
+    assert!(two.add_token("team-a", "other", false).is_err());
+    let a = two.caller("secret-a").unwrap().unwrap();
+    assert_eq!((a.name.as_str(), a.admin), ("team-a", false));
+    let spec = json!({"assistant": "typist-ngram"});
+    let first = one.submit(&a, "first", "default", &spec).unwrap();
+    let took = one.take_queued().unwrap().unwrap();
+    assert_eq!(
+        (took.id, took.state.as_str(), took.attempts),
+        (first, RUNNING, 1)
+    );
+    // Service two starts while one runs the job: the job stays one's.
+    assert_eq!(two.requeue_running().unwrap(), 0);
+    assert!(two.take_queued().unwrap().is_none());
+    // Service one stops (its connection gone): two queues the job again, not counting
+    // the interrupted attempt, and takes it.
+    drop(one);
+    let two_requeued = (0..100)
+        .map(|_| {
+            std::thread::sleep(Duration::from_millis(20));
+            two.requeue_running().unwrap()
+        })
+        .find(|n| *n > 0);
+    assert_eq!(two_requeued, Some(1));
+    let again = two.take_queued().unwrap().unwrap();
+    assert_eq!((again.id, again.attempts), (first, 1));
+    two.finish(first, &json!({"x": 1})).unwrap();
+    let s = two.submission(first).unwrap().unwrap();
+    assert_eq!((s.state.as_str(), s.result), (DONE, Some(json!({"x": 1}))));
+    // Forty jobs, four services taking at once: each job taken once.
+    let ids: Vec<i64> = (0..40)
+        .map(|i| {
+            two.submit(&a, &format!("job {i}"), "default", &spec)
+                .unwrap()
+        })
+        .collect();
+    let takers: Vec<_> = (0..4)
+        .map(|_| {
+            let url = pg.url.clone();
+            std::thread::spawn(move || {
+                let db = Db::connect(&url).unwrap();
+                let mut mine = Vec::new();
+                while let Some(s) = db.take_queued().unwrap() {
+                    mine.push(s.id);
+                    db.fail(s.id, "taken").unwrap();
+                }
+                mine
+            })
+        })
+        .collect();
+    let mut taken: Vec<i64> = takers.into_iter().flat_map(|t| t.join().unwrap()).collect();
+    taken.sort();
+    assert_eq!(taken, ids);
 }

@@ -24,6 +24,7 @@ mod host;
 mod hub;
 mod module_graph;
 mod neovim;
+mod pg_server;
 mod protocol;
 mod ranking_fixtures;
 mod readme;
