@@ -44,7 +44,9 @@ ts7_pkg=typescript@7.0.2
 # dpkg-dev: dpkg-source unpacks `typist dataset add debian:SOURCE`'s source packages.
 # bubblewrap: the sandbox untrusted code runs in (src/sandbox.rs).
 # tmux: the terminal a person types `typist record` in, scripted by tests/suite/record.rs.
-apt_pkgs=(clangd python3-dev chromium libkrb5-dev dpkg-dev bubblewrap tmux)
+# slurm-wlm, munge: a real one-node Slurm (scripts/slurm-node.sh) for typist serve
+# --executor slurm, started by tests/suite/slurm.rs.
+apt_pkgs=(clangd python3-dev chromium libkrb5-dev dpkg-dev bubblewrap tmux slurm-wlm munge)
 
 stamp_ok() { [ -f "$prefix/$1.stamp" ] && [ "$(cat "$prefix/$1.stamp")" = "$2" ]; }
 stamp_set() { printf '%s' "$2" >"$prefix/$1.stamp"; }
