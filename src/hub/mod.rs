@@ -2,6 +2,7 @@
 //! submits an assistant to a named benchmark (a fixed plan), a queue of jobs in the
 //! service's database (SQLite, `hub.sqlite` in the data folder), workers that measure each
 //! submission with `typist run` as a process of its own (resumed after any interruption),
+//! or as a Slurm job array of shards merged when it ends (`--executor slurm`, `slurm`),
 //! and a board per benchmark ranking every submission done on it, with paired p-values
 //! between every two (docs/service.md).
 //!
@@ -15,6 +16,7 @@ pub mod board;
 pub mod db;
 pub mod jobs;
 pub mod layout;
+pub mod slurm;
 pub mod spec;
 pub mod state;
 
@@ -40,6 +42,17 @@ pub struct ServeOptions {
     pub jobs: usize,
     /// The benchmark written when the data folder has no `benchmarks.toml`.
     pub default_benchmark: Option<benchmarks::DefaultBenchmark>,
+    /// How jobs are run.
+    pub executor: Executor,
+}
+
+/// How the service runs a job.
+#[derive(Debug, Clone)]
+pub enum Executor {
+    /// `typist run` as a child process of the service (`jobs`).
+    Local,
+    /// A Slurm job array, one task per shard, merged when it ends (`slurm`).
+    Slurm(slurm::SlurmOptions),
 }
 
 /// Waits for every task of `tasks`.
@@ -84,6 +97,9 @@ pub async fn serve(opts: ServeOptions) -> Result<()> {
             lock_path.display()
         );
     }
+    if let Executor::Slurm(o) = &opts.executor {
+        slurm::check(o)?;
+    }
     let typist = std::env::current_exe().context("cannot find typist's own program")?;
     let data = std::fs::canonicalize(&opts.data)?;
     let benchmarks = benchmarks::load(&data, &typist, opts.default_benchmark.as_ref())?;
@@ -91,7 +107,15 @@ pub async fn serve(opts: ServeOptions) -> Result<()> {
     if again > 0 {
         tracing::info!("hub: {again} job(s) left running by the last service queued again");
     }
-    let hub = Arc::new(Hub::new(data, db, benchmarks, typist, opts.jobs.max(1)));
+    let mut hub = Hub::new(data, db, benchmarks, typist, opts.jobs.max(1));
+    let executor = match &opts.executor {
+        Executor::Local => "local".to_string(),
+        Executor::Slurm(o) => {
+            hub.run_job = Some(slurm::executor(o.clone()));
+            format!("slurm, {} shards", o.shards)
+        }
+    };
+    let hub = Arc::new(hub);
     let listener = tokio::net::TcpListener::bind(opts.listen)
         .await
         .with_context(|| format!("cannot listen on {}", opts.listen))?;
@@ -100,7 +124,7 @@ pub async fn serve(opts: ServeOptions) -> Result<()> {
         let mut out = std::io::stdout().lock();
         writeln!(
             out,
-            "typist serve: listening on http://{addr} (data {}, {} benchmark(s), {} worker(s))",
+            "typist serve: listening on http://{addr} (data {}, {} benchmark(s), {} worker(s), executor {executor})",
             hub.data.display(),
             hub.benchmarks.len(),
             opts.workers.max(1)

@@ -13,18 +13,29 @@ use serde_json::{Value, json};
 use super::common::{DATASET, host_profile, ok, typist};
 
 /// `typist serve` on 127.0.0.1:0, killed (SIGKILL) when dropped.
-struct Service {
+pub(super) struct Service {
     child: Child,
-    url: String,
+    pub(super) url: String,
 }
 
 impl Service {
     fn start(data: &Path, editors: &Path) -> Service {
-        let mut child = typist()
-            .env("TYPIST_EDITORS", editors)
+        Service::start_with(data, editors, |_| {})
+    }
+
+    /// The same, its command line (or environment) changed by `more`.
+    pub(super) fn start_with(
+        data: &Path,
+        editors: &Path,
+        more: impl FnOnce(&mut std::process::Command),
+    ) -> Service {
+        let mut cmd = typist();
+        cmd.env("TYPIST_EDITORS", editors)
             .args(["serve", "--data"])
             .arg(data)
-            .args(["--listen", "127.0.0.1:0", "--jobs", "1"])
+            .args(["--listen", "127.0.0.1:0", "--jobs", "1"]);
+        more(&mut cmd);
+        let mut child = cmd
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -42,7 +53,7 @@ impl Service {
     }
 
     /// `method path` with `token`: the status and the answer's JSON (or text).
-    fn call(
+    pub(super) fn call(
         &self,
         method: &str,
         path: &str,
@@ -78,7 +89,7 @@ impl Service {
     }
 
     /// Waits until submission `id` satisfies `done` (a minute at most).
-    fn wait(&self, id: i64, token: &str, done: impl Fn(&Value) -> bool) -> Value {
+    pub(super) fn wait(&self, id: i64, token: &str, done: impl Fn(&Value) -> bool) -> Value {
         let deadline = Instant::now() + Duration::from_secs(120);
         loop {
             let (st, s) = self.call("GET", &format!("/api/submissions/{id}"), Some(token), None);
@@ -99,7 +110,7 @@ impl Drop for Service {
     }
 }
 
-fn token(data: &Path, name: &str) -> String {
+pub(super) fn token(data: &Path, name: &str) -> String {
     let o = typist()
         .args(["serve", "token", "add", name, "--data"])
         .arg(data)
@@ -110,7 +121,7 @@ fn token(data: &Path, name: &str) -> String {
 }
 
 /// A data folder with one benchmark, `small`: the test dataset sampled at 5%.
-fn data_with_benchmark(dir: &Path) -> PathBuf {
+pub(super) fn data_with_benchmark(dir: &Path) -> PathBuf {
     let data = dir.join("data");
     std::fs::create_dir_all(&data).unwrap();
     std::fs::write(
@@ -125,7 +136,7 @@ fn data_with_benchmark(dir: &Path) -> PathBuf {
 }
 
 /// Records without their latencies (which differ from run to run), in their order.
-fn comparable(text: &str) -> Vec<Value> {
+pub(super) fn comparable(text: &str) -> Vec<Value> {
     text.lines()
         .map(|l| {
             let mut r: Value = serde_json::from_str(l).unwrap();
@@ -136,7 +147,7 @@ fn comparable(text: &str) -> Vec<Value> {
 }
 
 /// The same plan and assistant through `typist run` on the command line.
-fn direct_run(dir: &Path, plan: &Path, editors: &Path, assistant: &str) -> Vec<Value> {
+pub(super) fn direct_run(dir: &Path, plan: &Path, editors: &Path, assistant: &str) -> Vec<Value> {
     let out = dir.join(format!("direct-{assistant}"));
     ok(&typist()
         .env("TYPIST_EDITORS", editors)
