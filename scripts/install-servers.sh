@@ -46,7 +46,9 @@ ts7_pkg=typescript@7.0.2
 # tmux: the terminal a person types `typist record` in, scripted by tests/suite/record.rs.
 # postgresql: the real PostgreSQL tests/suite/hub.rs starts for `typist serve --db URL`
 # (its own cluster in a temporary folder; Debian's service need not run).
-apt_pkgs=(clangd python3-dev chromium libkrb5-dev dpkg-dev bubblewrap tmux postgresql)
+# slurm-wlm, munge: a real one-node Slurm (scripts/slurm-node.sh) for typist serve
+# --executor slurm, started by tests/suite/slurm.rs.
+apt_pkgs=(clangd python3-dev chromium libkrb5-dev dpkg-dev bubblewrap tmux postgresql slurm-wlm munge)
 
 stamp_ok() { [ -f "$prefix/$1.stamp" ] && [ "$(cat "$prefix/$1.stamp")" = "$2" ]; }
 stamp_set() { printf '%s' "$2" >"$prefix/$1.stamp"; }

@@ -113,7 +113,7 @@ enum Command {
     /// a named benchmark, a queue of jobs measured by `typist run`, and a board per
     /// benchmark with paired p-values (docs/service.md).
     #[command(
-        after_help = "Example:\n  typist serve token add team-a --data serve-data\n  typist serve --data serve-data --listen 127.0.0.1:8765"
+        after_help = "Example:\n  typist serve token add team-a --data serve-data\n  typist serve --data serve-data --listen 127.0.0.1:8765\n  typist serve --data /shared/serve-data --executor slurm --slurm-shards 8 --sbatch-arg=--partition=cpu"
     )]
     Serve(cli::serve::ServeArgs),
     /// Submit an assistant to a benchmark service, wait for its result (with progress)

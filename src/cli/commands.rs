@@ -425,6 +425,17 @@ pub fn merge(a: MergeArgs) -> Result<ExitCode> {
         })
         .collect();
     let n = typist::replay::merge(&shards, &a.out)?;
+    // Scored and reported as one run would be (`score.json`, and `report.html` for a
+    // line run).
+    let manifest: serde_json::Value = std::fs::read_to_string(a.out.join("manifest.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default();
+    if manifest["kind"] == "edits" {
+        super::run_edits::write_score(&a.out)?;
+    } else {
+        super::run::write_score(&a.out)?;
+    }
     out!("{n} records -> {}", a.out.join("records.jsonl").display());
     Ok(ExitCode::SUCCESS)
 }

@@ -368,20 +368,26 @@ fn finish(out: &Path, report: RunReport, quiet: bool) -> Result<ExitCode> {
     Ok(code)
 }
 
-/// The score and the report of what is recorded, kept beside the records; the score
-/// table unless quiet; how the run ended, said, and its exit code.
-fn ended(out: &Path, report: &RunReport, quiet: bool) -> Result<ExitCode> {
+/// The score (`score.json`) and the report (`report.html`) of the records in `out`,
+/// written beside them (by a run, and by `typist merge`); the summary.
+pub(super) fn write_score(out: &Path) -> Result<typist::score::Summary> {
     let records = out.join("records.jsonl");
     let built = typist::report::build(
         std::slice::from_ref(&records),
         &typist::report::ReportOptions::default(),
     )?;
-    let summary = built.summary;
     std::fs::write(
         out.join("score.json"),
-        serde_json::to_string(&summary)? + "\n",
+        serde_json::to_string(&built.summary)? + "\n",
     )?;
     super::write_scrubbed(&out.join("report.html"), &built.html)?;
+    Ok(built.summary)
+}
+
+/// The score and the report of what is recorded, kept beside the records; the score
+/// table unless quiet; how the run ended, said, and its exit code.
+fn ended(out: &Path, report: &RunReport, quiet: bool) -> Result<ExitCode> {
+    let summary = write_score(out)?;
     if !quiet {
         out!("{}", typist::score::score_table(&summary));
     }

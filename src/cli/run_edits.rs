@@ -216,14 +216,26 @@ fn resumed(
     Ok(conditions)
 }
 
-/// The score beside the records, and how the run ended.
-fn ended(out: &Path, report: RunReport, quiet: bool) -> Result<ExitCode> {
+/// The next-edit score (`score.json`) of the records in `out`, written beside them (by
+/// a run, and by `typist merge`); the records and their summary.
+pub(super) fn write_score(
+    out: &Path,
+) -> Result<(
+    Vec<typist::score::edit_records::EditRecord>,
+    typist::score::next_edit::NextEditSummary,
+)> {
     let records = typist::score::edit_records::read_edit_records(&out.join("records.jsonl"))?;
     let summary = typist::score::edit_records::summarize_records(&records, 1000, 0);
     std::fs::write(
         out.join("score.json"),
         serde_json::to_string(&summary)? + "\n",
     )?;
+    Ok((records, summary))
+}
+
+/// The score beside the records, and how the run ended.
+fn ended(out: &Path, report: RunReport, quiet: bool) -> Result<ExitCode> {
+    let (records, summary) = write_score(out)?;
     if !quiet && !records.is_empty() {
         out!("{}", typist::score::next_edit::table(&summary));
     }

@@ -44,6 +44,28 @@ pub struct ServeArgs {
     /// refused.
     #[arg(long)]
     pub no_sandbox: bool,
+    /// How a job is run: local (`typist run` as a child process of the service) or
+    /// slurm (a Slurm job array of --slurm-shards tasks, `typist run --shard auto`, merged
+    /// when the array ends; sbatch and squeue reach the cluster through SLURM_CONF).
+    #[arg(long, value_enum, value_name = "EXECUTOR", default_value = "local")]
+    pub executor: ExecutorArg,
+    /// With --executor slurm: tasks of each job's array (shards of its plan).
+    #[arg(long, value_name = "N", default_value_t = 4,
+          value_parser = clap::value_parser!(u32).range(1..=10000))]
+    pub slurm_shards: u32,
+    /// With --executor slurm: one more option for every sbatch (repeat it), e.g.
+    /// --sbatch-arg=--partition=cpu --sbatch-arg=--time=60.
+    #[arg(long, value_name = "ARG", allow_hyphen_values = true)]
+    pub sbatch_arg: Vec<String>,
+}
+
+/// `typist serve --executor`.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExecutorArg {
+    /// `typist run` as a child process of the service.
+    Local,
+    /// A Slurm job array per job, one task per shard, merged when it ends.
+    Slurm,
 }
 
 #[derive(clap::Subcommand, Debug)]
@@ -150,6 +172,13 @@ pub fn serve(a: ServeArgs) -> Result<ExitCode> {
         jobs: a.jobs,
         default_benchmark,
         sandbox: !a.no_sandbox,
+        executor: match a.executor {
+            ExecutorArg::Local => typist::hub::Executor::Local,
+            ExecutorArg::Slurm => typist::hub::Executor::Slurm(typist::hub::slurm::SlurmOptions {
+                shards: a.slurm_shards,
+                sbatch_args: a.sbatch_arg,
+            }),
+        },
     }))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -250,7 +250,7 @@ pub fn accept(
     if files.any() {
         if !hub.sandbox {
             return Err(unprocessable(
-                "uploaded code runs only in the sandbox, and this service runs its jobs without it (--no-sandbox): submit an `assistant` profile the service knows or a `model` endpoint".into(),
+                "uploaded code runs only in the sandbox, and this service runs its jobs without it (--no-sandbox, or --executor slurm): submit an `assistant` profile the service knows or a `model` endpoint".into(),
             ));
         }
         if v.get("assistant").is_some() || v.get("model").is_some() {

@@ -25,7 +25,7 @@ use super::state::Hub;
 /// How many times a job is run before it is failed.
 pub const ATTEMPTS: i64 = 3;
 /// How often a running job's progress is read, and the queue looked at when idle.
-const POLL: Duration = Duration::from_millis(300);
+pub(super) const POLL: Duration = Duration::from_millis(300);
 
 /// A worker: jobs one after another until the service stops.
 pub async fn worker(hub: Arc<Hub>) {
@@ -51,9 +51,15 @@ pub async fn worker(hub: Arc<Hub>) {
         // The job in a task of its own: a panic is the job's error, not a lost worker.
         let ended = {
             let (h, j) = (Arc::clone(&hub), job.clone());
-            tokio::spawn(async move { run(&h, &j).await })
-                .await
-                .unwrap_or_else(|e| Err(anyhow::anyhow!("the job's worker failed: {e}")))
+            tokio::spawn(async move {
+                match h.run_job.clone() {
+                    // Another executor (`--executor slurm`, hub::slurm).
+                    Some(elsewhere) => elsewhere(h, j).await,
+                    None => run(&h, &j).await,
+                }
+            })
+            .await
+            .unwrap_or_else(|e| Err(anyhow::anyhow!("the job's worker failed: {e}")))
         };
         if hub.stopping.load(Ordering::SeqCst) {
             // The service is stopping: the job stays `running`, and resumes at the next
@@ -292,7 +298,7 @@ const JOB_MEMORY_MIB: u64 = 12 << 10;
 const JOB_PROCESSES: u64 = 4096;
 
 /// The job's figures from its `score.json`: its one assistant's entry, named.
-fn result(out: &Path) -> Result<Value> {
+pub(super) fn result(out: &Path) -> Result<Value> {
     let path = out.join("score.json");
     let text = std::fs::read_to_string(&path)
         .with_context(|| format!("cannot read {}", path.display()))?;
@@ -313,13 +319,13 @@ fn result(out: &Path) -> Result<Value> {
 /// ended: a run's progress is read every [`POLL`], and its records file only grows
 /// (a resume that cuts a partial last record makes it shorter: counted again).
 #[derive(Default)]
-struct Written {
+pub(super) struct Written {
     bytes: u64,
     lines: i64,
 }
 
 impl Written {
-    fn count(&mut self, out: &Path) -> i64 {
+    pub(super) fn count(&mut self, out: &Path) -> i64 {
         use std::io::{Read, Seek, SeekFrom};
         let Ok(mut f) = std::fs::File::open(out.join("records.jsonl")) else {
             return self.lines;
@@ -340,7 +346,7 @@ impl Written {
 }
 
 /// The run's last `typist…: error` line, else its last line, from its log.
-fn last_words(log: &Path) -> Option<String> {
+pub(super) fn last_words(log: &Path) -> Option<String> {
     let text = std::fs::read_to_string(log).ok()?;
     let lines: Vec<&str> = text
         .lines()

@@ -3,6 +3,7 @@
 //! service's database (SQLite, `hub.sqlite` in the data folder, or PostgreSQL given
 //! `--db URL`), workers that measure each
 //! submission with `typist run` as a process of its own (resumed after any interruption),
+//! or as a Slurm job array of shards merged when it ends (`--executor slurm`, `slurm`),
 //! and a board per benchmark ranking every submission done on it, with paired p-values
 //! between every two (docs/service.md).
 //!
@@ -24,11 +25,15 @@ pub mod db_sqlite;
 pub mod forward;
 pub mod jobs;
 pub mod layout;
+pub mod slurm;
 pub mod spec;
 pub mod sql;
 pub mod state;
+pub mod token;
 pub mod upload;
 pub mod web;
+
+pub use token::new_token;
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -56,6 +61,17 @@ pub struct ServeOptions {
     pub default_benchmark: Option<benchmarks::DefaultBenchmark>,
     /// Jobs run in the sandbox (the default); without it, uploads are refused.
     pub sandbox: bool,
+    /// How jobs are run.
+    pub executor: Executor,
+}
+
+/// How the service runs a job.
+#[derive(Debug, Clone)]
+pub enum Executor {
+    /// `typist run` as a child process of the service (`jobs`).
+    Local,
+    /// A Slurm job array, one task per shard, merged when it ends (`slurm`).
+    Slurm(slurm::SlurmOptions),
 }
 
 /// Waits for every task of `tasks`.
@@ -75,17 +91,6 @@ pub fn open_db(data: &Path, url: Option<&str>) -> Result<Db> {
     }
 }
 
-/// A new API token: 32 random bytes in hex, prefixed `typ_`.
-pub fn new_token() -> Result<String> {
-    let mut bytes = [0u8; 32];
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut bytes))
-        .context("cannot read /dev/urandom for a token")?;
-    Ok(format!(
-        "typ_{}",
-        bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()
-    ))
-}
 
 /// Runs the service until Ctrl-C (or SIGTERM): prints `typist serve: listening on
 /// http://ADDR` on stdout once it listens.
@@ -103,6 +108,9 @@ pub async fn serve(opts: ServeOptions) -> Result<()> {
             lock_path.display()
         );
     }
+    if let Executor::Slurm(o) = &opts.executor {
+        slurm::check(o)?;
+    }
     let typist = std::env::current_exe().context("cannot find typist's own program")?;
     let data = std::fs::canonicalize(&opts.data)?;
     let benchmarks = benchmarks::load(&data, &typist, opts.default_benchmark.as_ref())?;
@@ -114,7 +122,7 @@ pub async fn serve(opts: ServeOptions) -> Result<()> {
         crate::sandbox::bwrap()?;
     }
     let data_key = data.clone();
-    let hub = Arc::new(Hub::new(
+    let mut hub = Hub::new(
         data,
         db,
         benchmarks,
@@ -122,7 +130,18 @@ pub async fn serve(opts: ServeOptions) -> Result<()> {
         opts.jobs.max(1),
         opts.sandbox,
         web::load_key(&data_key)?,
-    ));
+    );
+    let executor = match &opts.executor {
+        Executor::Local => "local".to_string(),
+        Executor::Slurm(o) => {
+            hub.run_job = Some(slurm::executor(o.clone()));
+            // A Slurm task runs `typist run` itself, outside bubblewrap: uploaded code
+            // is refused.
+            hub.sandbox = false;
+            format!("slurm, {} shards", o.shards)
+        }
+    };
+    let hub = Arc::new(hub);
     let listener = tokio::net::TcpListener::bind(opts.listen)
         .await
         .with_context(|| format!("cannot listen on {}", opts.listen))?;
@@ -131,7 +150,7 @@ pub async fn serve(opts: ServeOptions) -> Result<()> {
         let mut out = std::io::stdout().lock();
         writeln!(
             out,
-            "typist serve: listening on http://{addr} (data {}, {} benchmark(s), {} worker(s))",
+            "typist serve: listening on http://{addr} (data {}, {} benchmark(s), {} worker(s), executor {executor})",
             hub.data.display(),
             hub.benchmarks.len(),
             opts.workers.max(1)

@@ -3,7 +3,9 @@
 //! since a job last ended.
 
 use std::collections::BTreeMap;
+use std::future::Future;
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -11,7 +13,15 @@ use anyhow::{Context, Result};
 
 use super::benchmarks::Benchmark;
 use super::board;
-use super::db::Db;
+use super::db::{Db, Submission};
+
+/// Runs a job elsewhere than as the local executor's child process (`--executor slurm`):
+/// its figures, as the local executor's run gives them, or why it did not end.
+pub type RunJob = Arc<
+    dyn Fn(Arc<Hub>, Submission) -> Pin<Box<dyn Future<Output = Result<serde_json::Value>> + Send>>
+        + Send
+        + Sync,
+>;
 
 /// The service's state, shared by the API and the workers.
 pub struct Hub {
@@ -26,6 +36,8 @@ pub struct Hub {
     pub sandbox: bool,
     /// The key that signs web sessions and form tokens (`secret.key`).
     pub key: Vec<u8>,
+    /// How a job is run when not as a local child process (`jobs::worker`'s default).
+    pub run_job: Option<RunJob>,
     /// Set once the service is stopping: workers take no job, and leave theirs running
     /// in the database (it resumes at the next start).
     pub stopping: AtomicBool,
@@ -55,6 +67,7 @@ impl Hub {
             jobs,
             sandbox,
             key,
+            run_job: None,
             stopping: AtomicBool::new(false),
             queued: tokio::sync::Notify::new(),
             boards: Mutex::new(BTreeMap::new()),

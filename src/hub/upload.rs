@@ -357,7 +357,7 @@ impl Checked {
         let root = data.join("uploads");
         std::fs::create_dir_all(&root)
             .with_context(|| format!("cannot make {}", root.display()))?;
-        let key = super::new_token()?
+        let key = super::token::new_token()?
             .trim_start_matches("typ_")
             .chars()
             .take(24)

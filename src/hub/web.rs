@@ -51,7 +51,7 @@ pub fn load_key(data: &Path) -> anyhow::Result<Vec<u8>> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
     }
-    let key = super::new_token()?.into_bytes();
+    let key = super::token::new_token()?.into_bytes();
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     let mut f = std::fs::OpenOptions::new()
@@ -267,7 +267,7 @@ struct LoginPage<'a> {
 
 /// The login form, with a fresh login cookie and the form token signed for it.
 fn login_form(hub: &Hub, error: Option<&str>, status: StatusCode) -> Page {
-    let nonce = super::new_token()?;
+    let nonce = super::token::new_token()?;
     let csrf = mac(&hub.key, &["login", &nonce]);
     let page = LoginPage {
         who: None,

@@ -16,25 +16,35 @@ use super::common::{DATASET, host_profile, ok, typist};
 use super::pg_server::PgServer;
 
 /// `typist serve` on 127.0.0.1:0, killed (SIGKILL) when dropped.
-struct Service {
+pub(super) struct Service {
     child: Child,
-    url: String,
+    pub(super) url: String,
 }
 
 impl Service {
     /// The service on `data`, its database PostgreSQL's at `db` when given.
     fn start(data: &Path, editors: &Path, db: Option<&str>) -> Service {
+        let db = db.map(str::to_string);
+        Service::start_with(data, editors, move |cmd| {
+            if let Some(url) = db {
+                cmd.args(["--db", &url]);
+            }
+        })
+    }
+
+    /// The same, its command line (or environment) changed by `more`.
+    pub(super) fn start_with(
+        data: &Path,
+        editors: &Path,
+        more: impl FnOnce(&mut std::process::Command),
+    ) -> Service {
         let mut cmd = typist();
-        if let Some(url) = db {
-            cmd.args(["serve", "--db", url]);
-        } else {
-            cmd.arg("serve");
-        }
-        let mut child = cmd
-            .env("TYPIST_EDITORS", editors)
-            .arg("--data")
+        cmd.env("TYPIST_EDITORS", editors)
+            .args(["serve", "--data"])
             .arg(data)
-            .args(["--listen", "127.0.0.1:0", "--jobs", "1"])
+            .args(["--listen", "127.0.0.1:0", "--jobs", "1"]);
+        more(&mut cmd);
+        let mut child = cmd
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -52,7 +62,7 @@ impl Service {
     }
 
     /// `method path` with `token`: the status and the answer's JSON (or text).
-    fn call(
+    pub(super) fn call(
         &self,
         method: &str,
         path: &str,
@@ -88,7 +98,7 @@ impl Service {
     }
 
     /// Waits until submission `id` satisfies `done` (a minute at most).
-    fn wait(&self, id: i64, token: &str, done: impl Fn(&Value) -> bool) -> Value {
+    pub(super) fn wait(&self, id: i64, token: &str, done: impl Fn(&Value) -> bool) -> Value {
         let deadline = Instant::now() + Duration::from_secs(120);
         loop {
             let (st, s) = self.call("GET", &format!("/api/submissions/{id}"), Some(token), None);
@@ -111,7 +121,7 @@ impl Drop for Service {
 
 /// A token made by `typist serve token add`, in PostgreSQL's database at `db` when given
 /// (through `TYPIST_DB`, as an operator's environment gives it).
-fn token(data: &Path, name: &str, db: Option<&str>) -> String {
+pub(super) fn token(data: &Path, name: &str, db: Option<&str>) -> String {
     let mut cmd = typist();
     if let Some(url) = db {
         cmd.env("TYPIST_DB", url);
@@ -126,7 +136,7 @@ fn token(data: &Path, name: &str, db: Option<&str>) -> String {
 }
 
 /// A data folder with one benchmark, `small`: the test dataset sampled at 5%.
-fn data_with_benchmark(dir: &Path) -> PathBuf {
+pub(super) fn data_with_benchmark(dir: &Path) -> PathBuf {
     let data = dir.join("data");
     std::fs::create_dir_all(&data).unwrap();
     std::fs::write(
@@ -141,7 +151,7 @@ fn data_with_benchmark(dir: &Path) -> PathBuf {
 }
 
 /// Records without their latencies (which differ from run to run), in their order.
-fn comparable(text: &str) -> Vec<Value> {
+pub(super) fn comparable(text: &str) -> Vec<Value> {
     text.lines()
         .map(|l| {
             let mut r: Value = serde_json::from_str(l).unwrap();
@@ -152,7 +162,7 @@ fn comparable(text: &str) -> Vec<Value> {
 }
 
 /// The same plan and assistant through `typist run` on the command line.
-fn direct_run(dir: &Path, plan: &Path, editors: &Path, assistant: &str) -> Vec<Value> {
+pub(super) fn direct_run(dir: &Path, plan: &Path, editors: &Path, assistant: &str) -> Vec<Value> {
     let out = dir.join(format!("direct-{assistant}"));
     ok(&typist()
         .env("TYPIST_EDITORS", editors)

@@ -38,5 +38,6 @@ mod score;
 mod secrets;
 mod signin_neovim;
 mod signin_vscode;
+mod slurm;
 mod tests_after;
 mod vscode;

@@ -160,6 +160,12 @@ fn shards_run_apart_and_merged_equal_one_run() {
             .unwrap();
     assert_eq!(manifest["status"], "complete");
     assert_eq!(manifest["merged_from"].as_array().unwrap().len(), 2);
+    // Scored and reported as the one run is (no latencies here: the same score).
+    let score = |dir: &std::path::Path| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(dir.join("score.json")).unwrap()).unwrap()
+    };
+    assert_eq!(score(&merged), score(&one));
+    assert!(merged.join("report.html").is_file());
 }
 
 #[test]

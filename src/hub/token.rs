@@ -1,0 +1,15 @@
+//! Random tokens: API tokens, upload keys, the web sessions' key.
+
+use anyhow::{Context, Result};
+
+/// A new API token: 32 random bytes in hex, prefixed `typ_`.
+pub fn new_token() -> Result<String> {
+    let mut bytes = [0u8; 32];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut bytes))
+        .context("cannot read /dev/urandom for a token")?;
+    Ok(format!(
+        "typ_{}",
+        bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()
+    ))
+}
