@@ -268,7 +268,9 @@ install_code_server() {
   stamp_set code-server "$code_server_pkg $node_sha"
 }
 # The project's own VS Code extensions: fixtures/vscode/typist-inline (inline
-# completions from any LSP server through vscode-languageclient), typist-cheat (the
+# completions from any LSP server through vscode-languageclient), typist-ngram (an
+# assistant extension that starts its own server, typist's n-gram host, as lsp-ai's
+# does: the upload of tests/suite/serve_web.rs), typist-cheat (the
 # adversary that reads the workspace folder), typist-signin (an extension that asks
 # to be signed in), typist-auto (answers automatic triggers only, opens a page and a
 # dialog on its first start), typist-secret and typist-github (signed in with a token in
@@ -278,7 +280,7 @@ install_code_server() {
 # packed as a .vsix (the folder and its npm dependencies, zipped) at
 # $prefix/vscode/NAME.vsix. The stamp holds the sha256 of their files, so an edited
 # extension is repacked.
-vscode_fixtures=(fixtures/vscode/typist-inline fixtures/vscode/typist-cheat fixtures/vscode/typist-signin fixtures/vscode/typist-auto fixtures/vscode/typist-secret fixtures/vscode/typist-github fixtures/vscode/typist-github-auth src/editor/vscode/typist-recorder)
+vscode_fixtures=(fixtures/vscode/typist-inline fixtures/vscode/typist-ngram fixtures/vscode/typist-cheat fixtures/vscode/typist-signin fixtures/vscode/typist-auto fixtures/vscode/typist-secret fixtures/vscode/typist-github fixtures/vscode/typist-github-auth src/editor/vscode/typist-recorder)
 install_vscode_fixture() {
   local sum name dir
   sum=$(cd "$here" && find "${vscode_fixtures[@]}" -type f -not -path '*/node_modules/*' | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-64)

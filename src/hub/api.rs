@@ -246,7 +246,13 @@ pub fn accept(
         )));
     }
     // Uploads come as files, never as a JSON body's fields.
-    Spec::from_request(&v).map_err(|e| unprocessable(format!("{e:#}")))?;
+    if !files.any() {
+        Spec::from_request(&v).map_err(|e| unprocessable(format!("{e:#}")))?;
+    } else if let Some(k) = super::spec::UPLOADS.iter().find(|k| v.get(**k).is_some()) {
+        return Err(unprocessable(format!(
+            "`{k}`: a field of that name is not taken: uploads are the form's files"
+        )));
+    }
     if files.any() {
         if !hub.sandbox {
             return Err(unprocessable(

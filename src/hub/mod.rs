@@ -91,7 +91,6 @@ pub fn open_db(data: &Path, url: Option<&str>) -> Result<Db> {
     }
 }
 
-
 /// Runs the service until Ctrl-C (or SIGTERM): prints `typist serve: listening on
 /// http://ADDR` on stdout once it listens.
 pub async fn serve(opts: ServeOptions) -> Result<()> {

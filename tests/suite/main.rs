@@ -36,6 +36,7 @@ mod sample;
 mod sandbox;
 mod score;
 mod secrets;
+mod serve_web;
 mod signin_neovim;
 mod signin_vscode;
 mod slurm;

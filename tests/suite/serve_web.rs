@@ -1,0 +1,140 @@
+//! The benchmark service's web pages and uploads end to end, as a person uses them: a
+//! headless Chromium of the test's own (`tests/common/person_at_serve.py`) logs in with
+//! a token, uploads the fixture extension (`fixtures/vscode/typist-ngram`: it starts
+//! typist's n-gram host itself, as lsp-ai's extension starts `lsp-ai`), watches the job
+//! run in VS Code inside the sandbox, opens its report, finds it on the board beside a
+//! second submission (typist-previous-line through typist's client, sent with `typist
+//! submit`) and compares the two. Screenshots of every page are kept when
+//! `TYPIST_SAVE_SCREENSHOTS=DIR` asks (docs/service.md's come from here). And the pages'
+//! forms refuse what a forged request sends.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+use super::common::{DATASET, TYPIST, ok, typist};
+use super::hub::{Service, data_with_benchmark, token};
+
+/// The packed fixture extension (scripts/install-servers.sh packs it).
+fn ngram_vsix() -> std::path::PathBuf {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join(".servers/vscode/typist-ngram.vsix");
+    assert!(
+        p.is_file(),
+        "{} is missing: run scripts/install-servers.sh",
+        p.display()
+    );
+    p
+}
+
+#[test]
+fn a_person_uploads_an_extension_watches_its_job_and_compares_it_on_the_board() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = data_with_benchmark(tmp.path());
+    // VS Code types each case: a smaller sample than the service's other tests.
+    std::fs::write(
+        data.join("benchmarks.toml"),
+        format!("[[benchmark]]\nname = \"small\"\ndataset = {DATASET:?}\nrate = 0.02\nseed = 1\n"),
+    )
+    .unwrap();
+    let editors = tmp.path().join("editors");
+    std::fs::create_dir_all(&editors).unwrap();
+    let t = token(&data, "team-a", None);
+    // The extension finds `typist` on PATH, as lsp-ai's finds `lsp-ai`: the service's
+    // PATH, which its jobs' sandboxes keep.
+    let bin = Path::new(TYPIST).parent().unwrap().to_path_buf();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let svc = Service::start_with(&data, &editors, |c| {
+        c.env("PATH", &path);
+    });
+    // The second submission: typist-previous-line through typist's client.
+    let o = typist()
+        .args(["submit", "--server", &svc.url, "--token", &t])
+        .args([
+            "--benchmark",
+            "small",
+            "--assistant",
+            "typist-previous-line",
+        ])
+        .output()
+        .unwrap();
+    ok(&o);
+    let shots = tmp.path().join("shots");
+    let person = Command::new("python3")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/common/person_at_serve.py"
+        ))
+        .arg(&svc.url)
+        .arg(&t)
+        .arg(ngram_vsix())
+        .arg(&shots)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&person.stdout);
+    assert!(
+        person.status.success(),
+        "the person at the pages: {}\n{said}\njob log: {}",
+        String::from_utf8_lossy(&person.stderr),
+        std::fs::read_to_string(data.join("jobs/2/run.log")).unwrap_or_default()
+    );
+    let seen: Value = serde_json::from_str(said.trim()).unwrap();
+    assert_eq!(seen["states"].as_array().unwrap().last().unwrap(), "done");
+    let id = seen["submission"].as_i64().unwrap();
+    // Its job ran the uploaded extension in VS Code, in the sandbox, and the n-gram
+    // host behind it answered: suggestions in its records.
+    let (st, s) = svc.call("GET", &format!("/api/submissions/{id}"), Some(&t), None);
+    assert_eq!(st, 200, "{s}");
+    assert_eq!(s["spec"]["editor"], "vscode", "{s}");
+    assert_eq!(s["spec"]["extension"]["id"], "typist.typist-ngram", "{s}");
+    let records =
+        std::fs::read_to_string(data.join(format!("jobs/{id}/out/records.jsonl"))).unwrap();
+    let recs: Vec<Value> = records
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(!recs.is_empty());
+    let answered = recs
+        .iter()
+        .filter(|r| r["predicted"].as_str().is_some_and(|p| !p.is_empty()))
+        .count();
+    assert!(
+        answered > 0,
+        "no suggestion shown in {} records",
+        recs.len()
+    );
+    let manifest =
+        std::fs::read_to_string(data.join(format!("jobs/{id}/out/manifest.json"))).unwrap();
+    assert!(manifest.contains("typist-ngram"), "{manifest}");
+    // The report opened; the board has both, the comparison its paired p-value.
+    assert_eq!(seen["report_h1"], "typist report");
+    let board = seen["board"].as_array().unwrap();
+    assert_eq!(board.len(), 2, "{seen}");
+    let names: Vec<&str> = board.iter().map(|r| r[1].as_str().unwrap()).collect();
+    assert!(names.contains(&"typist-ngram extension"), "{names:?}");
+    assert!(names.contains(&"typist-previous-line"), "{names:?}");
+    let verdict = seen["verdict"].as_str().unwrap();
+    assert!(verdict.contains("paired p-value"), "{verdict}");
+    assert!(
+        !verdict.contains("p-value –"),
+        "no p-value in the comparison: {verdict}"
+    );
+    for page in ["login", "submit", "done", "report", "board", "compare"] {
+        let f = shots.join(format!("{page}.png"));
+        assert!(
+            std::fs::metadata(&f).is_ok_and(|m| m.len() > 5000),
+            "{}",
+            f.display()
+        );
+    }
+    if let Some(dest) = std::env::var_os("TYPIST_SAVE_SCREENSHOTS") {
+        for e in std::fs::read_dir(&shots).unwrap().flatten() {
+            let to = Path::new(&dest).join(format!("service-{}", e.file_name().to_string_lossy()));
+            std::fs::copy(e.path(), to).unwrap();
+        }
+    }
+}
