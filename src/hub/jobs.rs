@@ -199,7 +199,8 @@ async fn run(hub: &Hub, s: &Submission) -> Result<Value> {
     hub.db.progress(s.id, done, total.max(done))?;
     // 3: complete, and an assistant answered nothing (its errors are in the records).
     if !matches!(status.code(), Some(0) | Some(3)) {
-        let said = last_words(&dir.join("run.log"));
+        // A full disk may have taken the run's log with it: said in words here.
+        let said = full_disk(&dir).or_else(|| last_words(&dir.join("run.log")));
         let how = match status.code() {
             Some(c) => format!("the run exited with {c}"),
             None => "the run was killed".to_string(),
@@ -343,6 +344,20 @@ impl Written {
         }
         self.lines
     }
+}
+
+/// Why the job's folder takes no more writes (its disk full), when it does not: a probe
+/// of 64 KiB written and removed.
+fn full_disk(dir: &Path) -> Option<String> {
+    let probe = dir.join(".space-probe");
+    let r = std::fs::write(&probe, vec![0u8; 64 << 10]);
+    let _ = std::fs::remove_file(&probe);
+    r.err().map(|e| {
+        format!(
+            "the job's folder {} takes no more writes: {e}",
+            dir.display()
+        )
+    })
 }
 
 /// The run's last `typist…: error` line, else its last line, from its log.

@@ -638,3 +638,62 @@ fn on_postgres_each_job_is_taken_by_one_service_only() {
     taken.sort();
     assert_eq!(taken, ids);
 }
+
+/// A small filesystem of its own mounted on a folder (root: tmpfs), unmounted when
+/// dropped.
+struct SmallDisk(PathBuf);
+
+impl SmallDisk {
+    fn mount(at: &Path, size: &str) -> SmallDisk {
+        std::fs::create_dir_all(at).unwrap();
+        let o = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(at)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "cannot mount a small tmpfs on {} (the test needs root): {}",
+            at.display(),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        SmallDisk(at.to_path_buf())
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(&self.0)
+            .status();
+    }
+}
+
+/// A job's folder on a disk that fills up mid-run: the job fails with the disk's error
+/// in words (after its attempts), and the service goes on to measure the next one.
+#[test]
+fn a_full_disk_fails_the_job_and_the_service_goes_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = data_with_benchmark(tmp.path());
+    let editors = tmp.path().join("editors");
+    std::fs::create_dir_all(&editors).unwrap();
+    let t = token(&data, "team-a", None);
+    let svc = Service::start(&data, &editors, None);
+    // Job 1's folder: 24 KiB, less than its records.
+    let _disk = SmallDisk::mount(&data.join("jobs/1"), "24k");
+    let body = json!({"benchmark": "small", "name": "full", "assistant": "typist-previous-line"});
+    let (st, s) = svc.call("POST", "/api/submissions", Some(&t), Some(body));
+    assert_eq!((st, s["id"].as_i64()), (201, Some(1)), "{s}");
+    let s = svc.wait(1, &t, |s| s["state"] == "done" || s["state"] == "failed");
+    assert_eq!(s["state"], "failed", "{s}");
+    let why = s["error"].as_str().unwrap();
+    assert!(why.contains("No space left on device"), "{why}");
+    // The service goes on.
+    let body = json!({"benchmark": "small", "name": "next", "assistant": "typist-previous-line"});
+    let (st, s) = svc.call("POST", "/api/submissions", Some(&t), Some(body));
+    assert_eq!(st, 201, "{s}");
+    let id = s["id"].as_i64().unwrap();
+    let s = svc.wait(id, &t, |s| s["state"] == "done" || s["state"] == "failed");
+    assert_eq!(s["state"], "done", "{s}");
+}

@@ -138,3 +138,127 @@ fn a_person_uploads_an_extension_watches_its_job_and_compares_it_on_the_board() 
         }
     }
 }
+
+/// A hostile Neovim plugin (`fixtures/neovim/hostile`), uploaded as a team would upload
+/// theirs, tries to read the service's database and key, another team's job and upload,
+/// and the host's home, and to write into the data folder; its ghost text says what it
+/// found. Outside the sandbox each of those is there; inside, none is.
+#[test]
+fn a_hostile_plugin_finds_nothing_of_the_service_other_teams_or_the_host() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = data_with_benchmark(tmp.path());
+    std::fs::write(
+        data.join("benchmarks.toml"),
+        format!("[[benchmark]]\nname = \"small\"\ndataset = {DATASET:?}\nrate = 0.02\nseed = 1\n"),
+    )
+    .unwrap();
+    let editors = tmp.path().join("editors");
+    std::fs::create_dir_all(&editors).unwrap();
+    let (a, b) = (token(&data, "team-a", None), token(&data, "team-b", None));
+    let svc = Service::start_with(&data, &editors, |c| {
+        c.env("HOME", "/root");
+    });
+    let submit = |tok: &str, args: &[&str]| {
+        let o = typist()
+            .args([
+                "submit",
+                "--server",
+                &svc.url,
+                "--token",
+                tok,
+                "--benchmark",
+                "small",
+                "--json",
+            ])
+            .args(args)
+            .output()
+            .unwrap();
+        ok(&o);
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["submission"]["id"].as_i64().unwrap()
+    };
+    // Another team's job and upload first: the ghost plugin, a folder of its own.
+    let other = tmp.path().join("other-plugin");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/neovim/ghost.lua"),
+        other.join("init.lua"),
+    )
+    .unwrap();
+    let first = submit(
+        &b,
+        &[
+            "--neovim-plugin",
+            other.to_str().unwrap(),
+            "--neovim-namespace",
+            "typist.fixture.ghost",
+        ],
+    );
+    let hostile = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/neovim/hostile");
+    let id = submit(
+        &a,
+        &[
+            "--neovim-plugin",
+            hostile.to_str().unwrap(),
+            "--neovim-namespace",
+            "typist.fixture.hostile",
+        ],
+    );
+    // Outside: all there.
+    for f in ["hub.sqlite", "secret.key"] {
+        assert!(data.join(f).is_file(), "{f}");
+    }
+    assert!(
+        data.join(format!("jobs/{first}/out/records.jsonl"))
+            .is_file()
+    );
+    let uploads: Vec<String> = std::fs::read_dir(data.join("uploads"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(uploads.len(), 2, "{uploads:?}");
+    assert!(std::fs::read_dir("/root").unwrap().next().is_some());
+    // Inside: what the plugin found, from its ghost text in the records.
+    let records =
+        std::fs::read_to_string(data.join(format!("jobs/{id}/out/records.jsonl"))).unwrap();
+    let probe: Value = records
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find_map(|r| {
+            r["predicted"]
+                .as_str()
+                .and_then(|p| p.strip_prefix("PROBE "))
+                .and_then(|p| serde_json::from_str(p).ok())
+        })
+        .unwrap_or_else(|| panic!("the plugin said nothing: {records}"));
+    assert_eq!(
+        probe["data"].as_str().unwrap(),
+        data.to_str().unwrap(),
+        "{probe}"
+    );
+    for k in ["database", "key"] {
+        assert!(
+            probe[k].as_str().unwrap().starts_with("error:"),
+            "{k}: {probe}"
+        );
+    }
+    // Its own job and upload, and nothing else.
+    assert_eq!(
+        probe["jobs"],
+        serde_json::json!([id.to_string()]),
+        "{probe}"
+    );
+    let own: Vec<&String> = uploads
+        .iter()
+        .filter(|k| probe["uploads"][0].as_str() == Some(k.as_str()))
+        .collect();
+    assert_eq!(
+        (probe["uploads"].as_array().unwrap().len(), own.len()),
+        (1, 1),
+        "{probe}"
+    );
+    assert_eq!(probe["home"], serde_json::json!([]), "{probe}");
+    // What it wrote into the data folder went nowhere.
+    assert!(!data.join("planted.txt").exists());
+}
