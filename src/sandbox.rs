@@ -221,7 +221,13 @@ impl Group {
             return Ok(None);
         }
         group.dirs.push(pids.clone());
-        if std::fs::write(pids.join("pids.max"), max.to_string()).is_err() {
+        if let Err(e) = std::fs::write(pids.join("pids.max"), max.to_string()) {
+            if memory_mib.is_some() {
+                bail!(
+                    "cannot limit the sandbox's processes ({}): {e}",
+                    pids.display()
+                );
+            }
             return Ok(None);
         }
         if let Some(mib) = memory_mib {
@@ -287,19 +293,28 @@ fn command(job: &Job, bwrap: &Path) -> Result<(Command, Option<Group>)> {
         }
         None => Command::new(bwrap),
     };
-    cmd.args(["--unshare-all", "--die-with-parent", "--new-session"])
-        .args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"])
-        .args(["--tmpfs", "/tmp", "--dir", "/tmp/home"])
-        // The host's sockets (the session bus, a container engine's) live under /run
-        // (/var/run is a link to it): a read-only mount does not stop a connect(), so
-        // the sandbox gets an empty /run of its own.
-        .args(["--tmpfs", "/run"]);
+    // Every capability dropped: bwrap started by root would otherwise keep them all,
+    // and with them the sandbox could unmount what hides paths from it or remount `/`
+    // writable.
+    cmd.args([
+        "--unshare-all",
+        "--die-with-parent",
+        "--new-session",
+        "--cap-drop",
+        "ALL",
+    ])
+    .args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"])
+    .args(["--tmpfs", "/tmp", "--dir", "/tmp/home"])
+    // The host's sockets (the session bus, a container engine's) live under /run
+    // (/var/run is a link to it): a read-only mount does not stop a connect(), so
+    // the sandbox gets an empty /run of its own.
+    .args(["--tmpfs", "/run"]);
     // The user's HOME hidden; then what the job needs, read-only, wherever it is (also
     // under HOME or /tmp, which the sandbox replaces).
+    // (The working copy, bound afterwards, shows through even when it lies in HOME.)
     if let Some(home) = std::env::var_os("HOME").map(PathBuf::from)
         && home.is_absolute()
         && home != Path::new("/")
-        && !work.starts_with(&home)
     {
         cmd.arg("--tmpfs").arg(&home);
     }
@@ -313,16 +328,27 @@ fn command(job: &Job, bwrap: &Path) -> Result<(Command, Option<Group>)> {
         .iter()
         .map(std::path::absolute)
         .collect::<std::io::Result<Vec<_>>>()?;
-    for p in needs.iter().filter(|p| p.exists()) {
+    // A need that is a hidden path would show it again: refused. (One that holds a
+    // hidden path is bound first, and the path hidden over it; one inside a hidden path
+    // is bound again over the empty folder.)
+    if let Some((p, h)) = needs
+        .iter()
+        .find_map(|p| hide.iter().find(|h| *h == p).map(|h| (p, h)))
+    {
+        bail!(
+            "the sandbox would show {} (hidden) through {}: give them apart",
+            h.display(),
+            p.display()
+        );
+    }
+    let inside_hidden = |p: &PathBuf| hide.iter().any(|h| p.starts_with(h) && p != h);
+    for p in needs.iter().filter(|p| p.exists() && !inside_hidden(p)) {
         cmd.arg("--ro-bind").arg(p).arg(p);
     }
     for h in &hide {
         cmd.arg("--tmpfs").arg(h);
     }
-    for p in needs
-        .iter()
-        .filter(|p| p.exists() && hide.iter().any(|h| p.starts_with(h)))
-    {
+    for p in needs.iter().filter(|p| p.exists() && inside_hidden(p)) {
         cmd.arg("--ro-bind").arg(p).arg(p);
     }
     cmd.arg("--bind").arg(&work).arg(&work);

@@ -267,6 +267,21 @@ pub fn accept(
         let editor = v["editor"].as_str().unwrap_or("typist").to_string();
         let checked =
             super::upload::check(files, &editor).map_err(|e| unprocessable(format!("{e:#}")))?;
+        // The whole submission checked before the upload is kept.
+        let mut whole = v.clone();
+        if let (Some(o), Some(f)) = (whole.as_object_mut(), checked.spec.as_object()) {
+            for (k, x) in f {
+                let mut x = x.clone();
+                x["upload"] = Value::from("0");
+                o.insert(k.clone(), x);
+            }
+        }
+        let spec = Spec::from_json(&whole).map_err(|e| unprocessable(format!("{e:#}")))?;
+        if let super::spec::What::Assistant(_) | super::spec::What::Model { .. } = spec.what {
+            return Err(unprocessable(
+                "uploads and a profile or model at once".into(),
+            ));
+        }
         let fields = checked.store(&hub.data)?;
         if let (Some(o), Some(f)) = (v.as_object_mut(), fields.as_object()) {
             o.extend(f.iter().map(|(k, x)| (k.clone(), x.clone())));
@@ -282,7 +297,16 @@ pub fn accept(
         o.remove("benchmark");
         o.remove("name");
     }
-    let id = hub.db.submit(who, &name, &bench, &kept)?;
+    let id = hub.db.submit(who, &name, &bench, &kept).inspect_err(|_| {
+        // Not queued: its upload is not kept either.
+        for (_, f) in kept.as_object().into_iter().flatten() {
+            if let Some(key) = f.get("upload").and_then(Value::as_str)
+                && let Ok(dir) = super::upload::folder(&hub.data, key)
+            {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+        }
+    })?;
     hub.queued.notify_one();
     Ok(hub
         .db
@@ -309,7 +333,11 @@ async fn one(State(hub): State<Arc<Hub>>, headers: HeaderMap, Path(id): Path<Str
 /// A file of a done submission's run.
 fn run_file(hub: &Hub, s: &Submission, name: &str, kind: &'static str) -> Answer {
     let path = out_dir(&hub.data, s.id).join(name);
-    match std::fs::read(&path) {
+    let read = super::layout::open_regular(&path).and_then(|mut f| {
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut f, &mut bytes).map(|_| bytes)
+    });
+    match read {
         Ok(bytes) if s.state == super::db::DONE => Ok((
             [(header::CONTENT_TYPE, HeaderValue::from_static(kind))],
             bytes,

@@ -9,6 +9,7 @@
 //! with the service (Linux's parent-death signal); a job the service left `running` is
 //! queued again at the next start, and resumes.
 
+use std::io::Read;
 use std::path::Path;
 use std::process::Stdio;
 use std::sync::Arc;
@@ -96,7 +97,7 @@ async fn run(hub: &Hub, s: &Submission) -> Result<Value> {
         .with_context(|| format!("benchmark {:?} is no longer defined", s.benchmark))?;
     let dir = job_dir(&hub.data, s.id);
     let out = out_dir(&hub.data, s.id);
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot make {}", dir.display()))?;
+    super::layout::fresh_dir(&dir).with_context(|| format!("cannot make {}", dir.display()))?;
     let spec = super::spec::Spec::from_json(&s.spec)?;
     let passes = i64::from(spec.passes);
     let total = bench.cases as i64 * passes;
@@ -126,18 +127,22 @@ async fn run(hub: &Hub, s: &Submission) -> Result<Value> {
         args.extend(["--editor".to_string(), spec.editor.as_str().to_string()]);
         args.extend(["--passes".to_string(), spec.passes.to_string()]);
     }
-    let log = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(dir.join("run.log"))
-        .with_context(|| format!("cannot write {}", dir.join("run.log").display()))?;
+    let log = {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(dir.join("run.log"))
+    }
+    .with_context(|| format!("cannot write {}", dir.join("run.log").display()))?;
     let mut _forwarding = None;
     let mut sandboxed = None;
     let mut cmd = if hub.sandbox {
         let mut program = hub.typist.display().to_string();
         if let Some((_, target)) = &forward {
             let net = dir.join("net");
-            std::fs::create_dir_all(&net)?;
+            super::layout::fresh_dir(&net)?;
             let socket = net.join("model.sock");
             _forwarding = Some(AbortOnDrop(
                 super::forward::outside(socket.clone(), target.clone()).await?,
@@ -234,12 +239,8 @@ fn sandbox_job(
     assistant: &super::spec::Prepared,
     (program, args): (String, Vec<String>),
 ) -> Result<crate::sandbox::Job> {
-    let mut needs: Vec<std::path::PathBuf> = bench
-        .plan
-        .parent()
-        .into_iter()
-        .map(Path::to_path_buf)
-        .collect();
+    // The plan file itself, not its folder (which may be the data folder).
+    let mut needs = vec![bench.plan.clone()];
     if let Some(d) = super::benchmarks::plan_dataset(&bench.plan) {
         needs.push(d);
     }
@@ -301,7 +302,9 @@ const JOB_PROCESSES: u64 = 4096;
 /// The job's figures from its `score.json`: its one assistant's entry, named.
 pub(super) fn result(out: &Path) -> Result<Value> {
     let path = out.join("score.json");
-    let text = std::fs::read_to_string(&path)
+    let mut text = String::new();
+    super::layout::open_regular(&path)
+        .and_then(|f| f.take(64 << 20).read_to_string(&mut text))
         .with_context(|| format!("cannot read {}", path.display()))?;
     let score: Value =
         serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
@@ -328,7 +331,7 @@ pub(super) struct Written {
 impl Written {
     pub(super) fn count(&mut self, out: &Path) -> i64 {
         use std::io::{Read, Seek, SeekFrom};
-        let Ok(mut f) = std::fs::File::open(out.join("records.jsonl")) else {
+        let Ok(mut f) = super::layout::open_regular(&out.join("records.jsonl")) else {
             return self.lines;
         };
         if f.metadata().map_or(0, |m| m.len()) < self.bytes {
@@ -349,9 +352,16 @@ impl Written {
 /// Why the job's folder takes no more writes (its disk full), when it does not: a probe
 /// of 64 KiB written and removed.
 fn full_disk(dir: &Path) -> Option<String> {
-    let probe = dir.join(".space-probe");
-    let r = std::fs::write(&probe, vec![0u8; 64 << 10]);
-    let _ = std::fs::remove_file(&probe);
+    let probe = dir.join(format!(".space-probe-{}", std::process::id()));
+    // A new file (O_EXCL): a link the job left there is not followed.
+    let r = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, &[0u8; 64 << 10]));
+    if std::fs::symlink_metadata(&probe).is_ok_and(|m| m.is_file()) {
+        let _ = std::fs::remove_file(&probe);
+    }
     r.err().map(|e| {
         format!(
             "the job's folder {} takes no more writes: {e}",
@@ -362,7 +372,17 @@ fn full_disk(dir: &Path) -> Option<String> {
 
 /// The run's last `typist…: error` line, else its last line, from its log.
 pub(super) fn last_words(log: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(log).ok()?;
+    // Its last 64 KiB, read only from a file of its own.
+    let mut f = super::layout::open_regular(log).ok()?;
+    let len = f.metadata().ok()?.len();
+    std::io::Seek::seek(
+        &mut f,
+        std::io::SeekFrom::Start(len.saturating_sub(64 << 10)),
+    )
+    .ok()?;
+    let mut bytes = Vec::new();
+    f.read_to_end(&mut bytes).ok()?;
+    let text = String::from_utf8_lossy(&bytes);
     let lines: Vec<&str> = text
         .lines()
         .map(str::trim)

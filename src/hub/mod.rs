@@ -119,6 +119,11 @@ pub async fn serve(opts: ServeOptions) -> Result<()> {
     }
     if opts.sandbox {
         crate::sandbox::bwrap()?;
+        if matches!(opts.executor, Executor::Local) && crate::os::effective_uid() != 0 {
+            anyhow::bail!(
+                "typist serve limits each job's sandbox by a cgroup of its own, which needs root: run it as root, or with --no-sandbox (its jobs then run as plain processes, and uploads are refused)"
+            );
+        }
     }
     let data_key = data.clone();
     let mut hub = Hub::new(

@@ -270,9 +270,10 @@ impl Spec {
     /// sandbox's own address that the service forwards to it.
     pub fn prepare(&self, dir: &Path, data: &Path, inside: Option<&str>) -> Result<Prepared> {
         let editors = dir.join("editors");
+        // The job's folder is its sandbox's: links there are replaced, never followed.
         let write = |name: &str, text: String| -> Result<Prepared> {
-            std::fs::create_dir_all(&editors)?;
-            std::fs::write(editors.join(format!("{name}.toml")), text)?;
+            super::layout::fresh_dir(&editors)?;
+            super::layout::write_fresh(&editors.join(format!("{name}.toml")), text.as_bytes())?;
             Ok(Prepared {
                 name: name.to_string(),
                 editors: Some(editors.clone()),
@@ -348,18 +349,19 @@ impl Spec {
             } => {
                 let up = super::upload::folder(data, upload)?;
                 let plugin = up.join("plugin");
-                std::fs::create_dir_all(&editors)?;
+                super::layout::fresh_dir(&editors)?;
                 // The plugin's folder on the runtime path (its lua/ modules found by
                 // require), then its file.
                 let lua = editors.join("plugin.lua");
                 let long = |p: &Path| format!("[==[{}]==]", p.display());
-                std::fs::write(
+                super::layout::write_fresh(
                     &lua,
                     format!(
                         "vim.opt.runtimepath:prepend({})\ndofile({})\n",
                         long(&plugin),
                         long(&plugin.join(config))
-                    ),
+                    )
+                    .as_bytes(),
                 )?;
                 let ns: Vec<&str> = namespaces.iter().map(String::as_str).collect();
                 let mut p = write(

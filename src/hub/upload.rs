@@ -222,6 +222,7 @@ fn check_profile(text: &str, archive: &[PathBuf]) -> Result<Profile> {
         )
     })?;
     if p.name.is_empty()
+        || p.name.starts_with('.')
         || p.name.len() > 64
         || !p
             .name
@@ -316,6 +317,12 @@ pub fn check(files: Files, editor: &str) -> Result<Checked> {
         let paths = walk_zip(&zip, what, None)?;
         let rel = entry_path(&config)
             .with_context(|| format!("`neovim_config` {config:?}: a path inside the plugin"))?;
+        if !config
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-/".contains(c))
+        {
+            bail!("`neovim_config` {config:?}: letters, digits, ., _, - and / only");
+        }
         if !config.ends_with(".lua") || !paths.contains(&rel) {
             bail!(
                 "`neovim_config` {config:?}: no such .lua file in the plugin (it holds {} files)",

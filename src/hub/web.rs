@@ -42,7 +42,11 @@ type HmacSha256 = hmac::Hmac<sha2::Sha256>;
 pub fn load_key(data: &Path) -> anyhow::Result<Vec<u8>> {
     use anyhow::Context;
     let path = data.join("secret.key");
-    match std::fs::read(&path) {
+    let read = super::layout::open_regular(&path).and_then(|mut f| {
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut f, &mut bytes).map(|_| bytes)
+    });
+    match read {
         Ok(k) if k.len() >= 32 => return Ok(k),
         Ok(_) => anyhow::bail!(
             "{} is shorter than 32 bytes: remove it (every session ends) and start again",
@@ -561,19 +565,28 @@ async fn submission_state(
 /// A done submission's file, as the API gives it.
 fn run_file(hub: &Hub, s: &Submission, name: &str, kind: &'static str) -> Page {
     let path = out_dir(&hub.data, s.id).join(name);
-    match std::fs::read(&path) {
+    let read = super::layout::open_regular(&path).and_then(|mut f| {
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut f, &mut bytes).map(|_| bytes)
+    });
+    match read {
         Ok(bytes) if s.state == DONE => {
             let mut r = (
                 [(header::CONTENT_TYPE, HeaderValue::from_static(kind))],
                 bytes,
             )
                 .into_response();
-            // The report is typist's own page, its text from the submission's records
-            // (escaped); it runs its own inline scripts, and nothing from elsewhere.
+            // The report is written in the job's sandbox, by code that may be hostile:
+            // it runs sandboxed (an origin of its own, no access to the service's
+            // pages or cookies), its inline scripts only, nothing from elsewhere.
+            r.headers_mut().insert(
+                header::X_CONTENT_TYPE_OPTIONS,
+                HeaderValue::from_static("nosniff"),
+            );
             r.headers_mut().insert(
                 header::CONTENT_SECURITY_POLICY,
                 HeaderValue::from_static(
-                    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'",
+                    "sandbox allow-scripts; default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'",
                 ),
             );
             Ok(r)

@@ -262,3 +262,185 @@ fn a_hostile_plugin_finds_nothing_of_the_service_other_teams_or_the_host() {
     // What it wrote into the data folder went nowhere.
     assert!(!data.join("planted.txt").exists());
 }
+
+/// The pages' forms refuse a forged request: a login or a submission without the
+/// session's form token, or with another session's, or sent from another site; with
+/// it, they go through.
+#[test]
+fn forms_refuse_a_forged_request_and_take_their_own() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = data_with_benchmark(tmp.path());
+    let editors = tmp.path().join("editors");
+    std::fs::create_dir_all(&editors).unwrap();
+    let t = token(&data, "team-a", None);
+    let svc = Service::start_with(&data, &editors, |_| {});
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .build()
+        .into();
+    let url = |p: &str| format!("{}{p}", svc.url);
+    let cookie_of = |r: &ureq::http::Response<ureq::Body>, name: &str| -> Option<String> {
+        r.headers()
+            .get_all("set-cookie")
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .find_map(|v| {
+                v.split(';')
+                    .next()?
+                    .strip_prefix(&format!("{name}="))
+                    .map(str::to_string)
+            })
+    };
+    let csrf_in = |html: &str| -> String {
+        let at = html.find("name=\"csrf\" value=\"").unwrap() + 19;
+        html[at..].split('"').next().unwrap().to_string()
+    };
+    // The login form: its cookie and its token.
+    let mut r = agent.get(url("/login")).call().unwrap();
+    let nonce = cookie_of(&r, "typist_login").unwrap();
+    let form_token = csrf_in(&r.body_mut().read_to_string().unwrap());
+    let login = |csrf: &str, origin: Option<&str>| {
+        let mut q = agent
+            .post(url("/login"))
+            .header("Cookie", &format!("typist_login={nonce}"));
+        if let Some(o) = origin {
+            q = q.header("Origin", o);
+        }
+        q.send_form([("token", t.as_str()), ("csrf", csrf)])
+            .unwrap()
+    };
+    assert_eq!(login("", None).status(), 403);
+    assert_eq!(login("0123abcd", None).status(), 403);
+    assert_eq!(
+        login(&form_token, Some("http://evil.example")).status(),
+        403
+    );
+    let ok_login = login(&form_token, None);
+    assert_eq!(ok_login.status(), 303);
+    let session = cookie_of(&ok_login, "typist_session").unwrap();
+    assert!(
+        !session.contains(&t),
+        "the token itself is not in the cookie"
+    );
+    // The session's form token, from its submission page.
+    let mut r = agent
+        .get(url("/submit"))
+        .header("Cookie", &format!("typist_session={session}"))
+        .call()
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let csrf = csrf_in(&r.body_mut().read_to_string().unwrap());
+    let submit = |csrf: Option<&str>, origin: Option<&str>| {
+        let mut body = String::new();
+        let mut fields = vec![
+            ("benchmark", "small"),
+            ("name", "by the form"),
+            ("assistant", "typist-ngram"),
+        ];
+        if let Some(c) = csrf {
+            fields.push(("csrf", c));
+        }
+        for (k, v) in fields {
+            body.push_str(&format!(
+                "--b0undary\r\nContent-Disposition: form-data; name=\"{k}\"\r\n\r\n{v}\r\n"
+            ));
+        }
+        body.push_str("--b0undary--\r\n");
+        let mut q = agent
+            .post(url("/submit"))
+            .header("Cookie", &format!("typist_session={session}"))
+            .header("Content-Type", "multipart/form-data; boundary=b0undary");
+        if let Some(o) = origin {
+            q = q.header("Origin", o);
+        }
+        q.send(body.as_bytes()).unwrap()
+    };
+    assert_eq!(submit(None, None).status(), 403);
+    assert_eq!(submit(Some(&form_token), None).status(), 403);
+    assert_eq!(
+        submit(Some(&csrf), Some("http://evil.example")).status(),
+        403
+    );
+    // Nothing was queued by the forged ones.
+    let (_, list) = svc.call("GET", "/api/submissions", Some(&t), None);
+    assert_eq!(list["submissions"], serde_json::json!([]), "{list}");
+    let r = submit(Some(&csrf), None);
+    assert_eq!(r.status(), 303);
+    assert_eq!(r.headers().get("location").unwrap(), "/submissions/1");
+    // Without a session, a page sends the person to log in.
+    let r = agent.get(url("/submissions/1")).call().unwrap();
+    assert_eq!(
+        (
+            r.status().as_u16(),
+            r.headers().get("location").unwrap().to_str().unwrap()
+        ),
+        (303, "/login")
+    );
+}
+
+/// A model endpoint measured from inside the job's sandbox: the one way out, its
+/// requests reaching the model server on the host's loopback.
+#[test]
+fn a_model_job_reaches_its_endpoint_from_its_sandbox() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = data_with_benchmark(tmp.path());
+    let editors = tmp.path().join("editors");
+    std::fs::create_dir_all(&editors).unwrap();
+    let t = token(&data, "team-a", None);
+    let log = tmp.path().join("requests.jsonl");
+    let mut model = typist()
+        .args(["serve-model", "--port", "0", "--log-requests"])
+        .arg(&log)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(model.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let addr = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .trim_end_matches('/')
+        .to_string();
+    let svc = Service::start_with(&data, &editors, |_| {});
+    let o = typist()
+        .args([
+            "submit",
+            "--server",
+            &svc.url,
+            "--token",
+            &t,
+            "--benchmark",
+            "small",
+            "--json",
+        ])
+        .args(["--model", &addr, "--model-name", "ngram"])
+        .output()
+        .unwrap();
+    let _ = model.kill();
+    ok(&o);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let id = v["submission"]["id"].as_i64().unwrap();
+    let records =
+        std::fs::read_to_string(data.join(format!("jobs/{id}/out/records.jsonl"))).unwrap();
+    let answered = records
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|r| r["predicted"].as_str().is_some_and(|p| !p.is_empty()))
+        .count();
+    assert!(answered > 0, "{records}");
+    let asked = std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .lines()
+        .count();
+    assert!(asked > 0, "the model server saw no request");
+    // The job asked the sandbox's own address, not the host's.
+    let profile =
+        std::fs::read_to_string(data.join(format!("jobs/{id}/editors/model.toml"))).unwrap();
+    assert!(profile.contains("\"http://127.0.0.1:18080\""), "{profile}");
+}
