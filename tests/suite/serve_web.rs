@@ -423,6 +423,7 @@ fn a_model_job_reaches_its_endpoint_from_its_sandbox() {
         .output()
         .unwrap();
     let _ = model.kill();
+    let _ = model.wait();
     ok(&o);
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     let id = v["submission"]["id"].as_i64().unwrap();
