@@ -95,7 +95,7 @@ fn caller(hub: &Hub, headers: &HeaderMap) -> Result<Caller, ApiError> {
 }
 
 /// Submission `id` if the caller may see it.
-fn visible(hub: &Hub, who: &Caller, id: &str) -> Result<Submission, ApiError> {
+pub fn visible(hub: &Hub, who: &Caller, id: &str) -> Result<Submission, ApiError> {
     let missing = || bad(StatusCode::NOT_FOUND, format!("no submission {id}"));
     let id: i64 = id.parse().map_err(|_| missing())?;
     match hub.db.submission(id)? {
@@ -330,8 +330,9 @@ async fn one(State(hub): State<Arc<Hub>>, headers: HeaderMap, Path(id): Path<Str
     Ok(axum::Json(visible(&hub, &who, &id)?).into_response())
 }
 
-/// A file of a done submission's run.
-fn run_file(hub: &Hub, s: &Submission, name: &str, kind: &'static str) -> Answer {
+/// A file of a done submission's run (the API's and the pages'), its headers kept
+/// from running it on the service's origin.
+pub fn run_file(hub: &Hub, s: &Submission, name: &str, kind: &'static str) -> Answer {
     let path = out_dir(&hub.data, s.id).join(name);
     let read = super::layout::open_regular(&path).and_then(|mut f| {
         let mut bytes = Vec::new();
@@ -339,7 +340,19 @@ fn run_file(hub: &Hub, s: &Submission, name: &str, kind: &'static str) -> Answer
     });
     match read {
         Ok(bytes) if s.state == super::db::DONE => Ok((
-            [(header::CONTENT_TYPE, HeaderValue::from_static(kind))],
+            [
+                (header::CONTENT_TYPE, HeaderValue::from_static(kind)),
+                (header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")),
+                // Written in the job's sandbox, by code that may be hostile: a report
+                // runs sandboxed (an origin of its own, no access to the service's pages
+                // or cookies), its inline scripts only, nothing from elsewhere.
+                (
+                    header::CONTENT_SECURITY_POLICY,
+                    HeaderValue::from_static(
+                        "sandbox allow-scripts; default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'",
+                    ),
+                ),
+            ],
             bytes,
         )
             .into_response()),

@@ -26,8 +26,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::api::{ApiError, accept, read_form};
-use super::db::{Caller, DONE, Submission};
-use super::layout::out_dir;
+use super::db::{Caller, Submission};
 use super::state::Hub;
 
 /// How long a session lasts.
@@ -466,12 +465,7 @@ async fn submit(State(hub): State<Arc<Hub>>, req: Request) -> Page {
 
 /// Submission `id` if the session may see it (else: not found).
 fn visible(hub: &Hub, s: &Session, id: &str) -> Result<Submission, PageError> {
-    let missing = || PageError(StatusCode::NOT_FOUND, format!("no submission {id}"));
-    let n: i64 = id.parse().map_err(|_| missing())?;
-    match hub.db.submission(n)? {
-        Some(x) if x.token_id == s.who.id || s.who.admin => Ok(x),
-        _ => Err(missing()),
-    }
+    Ok(super::api::visible(hub, &s.who, id)?)
 }
 
 /// A figure of the summary (`{value, ci95}`) in words, times `scale`.
@@ -564,38 +558,7 @@ async fn submission_state(
 
 /// A done submission's file, as the API gives it.
 fn run_file(hub: &Hub, s: &Submission, name: &str, kind: &'static str) -> Page {
-    let path = out_dir(&hub.data, s.id).join(name);
-    let read = super::layout::open_regular(&path).and_then(|mut f| {
-        let mut bytes = Vec::new();
-        std::io::Read::read_to_end(&mut f, &mut bytes).map(|_| bytes)
-    });
-    match read {
-        Ok(bytes) if s.state == DONE => {
-            let mut r = (
-                [(header::CONTENT_TYPE, HeaderValue::from_static(kind))],
-                bytes,
-            )
-                .into_response();
-            // The report is written in the job's sandbox, by code that may be hostile:
-            // it runs sandboxed (an origin of its own, no access to the service's
-            // pages or cookies), its inline scripts only, nothing from elsewhere.
-            r.headers_mut().insert(
-                header::X_CONTENT_TYPE_OPTIONS,
-                HeaderValue::from_static("nosniff"),
-            );
-            r.headers_mut().insert(
-                header::CONTENT_SECURITY_POLICY,
-                HeaderValue::from_static(
-                    "sandbox allow-scripts; default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'",
-                ),
-            );
-            Ok(r)
-        }
-        _ => Err(PageError(
-            StatusCode::NOT_FOUND,
-            format!("submission {} has no {name} yet (it is {})", s.id, s.state),
-        )),
-    }
+    Ok(super::api::run_file(hub, s, name, kind)?)
 }
 
 async fn report(
