@@ -280,7 +280,7 @@ install_code_server() {
 # packed as a .vsix (the folder and its npm dependencies, zipped) at
 # $prefix/vscode/NAME.vsix. The stamp holds the sha256 of their files, so an edited
 # extension is repacked.
-vscode_fixtures=(fixtures/vscode/typist-inline fixtures/vscode/typist-ngram fixtures/vscode/typist-cheat fixtures/vscode/typist-signin fixtures/vscode/typist-auto fixtures/vscode/typist-secret fixtures/vscode/typist-github fixtures/vscode/typist-github-auth src/editor/vscode/typist-recorder)
+vscode_fixtures=(fixtures/vscode/typist-inline fixtures/vscode/typist-ngram fixtures/vscode/typist-hostile fixtures/vscode/typist-cheat fixtures/vscode/typist-signin fixtures/vscode/typist-auto fixtures/vscode/typist-secret fixtures/vscode/typist-github fixtures/vscode/typist-github-auth src/editor/vscode/typist-recorder)
 install_vscode_fixture() {
   local sum name dir
   sum=$(cd "$here" && find "${vscode_fixtures[@]}" -type f -not -path '*/node_modules/*' | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-64)

@@ -19,6 +19,7 @@ pub mod drill;
 pub mod editor;
 pub mod host;
 pub mod hub;
+pub mod jail;
 pub mod lang;
 pub mod lines;
 pub mod lsp;

@@ -15,6 +15,12 @@
 //! RLIMIT_NPROC otherwise (a fork bomb fails to fork either way); address space, file
 //! size and no core dumps by `prlimit`; the wall time by typist, which kills the whole
 //! sandbox when it runs over. Output is kept up to a cap.
+//!
+//! A sandbox may have a user of its own (`Job::user`, the benchmark service's jobs):
+//! bwrap, started by root, sets it up, then `setpriv` becomes that user with no
+//! capability and no new privileges before the command starts; the working copy is
+//! made that user's and `/etc/passwd` names it. Without one, the command runs as
+//! typist's user with every capability dropped.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -74,6 +80,12 @@ pub struct Job {
     pub cwd: Option<PathBuf>,
     /// Variables set for the command (besides HOME, TMPDIR and PATH, which are set).
     pub env: Vec<(String, String)>,
+    /// The user (and group) id the command runs as, with no capability and no way to
+    /// gain one (no new privileges): the benchmark service gives each job its own. The
+    /// working copy is made theirs, `/tmp` and HOME writable by anyone in the sandbox,
+    /// and `/etc/passwd` names them. Root only. None: typist's own user, with every
+    /// capability dropped.
+    pub user: Option<u32>,
     pub limits: Limits,
 }
 
@@ -114,13 +126,9 @@ impl Outcome {
 
 /// The `bwrap` to use, or a one-line error saying how to get it.
 pub fn bwrap() -> Result<PathBuf> {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .map(|d| d.join("bwrap"))
-        .find(|p| p.is_file())
-        .context(
-            "bubblewrap (bwrap) is not installed, and untrusted code runs only in its sandbox: apt-get install bubblewrap (scripts/install-servers.sh installs it)",
-        )
+    crate::jail::bwrap_on_path().context(
+        "bubblewrap (bwrap) is not installed, and untrusted code runs only in its sandbox: apt-get install bubblewrap (scripts/install-servers.sh installs it)",
+    )
 }
 
 /// Copies `src` into `dst` (made; contents, modes and links kept), for a working copy.
@@ -272,8 +280,21 @@ impl Drop for Group {
 }
 
 /// The command line that runs `job` in its sandbox, and its pids cgroup when it has one.
-fn command(job: &Job, bwrap: &Path) -> Result<(Command, Option<Group>)> {
+fn command(job: &Job, bwrap: &Path) -> Result<(Command, Held)> {
     let work = std::path::absolute(&job.work)?;
+    let users = match job.user {
+        Some(uid) => {
+            if crate::os::effective_uid() != 0 {
+                bail!("a sandbox with a user of its own needs typist to run as root");
+            }
+            if uid == 0 {
+                bail!("a sandbox's own user cannot be root (user id 0)");
+            }
+            give_to(&work, uid)?;
+            Some(user_files(uid)?)
+        }
+        None => None,
+    };
     let group = Group::make(
         job.limits.processes,
         job.limits.memory_in_group.then_some(job.limits.memory_mib),
@@ -296,19 +317,99 @@ fn command(job: &Job, bwrap: &Path) -> Result<(Command, Option<Group>)> {
     // Every capability dropped: bwrap started by root would otherwise keep them all,
     // and with them the sandbox could unmount what hides paths from it or remount `/`
     // writable.
-    cmd.args([
-        "--unshare-all",
-        "--die-with-parent",
-        "--new-session",
-        "--cap-drop",
-        "ALL",
-    ])
-    .args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"])
-    .args(["--tmpfs", "/tmp", "--dir", "/tmp/home"])
-    // The host's sockets (the session bus, a container engine's) live under /run
-    // (/var/run is a link to it): a read-only mount does not stop a connect(), so
-    // the sandbox gets an empty /run of its own.
-    .args(["--tmpfs", "/run"]);
+    cmd.args(["--die-with-parent", "--new-session", "--cap-drop", "ALL"]);
+    if job.user.is_some() {
+        // Every namespace but the user's: the sandbox's user is a user of the host's,
+        // so what it may touch is decided by the host's permissions too. The one
+        // program that starts as root in it is `setpriv`, which needs these two to
+        // become that user (and then has none).
+        cmd.args([
+            "--unshare-ipc",
+            "--unshare-pid",
+            "--unshare-net",
+            "--unshare-uts",
+            "--unshare-cgroup-try",
+            "--cap-add",
+            "CAP_SETUID",
+            "--cap-add",
+            "CAP_SETGID",
+        ]);
+    } else {
+        cmd.arg("--unshare-all");
+    }
+    cmd.args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"])
+        .args(["--perms", "1777", "--tmpfs", "/dev/shm"])
+        .args(["--perms", "1777", "--tmpfs", "/tmp"])
+        .args(["--perms", "0777", "--dir", "/tmp/home"])
+        // The host's sockets (the session bus, a container engine's) live under /run
+        // (/var/run is a link to it): a read-only mount does not stop a connect(), so
+        // the sandbox gets an empty /run of its own.
+        .args(["--tmpfs", "/run"]);
+    if let Some(files) = &users {
+        cmd.arg("--ro-bind")
+            .arg(files.path().join("passwd"))
+            .arg("/etc/passwd")
+            .arg("--ro-bind")
+            .arg(files.path().join("group"))
+            .arg("/etc/group");
+    }
+    mounts(&mut cmd, job, &work)?;
+    let cwd = match &job.cwd {
+        Some(c) => std::path::absolute(c)?,
+        None => work.clone(),
+    };
+    cmd.arg("--chdir").arg(&cwd).arg("--clearenv");
+    let path = std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".to_string());
+    for (k, v) in [
+        ("HOME", "/tmp/home"),
+        ("TMPDIR", "/tmp"),
+        ("PATH", path.as_str()),
+        ("LANG", "C.UTF-8"),
+    ] {
+        cmd.args(["--setenv", k, v]);
+    }
+    for (k, v) in &job.env {
+        cmd.arg("--setenv").arg(k).arg(v);
+    }
+    cmd.arg("--");
+    if let Some(uid) = job.user {
+        cmd.arg("setpriv").args([
+            format!("--reuid={uid}"),
+            format!("--regid={uid}"),
+            "--clear-groups".to_string(),
+            "--inh-caps=-all".to_string(),
+            "--no-new-privs".to_string(),
+            "--".to_string(),
+        ]);
+    }
+    cmd.arg("prlimit").args([
+        format!("--fsize={}", job.limits.file_mib << 20),
+        "--core=0".to_string(),
+    ]);
+    if !job.limits.memory_in_group {
+        cmd.arg(format!("--as={}", job.limits.memory_mib << 20));
+    }
+    if group.is_none() {
+        let uid = job.user.unwrap_or_else(crate::os::effective_uid);
+        cmd.arg(format!(
+            "--nproc={}",
+            processes_of(uid) + job.limits.processes
+        ));
+    }
+    cmd.arg("--").arg(&job.program).args(&job.args);
+    Ok((
+        cmd,
+        Held {
+            _group: group,
+            _users: users,
+        },
+    ))
+}
+
+/// The sandbox's view of the files: the user's HOME hidden; what the job needs,
+/// read-only, wherever it is; its hidden paths behind empty folders; its working copy
+/// writable.
+fn mounts(cmd: &mut Command, job: &Job, work: &Path) -> Result<()> {
     // The user's HOME hidden; then what the job needs, read-only, wherever it is (also
     // under HOME or /tmp, which the sandbox replaces).
     // (The working copy, bound afterwards, shows through even when it lies in HOME.)
@@ -316,6 +417,7 @@ fn command(job: &Job, bwrap: &Path) -> Result<(Command, Option<Group>)> {
         && home.is_absolute()
         && home != Path::new("/")
     {
+        parents(cmd, &home);
         cmd.arg("--tmpfs").arg(&home);
     }
     let needs = job
@@ -343,53 +445,92 @@ fn command(job: &Job, bwrap: &Path) -> Result<(Command, Option<Group>)> {
     }
     let inside_hidden = |p: &PathBuf| hide.iter().any(|h| p.starts_with(h) && p != h);
     for p in needs.iter().filter(|p| p.exists() && !inside_hidden(p)) {
+        parents(cmd, p);
         cmd.arg("--ro-bind").arg(p).arg(p);
     }
     for h in &hide {
+        parents(cmd, h);
         cmd.arg("--tmpfs").arg(h);
     }
     for p in needs.iter().filter(|p| p.exists() && inside_hidden(p)) {
+        parents(cmd, p);
         cmd.arg("--ro-bind").arg(p).arg(p);
     }
-    cmd.arg("--bind").arg(&work).arg(&work);
-    let cwd = match &job.cwd {
-        Some(c) => std::path::absolute(c)?,
-        None => work.clone(),
-    };
-    cmd.arg("--chdir").arg(&cwd).arg("--clearenv");
-    let path = std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".to_string());
-    for (k, v) in [
-        ("HOME", "/tmp/home"),
-        ("TMPDIR", "/tmp"),
-        ("PATH", path.as_str()),
-        ("LANG", "C.UTF-8"),
+    parents(cmd, work);
+    cmd.arg("--bind").arg(work).arg(work);
+    Ok(())
+}
+
+/// Makes the folders above `path` that the sandbox has not (those inside its own
+/// `/tmp`, HOME or a hidden folder) 0755 before something is mounted at `path`: bwrap
+/// would make them 0700, root's, which a sandbox with a user of its own could not pass.
+/// Folders that are there already (the machine's) keep their own mode.
+fn parents(cmd: &mut Command, path: &Path) {
+    let mut above: Vec<&Path> = path.ancestors().skip(1).collect();
+    above.pop(); // `/`
+    for a in above.into_iter().rev() {
+        cmd.args(["--perms", "0755", "--dir"]).arg(a);
+    }
+}
+
+/// What a sandbox holds while it runs (dropped when it has ended): its cgroups, and
+/// the `/etc/passwd` and `/etc/group` naming its own user.
+struct Held {
+    _group: Option<Group>,
+    _users: Option<tempfile::TempDir>,
+}
+
+/// A folder with `passwd` and `group`: the host's, and the sandbox's user `uid` (its
+/// group of the same id) as `typist-job-UID`, HOME `/tmp/home`: programs that look
+/// their user up (Node's `os.userInfo()`) find it.
+fn user_files(uid: u32) -> Result<tempfile::TempDir> {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::Builder::new().prefix("typist-users-").tempdir()?;
+    for (file, line) in [
+        (
+            "passwd",
+            format!("typist-job-{uid}:x:{uid}:{uid}:typist job:/tmp/home:/usr/sbin/nologin\n"),
+        ),
+        ("group", format!("typist-job-{uid}:x:{uid}:\n")),
     ] {
-        cmd.args(["--setenv", k, v]);
+        let mut text = std::fs::read_to_string(Path::new("/etc").join(file)).unwrap_or_default();
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(&line);
+        let path = dir.path().join(file);
+        std::fs::write(&path, text)?;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644))?;
     }
-    for (k, v) in &job.env {
-        cmd.arg("--setenv").arg(k).arg(v);
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755))?;
+    Ok(dir)
+}
+
+/// Makes `dir` and everything in it `uid`'s (links themselves, never what they point
+/// to): the working copy of a sandbox with a user of its own.
+fn give_to(dir: &Path, uid: u32) -> Result<()> {
+    let own = |p: &Path| {
+        std::os::unix::fs::lchown(p, Some(uid), Some(uid))
+            .with_context(|| format!("cannot give {} to the sandbox's user {uid}", p.display()))
+    };
+    own(dir)?;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).with_context(|| format!("cannot read {}", d.display()))? {
+            let e = e?;
+            let p = e.path();
+            own(&p)?;
+            if e.file_type()?.is_dir() {
+                stack.push(p);
+            }
+        }
     }
-    cmd.arg("--").arg("prlimit").args([
-        format!("--fsize={}", job.limits.file_mib << 20),
-        "--core=0".to_string(),
-    ]);
-    if !job.limits.memory_in_group {
-        cmd.arg(format!("--as={}", job.limits.memory_mib << 20));
-    }
-    if group.is_none() {
-        let uid = crate::os::effective_uid();
-        cmd.arg(format!(
-            "--nproc={}",
-            processes_of(uid) + job.limits.processes
-        ));
-    }
-    cmd.arg("--").arg(&job.program).args(&job.args);
-    Ok((cmd, group))
+    Ok(())
 }
 
 /// The cgroups a sandbox started by [`prepare`] is counted in: kept until it has ended
 /// (dropped, what is left in them is killed and they are removed).
-pub struct Guard(#[allow(dead_code)] Option<Group>);
+pub struct Guard(#[allow(dead_code)] Held);
 
 /// A sandbox's command line for a caller that starts and waits for it itself (the
 /// benchmark service's jobs, which run for hours and write their own logs), and its
@@ -397,9 +538,9 @@ pub struct Guard(#[allow(dead_code)] Option<Group>);
 /// are not applied.
 pub fn prepare(job: &Job) -> Result<(Command, Guard)> {
     let bwrap = bwrap()?;
-    let (mut command, group) = command(job, &bwrap)?;
+    let (mut command, held) = command(job, &bwrap)?;
     crate::os::die_with_parent(&mut command);
-    Ok((command, Guard(group)))
+    Ok((command, Guard(held)))
 }
 
 /// Reads a pipe to its end on a thread, keeping the first `cap` bytes.
@@ -422,7 +563,7 @@ fn drain(mut r: impl Read + Send + 'static, cap: usize) -> std::thread::JoinHand
 /// sandbox is killed and the outcome is `TimedOut`).
 pub fn run(job: &Job) -> Result<Outcome> {
     let bwrap = bwrap()?;
-    let (mut cmd, _group) = command(job, &bwrap)?;
+    let (mut cmd, _held) = command(job, &bwrap)?;
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

@@ -580,6 +580,7 @@ fn run_tests(
         hide: Vec::new(),
         cwd: None,
         env,
+        user: None,
         limits,
     };
     Ok((run(&job)?, work))
@@ -722,6 +723,7 @@ fn node_coverage(suite: &Suite, limits: Limits) -> Result<LineTests> {
         hide: Vec::new(),
         cwd: None,
         env: Vec::new(),
+        user: None,
         limits: Limits {
             // Every test file in turn, each within the limit.
             wall: limits.wall * (files.len() as u32 + 1),

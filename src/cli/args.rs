@@ -426,6 +426,16 @@ pub struct RunArgs {
     /// replaces the old one).
     #[arg(long)]
     pub retry_errors: bool,
+    /// Start every assistant's program (its server, Neovim, VS Code and its browser)
+    /// in a sandbox of its own where the plan, the dataset and --out are not there:
+    /// for assistants you do not trust to keep from the truth (bubblewrap with user
+    /// namespaces; typist serve's jobs always run so).
+    #[arg(long)]
+    pub assistant_sandbox: bool,
+    /// With --assistant-sandbox: another folder or file its programs do not see
+    /// (repeatable).
+    #[arg(long, value_name = "PATH", requires = "assistant_sandbox")]
+    pub assistant_sandbox_hide: Vec<PathBuf>,
     /// For the interruption drills: a worker panics after N records.
     #[arg(long, value_name = "N", hide = true)]
     pub drill_panic_at: Option<u64>,

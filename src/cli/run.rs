@@ -78,8 +78,12 @@ pub fn run(mut a: RunArgs) -> Result<ExitCode> {
             out.display()
         );
     }
+    if a.assistant_sandbox {
+        assistant_sandbox(&a, s, &planned.ds.root, &out)?;
+    }
     let conditions = a.with_golf(settings.conditions);
     let report = replay(planned.ds, &planned.cases, profiles, conditions, &opts);
+    typist::jail::leave();
     // The replay is over: the model services stop now, not after the scoring.
     drop(services);
     let report = report?;
@@ -90,6 +94,19 @@ pub fn run(mut a: RunArgs) -> Result<ExitCode> {
         test_records(&a, s, &out)?;
     }
     finish(&out, report, a.quiet)
+}
+
+/// `--assistant-sandbox`: the assistants' programs start where the plan, the dataset,
+/// the output folder (made now, so it is there to hide) and every
+/// `--assistant-sandbox-hide` path are not; the profiles' folder is shown again when it
+/// lies in one of them.
+fn assistant_sandbox(a: &RunArgs, s: &RunSection, dataset: &Path, out: &Path) -> Result<()> {
+    std::fs::create_dir_all(out).with_context(|| format!("cannot make {}", out.display()))?;
+    let mut hide = vec![out.to_path_buf(), dataset.to_path_buf()];
+    hide.extend(s.plan.iter().cloned());
+    hide.extend(a.assistant_sandbox_hide.iter().cloned());
+    let show: Vec<PathBuf> = s.editors.iter().cloned().collect();
+    typist::jail::enter(&hide, &show)
 }
 
 /// The run's parallel workers: `--jobs`, at least one.

@@ -39,6 +39,10 @@ pub struct ServeArgs {
     /// Workers of each job's `typist run` (its --jobs).
     #[arg(long, value_name = "N", default_value_t = 2)]
     pub jobs: usize,
+    /// The longest an attempt at a job may run with the local executor (e.g. 90m, 12h):
+    /// then its run is killed and the job failed, saying so (not retried).
+    #[arg(long, value_name = "DURATION", default_value = "12h", value_parser = humantime::parse_duration)]
+    pub job_time: std::time::Duration,
     /// Run jobs outside the sandbox (bubblewrap): only for a service that measures
     /// nothing but its own profiles and trusted model endpoints; uploads are then
     /// refused.
@@ -172,6 +176,7 @@ pub fn serve(a: ServeArgs) -> Result<ExitCode> {
         jobs: a.jobs,
         default_benchmark,
         sandbox: !a.no_sandbox,
+        job_time: a.job_time,
         executor: match a.executor {
             ExecutorArg::Local => typist::hub::Executor::Local,
             ExecutorArg::Slurm => typist::hub::Executor::Slurm(typist::hub::slurm::SlurmOptions {

@@ -5,7 +5,8 @@
 //! against the plan's cases × passes, read while it runs. A run that ends (complete, or
 //! complete with an assistant that answered nothing) is `done`, its figures taken from
 //! its `score.json`; one that fails or is killed is retried (resuming where its records
-//! end) up to [`ATTEMPTS`] attempts, then `failed` with its last words. The child dies
+//! end) up to [`ATTEMPTS`] attempts, then `failed` with its last words. An attempt that
+//! runs past the service's `--job-time` is killed and the job failed at once. The child dies
 //! with the service (Linux's parent-death signal); a job the service left `running` is
 //! queued again at the next start, and resumes.
 
@@ -72,7 +73,7 @@ pub async fn worker(hub: Arc<Hub>) {
             Err(e) => {
                 let why = format!("{e:#}");
                 tracing::warn!(job = id, attempt = job.attempts, "hub: {why}");
-                if job.attempts < ATTEMPTS {
+                if job.attempts < ATTEMPTS && e.downcast_ref::<OverTime>().is_none() {
                     hub.db.retry(id, &why)
                 } else {
                     hub.db.fail(
@@ -139,6 +140,14 @@ async fn run(hub: &Hub, s: &Submission) -> Result<Value> {
     let mut _forwarding = None;
     let mut sandboxed = None;
     let mut cmd = if hub.sandbox {
+        // The measured code in a sandbox of its own inside the job's: its job's folder
+        // (the records with their true lines, the run's log), the plan and the dataset
+        // are not there (the profiles in it are shown again).
+        args.extend([
+            "--assistant-sandbox".to_string(),
+            "--assistant-sandbox-hide".to_string(),
+            dir.display().to_string(),
+        ]);
         let mut program = hub.typist.display().to_string();
         if let Some((_, target)) = &forward {
             let net = dir.join("net");
@@ -164,6 +173,7 @@ async fn run(hub: &Hub, s: &Submission) -> Result<Value> {
         }
         let (c, guard) = crate::sandbox::prepare(&sandbox_job(
             hub,
+            s.id,
             bench,
             &dir,
             &assistant,
@@ -191,17 +201,28 @@ async fn run(hub: &Hub, s: &Submission) -> Result<Value> {
         "hub: running {}",
         out.display()
     );
+    let started = std::time::Instant::now();
+    let mut over_time = false;
     let status = loop {
         tokio::select! {
             st = child.wait() => break st.context("waiting for the run")?,
             _ = tokio::time::sleep(POLL) => {
                 hub.db.progress(s.id, written.count(&out), total)?;
+                if started.elapsed() > hub.job_time {
+                    // Its run; everything else in its sandbox goes with the cgroup below.
+                    over_time = true;
+                    let _ = child.start_kill();
+                    break child.wait().await.context("waiting for the run")?;
+                }
             }
         }
     };
     drop(sandboxed);
     let done = Written::default().count(&out);
     hub.db.progress(s.id, done, total.max(done))?;
+    if over_time {
+        return Err(OverTime(hub.job_time).into());
+    }
     // 3: complete, and an assistant answered nothing (its errors are in the records).
     if !matches!(status.code(), Some(0) | Some(3)) {
         // A full disk may have taken the run's log with it: said in words here.
@@ -218,6 +239,23 @@ async fn run(hub: &Hub, s: &Submission) -> Result<Value> {
     result(&out)
 }
 
+/// An attempt that ran past the service's `--job-time`: the job is failed at once (a
+/// second attempt would run as long).
+#[derive(Debug)]
+pub(super) struct OverTime(Duration);
+
+impl std::fmt::Display for OverTime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the run took longer than the service's limit for a job (--job-time {}): killed",
+            humantime::format_duration(self.0)
+        )
+    }
+}
+
+impl std::error::Error for OverTime {}
+
 /// Aborts a task when dropped: the forwarding of a job's endpoint ends with the job.
 struct AbortOnDrop(tokio::task::JoinHandle<()>);
 
@@ -227,13 +265,15 @@ impl Drop for AbortOnDrop {
     }
 }
 
-/// The sandbox a job's run goes in: its folder writable; its benchmark's plan and
+/// The sandbox a job's run goes in, as the job's own user: its folder writable (and
+/// made that user's); its benchmark's plan and
 /// dataset, its upload and the servers folder read-only; the service's data folder
 /// (the database, other jobs, other uploads) and the host's home hidden; no network
 /// but its loopback (and the endpoint forwarded into it); processes and memory
 /// limited as a whole.
 fn sandbox_job(
     hub: &Hub,
+    id: i64,
     bench: &super::benchmarks::Benchmark,
     dir: &Path,
     assistant: &super::spec::Prepared,
@@ -271,6 +311,7 @@ fn sandbox_job(
         hide: vec![hub.data.clone()],
         cwd: Some(cwd),
         env,
+        user: Some(job_user(id)),
         limits: crate::sandbox::Limits {
             wall: Duration::from_secs(7 * 24 * 3600),
             memory_mib: JOB_MEMORY_MIB,
@@ -293,6 +334,15 @@ const PASSED: &[&str] = &[
     "TYPIST_EXE",
     "TYPIST_CONFIG_DIR",
 ];
+
+/// The user id job `id` runs as in its sandbox: one of its own, no account of the
+/// host's (ids from 1,500,000,000 up, far above those `adduser` and `/etc/subuid`
+/// hand out); the same at every attempt, so a resumed run owns its earlier files.
+pub(super) fn job_user(id: i64) -> u32 {
+    JOB_USERS + (id.rem_euclid(500_000_000) as u32)
+}
+
+const JOB_USERS: u32 = 1_500_000_000;
 
 /// A job's sandbox: memory for its editor, browser, servers and run together.
 const JOB_MEMORY_MIB: u64 = 12 << 10;

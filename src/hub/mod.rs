@@ -32,6 +32,8 @@ pub mod state;
 pub mod token;
 pub mod upload;
 pub mod web;
+mod web_results;
+mod web_session;
 
 pub use token::new_token;
 
@@ -61,6 +63,8 @@ pub struct ServeOptions {
     pub default_benchmark: Option<benchmarks::DefaultBenchmark>,
     /// Jobs run in the sandbox (the default); without it, uploads are refused.
     pub sandbox: bool,
+    /// The longest an attempt at a job may run (the local executor).
+    pub job_time: std::time::Duration,
     /// How jobs are run.
     pub executor: Executor,
 }
@@ -133,8 +137,9 @@ pub async fn serve(opts: ServeOptions) -> Result<()> {
         typist,
         opts.jobs.max(1),
         opts.sandbox,
-        web::load_key(&data_key)?,
+        web_session::load_key(&data_key)?,
     );
+    hub.job_time = opts.job_time;
     let executor = match &opts.executor {
         Executor::Local => "local".to_string(),
         Executor::Slurm(o) => {

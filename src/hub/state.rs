@@ -38,6 +38,8 @@ pub struct Hub {
     pub key: Vec<u8>,
     /// How a job is run when not as a local child process (`jobs::worker`'s default).
     pub run_job: Option<RunJob>,
+    /// The longest an attempt at a job may run before it is killed and the job failed.
+    pub job_time: std::time::Duration,
     /// Set once the service is stopping: workers take no job, and leave theirs running
     /// in the database (it resumes at the next start).
     pub stopping: AtomicBool,
@@ -68,6 +70,7 @@ impl Hub {
             sandbox,
             key,
             run_job: None,
+            job_time: std::time::Duration::from_secs(12 * 3600),
             stopping: AtomicBool::new(false),
             queued: tokio::sync::Notify::new(),
             boards: Mutex::new(BTreeMap::new()),

@@ -382,6 +382,8 @@ impl Checked {
                         .with_context(|| format!("cannot write {}", to.display()))?;
                 }
             }
+            // Readable by every job's own user, whatever the service's umask.
+            readable_by_all(&staging)?;
             std::fs::rename(&staging, root.join(&key))?;
             Ok(())
         })();
@@ -395,6 +397,27 @@ impl Checked {
         }
         Ok(spec)
     }
+}
+
+/// Makes every folder under `dir` (itself included) 0755 and every file readable by
+/// all: a job's sandbox runs as a user of its own.
+fn readable_by_all(dir: &Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755))?;
+        for e in std::fs::read_dir(&d)? {
+            let e = e?;
+            let m = std::fs::symlink_metadata(e.path())?;
+            if m.is_dir() {
+                stack.push(e.path());
+            } else if m.is_file() {
+                let mode = (m.permissions().mode() & 0o755) | 0o444;
+                std::fs::set_permissions(e.path(), std::fs::Permissions::from_mode(mode))?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The folder of upload `key`, when the key is one the service made.

@@ -115,8 +115,11 @@ impl ServerProcess {
         fds: &[(std::os::fd::RawFd, std::os::fd::RawFd)],
         death: libc::c_int,
     ) -> Result<Spawned, LspError> {
-        let mut cmd = Command::new(program);
-        cmd.args(args)
+        // With `--assistant-sandbox`, the program starts in the assistants' sandbox.
+        let (start, start_args) = crate::jail::wrap(program, args)
+            .unwrap_or_else(|| (program.to_path_buf(), args.to_vec()));
+        let mut cmd = Command::new(&start);
+        cmd.args(&start_args)
             .envs(env.iter().map(|(k, v)| (k, v)))
             .current_dir(cwd)
             .stdin(Stdio::piped())

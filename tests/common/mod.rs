@@ -199,3 +199,25 @@ pub fn host_profile_for(
     )
     .unwrap();
 }
+
+/// A dataset found nowhere else on this machine, for tests of what an assistant can
+/// find on disk: one repository, `jail-PID-NANOS/`, holding copies of the bundled
+/// dataset's `semver/classes/*.js` (1,006 lines), each under a first line naming the
+/// repository, under `dir`.
+pub fn unique_dataset(dir: &Path) -> PathBuf {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    let root = dir.join("unique-dataset");
+    let repo = root.join(format!("jail-{}-{nanos}", std::process::id()));
+    std::fs::create_dir_all(&repo).unwrap();
+    // Each file begins with a line of its own, so no copy elsewhere begins the same.
+    let mark = repo.file_name().unwrap().to_string_lossy().into_owned();
+    for e in std::fs::read_dir(Path::new(DATASET).join("semver/classes")).unwrap() {
+        let e = e.unwrap();
+        let text = std::fs::read_to_string(e.path()).unwrap();
+        std::fs::write(repo.join(e.file_name()), format!("// {mark}\n{text}")).unwrap();
+    }
+    root
+}

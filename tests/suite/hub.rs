@@ -697,3 +697,47 @@ fn a_full_disk_fails_the_job_and_the_service_goes_on() {
     let s = svc.wait(id, &t, |s| s["state"] == "done" || s["state"] == "failed");
     assert_eq!(s["state"], "done", "{s}");
 }
+
+/// A job whose run takes longer than the service's `--job-time` is killed, with
+/// everything it started, and failed at once saying why (not retried: it would take as
+/// long again); the records it wrote are kept.
+#[test]
+fn a_job_over_its_time_is_killed_and_failed_saying_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = data_with_benchmark(tmp.path());
+    let editors = tmp.path().join("editors");
+    std::fs::create_dir_all(&editors).unwrap();
+    // 200 ms an answer: far longer than 2 s for the plan.
+    host_profile(
+        &editors,
+        "slower",
+        &["previous-line", "--delay-ms", "200"],
+        "",
+    );
+    let t = token(&data, "team-a", None);
+    let svc = Service::start_with(&data, &editors, |c| {
+        c.args(["--job-time", "2s"]);
+    });
+    let body = json!({"benchmark": "small", "name": "slower", "assistant": "slower"});
+    let (st, s) = svc.call("POST", "/api/submissions", Some(&t), Some(body));
+    assert_eq!(st, 201, "{s}");
+    let id = s["id"].as_i64().unwrap();
+    let s = svc.wait(id, &t, |s| s["state"] == "done" || s["state"] == "failed");
+    assert_eq!(s["state"], "failed", "{s}");
+    assert_eq!(s["attempts"], 1, "{s}");
+    let why = s["error"].as_str().unwrap();
+    assert!(why.contains("--job-time 2s"), "{why}");
+    let out = data.join(format!("jobs/{id}/out"));
+    assert_eq!(
+        kill_runs_writing(&out),
+        0,
+        "a run still writes {}",
+        out.display()
+    );
+    let kept = std::fs::read_to_string(out.join("records.jsonl")).unwrap();
+    assert!(kept.lines().count() >= 1, "{kept}");
+    assert!(
+        s["progress"]["done"].as_i64().unwrap() < s["progress"]["total"].as_i64().unwrap(),
+        "{s}"
+    );
+}

@@ -26,6 +26,7 @@ use std::path::{Path, PathBuf};
 /// here fails the test, so a new one gets a layer when it is added.
 const LAYERS: &[(&str, u32)] = &[
     ("digest", 0),
+    ("jail", 0),
     ("lang", 0),
     ("lines", 0),
     ("os", 0),

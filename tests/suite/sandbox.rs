@@ -17,6 +17,7 @@ fn job(work: &Path, script: &str, limits: Limits) -> Job {
         hide: Vec::new(),
         cwd: None,
         env: Vec::new(),
+        user: None,
         limits,
     }
 }
@@ -197,4 +198,133 @@ fn no_socket_of_the_hosts_run_folder_is_reachable() {
     std::fs::remove_file(&path).unwrap();
     assert!(String::from_utf8_lossy(&outside.stdout).starts_with("connected"));
     assert!(o.stdout.starts_with("unreachable"), "{o:?}");
+}
+
+/// With a user of its own (as the benchmark service runs each job), the sandbox runs as
+/// that user, named in its `/etc/passwd`, with no capability and no way to gain one: a
+/// file of typist's user that only it may read stays unread even where the sandbox
+/// sees it; the working copy (a file of typist's in it too) is the sandbox user's, and
+/// what it writes there is.
+#[test]
+fn a_sandbox_with_a_user_of_its_own_runs_as_it_without_privileges() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(work.path().join("given.txt"), "given").unwrap();
+    let shown = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(shown.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let secret = shown.path().join("secret");
+    std::fs::write(&secret, "s").unwrap();
+    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let script = format!(
+        r#"import os, pwd, json
+status = dict(l.split(':\t', 1) for l in open('/proc/self/status').read().splitlines() if ':\t' in l)
+try:
+    open('{secret}').read()
+    secret = 'read'
+except OSError as e:
+    secret = e.strerror
+open('given.txt', 'a').write(' and more')
+open('mine.txt', 'w').write('x')
+os.makedirs(os.path.join(os.environ['HOME'], '.cache'))
+print(json.dumps({{'uid': os.getuid(), 'gid': os.getgid(), 'groups': os.getgroups(),
+  'name': pwd.getpwuid(os.getuid()).pw_name, 'eff': status['CapEff'].strip(),
+  'prm': status['CapPrm'].strip(), 'nnp': status['NoNewPrivs'].strip(), 'secret': secret}}))
+"#,
+        secret = secret.display()
+    );
+    let uid = 1_500_004_242;
+    let mut j = job(work.path(), &script, Limits::default());
+    j.needs = vec![shown.path().to_path_buf()];
+    j.user = Some(uid);
+    let o = run(&j).unwrap();
+    assert!(o.success(), "{o:?}");
+    let v: serde_json::Value = serde_json::from_str(o.stdout.trim()).unwrap();
+    assert_eq!(
+        v,
+        serde_json::json!({"uid": uid, "gid": uid, "groups": [], "name": format!("typist-job-{uid}"),
+            "eff": "0000000000000000", "prm": "0000000000000000", "nnp": "1",
+            "secret": "Permission denied"}),
+        "{o:?}"
+    );
+    for f in ["given.txt", "mine.txt"] {
+        let m = std::fs::metadata(work.path().join(f)).unwrap();
+        assert_eq!((m.uid(), m.gid()), (uid, uid), "{f}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(work.path().join("given.txt")).unwrap(),
+        "given and more"
+    );
+    // Root itself is refused as a sandbox's own user.
+    j.user = Some(0);
+    assert!(run(&j).is_err());
+}
+
+/// `typist run --assistant-sandbox`: a language server built to find the truth
+/// (`fixtures/hostile-server`: it walks the file system for the original of the first
+/// file it is shown, a dataset found nowhere else) finds that file without the
+/// assistants' sandbox and answers with it, and with the sandbox finds nothing; the run
+/// goes on the same either way.
+#[test]
+fn the_assistants_sandbox_hides_the_dataset_from_a_server_that_looks_for_it() {
+    use super::common::{ok, typist, unique_dataset};
+    let tmp = tempfile::tempdir().unwrap();
+    let dataset = unique_dataset(tmp.path());
+    let editors = tmp.path().join("editors");
+    std::fs::create_dir_all(&editors).unwrap();
+    let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/hostile-server/bin/server");
+    let profile = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/hostile-server/profile.toml"),
+    )
+    .unwrap()
+    .replace(
+        "\"bin/server\"",
+        &format!("{:?}", server.display().to_string()),
+    );
+    std::fs::write(editors.join("hostile-server.toml"), profile).unwrap();
+    let probe = |jailed: bool| -> serde_json::Value {
+        let out = tmp.path().join(if jailed { "jailed" } else { "plain" });
+        let mut c = typist();
+        c.args(["run", "--quiet", "--dataset"])
+            .arg(&dataset)
+            .args([
+                "--rate",
+                "0.01",
+                "--seed",
+                "1",
+                "--assistant",
+                "hostile-server",
+            ])
+            .arg("--editors")
+            .arg(&editors)
+            .arg("--out")
+            .arg(&out);
+        if jailed {
+            c.arg("--assistant-sandbox");
+        }
+        let o = c.output().unwrap();
+        ok(&o);
+        let records = std::fs::read_to_string(out.join("records.jsonl")).unwrap();
+        records
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .find_map(|r| {
+                r["predicted"]
+                    .as_str()
+                    .and_then(|p| p.strip_prefix("PROBE "))
+                    .and_then(|p| serde_json::from_str(p).ok())
+            })
+            .unwrap_or_else(|| panic!("the server said nothing: {records}"))
+    };
+    let plain = probe(false);
+    let found = plain["dataset"].as_str().unwrap();
+    assert!(
+        found.starts_with(&format!("found {}", dataset.display())),
+        "{plain}"
+    );
+    assert!(found.ends_with(": read 16 bytes"), "{plain}");
+    let jailed = probe(true);
+    assert!(
+        jailed["dataset"].as_str().unwrap().starts_with("not found"),
+        "{jailed}"
+    );
 }
