@@ -161,18 +161,34 @@ fn common_suffix(a: &[u8], b: &[u8]) -> usize {
     i
 }
 
+/// ld2 (through the LCS) and ld1 in one pass over `t`: each character's match masks are
+/// loaded once and the two recurrences, independent of each other, interleave.
 fn both<const N: usize>(peq: &Peq, m: usize, t: &[u8]) -> (usize, usize) {
-    let lcs = lcs_ascii::<N>(peq, m, t);
-    (m + t.len() - 2 * lcs, levenshtein_ascii::<N>(peq, m, t))
+    let mut lcs = Lcs::<N>::new();
+    let mut lev = Levenshtein::<N>::new(m);
+    for &c in t {
+        let pm = &peq.0[(c & 0x7f) as usize];
+        lcs.step(pm);
+        lev.step(pm);
+    }
+    (m + t.len() - 2 * lcs.length(m), lev.score)
 }
 
 /// LCS length with the bit-parallel algorithm of Allison–Dix / Hyyrö:
 /// `V' = (V + (V & M)) | (V & !M)` with the carry across words; the LCS is the number of
 /// zero bits of `V` among the first `m`.
-fn lcs_ascii<const N: usize>(peq: &Peq, m: usize, b: &[u8]) -> usize {
-    let mut v = [!0u64; N];
-    for &c in b {
-        let pm = &peq.0[(c & 0x7f) as usize];
+struct Lcs<const N: usize> {
+    v: [u64; N],
+}
+
+impl<const N: usize> Lcs<N> {
+    fn new() -> Self {
+        Lcs { v: [!0u64; N] }
+    }
+
+    #[inline(always)]
+    fn step(&mut self, pm: &[u64; MAX_WORDS]) {
+        let v = &mut self.v;
         let mut carry = 0u64;
         for k in 0..N {
             let u = v[k] & pm[k];
@@ -182,34 +198,54 @@ fn lcs_ascii<const N: usize>(peq: &Peq, m: usize, b: &[u8]) -> usize {
             v[k] = s2 | (v[k] & !pm[k]);
         }
     }
-    v.iter()
-        .enumerate()
-        .map(|(k, w)| {
-            let bits = m.saturating_sub(k * 64).min(64);
-            let mask = if bits == 64 { !0 } else { (1u64 << bits) - 1 };
-            (!w & mask).count_ones() as usize
-        })
-        .sum()
+
+    fn length(&self, m: usize) -> usize {
+        self.v
+            .iter()
+            .enumerate()
+            .map(|(k, w)| {
+                let bits = m.saturating_sub(k * 64).min(64);
+                let mask = if bits == 64 { !0 } else { (1u64 << bits) - 1 };
+                (!w & mask).count_ones() as usize
+            })
+            .sum()
+    }
 }
 
 /// Levenshtein distance with Myers's bit-vector algorithm (Hyyrö's block form): the
 /// horizontal deltas carry from word to word, and so does the addition.
-fn levenshtein_ascii<const N: usize>(peq: &Peq, m: usize, b: &[u8]) -> usize {
-    let words = m.div_ceil(64);
-    let last = 1u64 << ((m - 1) % 64);
-    let mut vp = [0u64; N];
-    for (k, w) in vp.iter_mut().enumerate().take(words) {
-        let bits = m - k * 64;
-        *w = if bits >= 64 { !0 } else { (1u64 << bits) - 1 };
+struct Levenshtein<const N: usize> {
+    words: usize,
+    last: u64,
+    vp: [u64; N],
+    vn: [u64; N],
+    score: usize,
+}
+
+impl<const N: usize> Levenshtein<N> {
+    fn new(m: usize) -> Self {
+        let words = m.div_ceil(64);
+        let mut vp = [0u64; N];
+        for (k, w) in vp.iter_mut().enumerate().take(words) {
+            let bits = m - k * 64;
+            *w = if bits >= 64 { !0 } else { (1u64 << bits) - 1 };
+        }
+        Levenshtein {
+            words,
+            last: 1u64 << ((m - 1) % 64),
+            vp,
+            vn: [0u64; N],
+            score: m,
+        }
     }
-    let mut vn = [0u64; N];
-    let mut score = m;
-    for &c in b {
-        let pm = &peq.0[(c & 0x7f) as usize];
+
+    #[inline(always)]
+    fn step(&mut self, pm: &[u64; MAX_WORDS]) {
+        let (vp, vn) = (&mut self.vp, &mut self.vn);
         let mut hp_carry = 1u64;
         let mut hn_carry = 0u64;
         let mut add_carry = 0u64;
-        for k in 0..words {
+        for k in 0..self.words {
             let eq = pm[k];
             let xv = eq | vn[k];
             let (s1, c1) = (eq & vp[k]).overflowing_add(vp[k]);
@@ -218,11 +254,11 @@ fn levenshtein_ascii<const N: usize>(peq: &Peq, m: usize, b: &[u8]) -> usize {
             let xh = (s2 ^ vp[k]) | eq;
             let hp = vn[k] | !(xh | vp[k]);
             let hn = vp[k] & xh;
-            if k == words - 1 {
-                if hp & last != 0 {
-                    score += 1;
-                } else if hn & last != 0 {
-                    score -= 1;
+            if k == self.words - 1 {
+                if hp & self.last != 0 {
+                    self.score += 1;
+                } else if hn & self.last != 0 {
+                    self.score -= 1;
                 }
             }
             let hp_s = (hp << 1) | hp_carry;
@@ -233,7 +269,6 @@ fn levenshtein_ascii<const N: usize>(peq: &Peq, m: usize, b: &[u8]) -> usize {
             vn[k] = hp_s & xv;
         }
     }
-    score
 }
 
 /// `c_help = max(0, len(true) - ld(true, pred)) / len(true)`; 0 for an empty true line.

@@ -10,6 +10,7 @@
 
 use std::collections::BTreeMap;
 
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use super::accumulate::{Acc, AccCtx, Kept, Units, accumulate_table, keep_one};
@@ -188,12 +189,26 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
         // single part of the summary, and needs none of it).
         let design =
             scope.spawn(|| super::design::prepare(table, &kept.keep, opts.pass, &units, &names));
-        summarize_with(table, opts, &kept, &units, &names, ctx, step, || {
-            design
-                .join()
-                .unwrap_or_else(|e| std::panic::resume_unwind(e))
-        })
+        // So is the nondeterminism (a scan of the requests): the calling thread goes on
+        // with the sums meanwhile, and the cores stay busy.
+        let nondet = scope.spawn(|| nondeterminism(table, &kept.keep));
+        let later = Later {
+            nondet: || join(nondet),
+            design: || join(design),
+        };
+        summarize_with(table, opts, &kept, &units, &names, ctx, step, later)
     })
+}
+
+/// A thread's result, its panic passed on.
+fn join<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))
+}
+
+/// The parts of the summary computed on threads of their own, waited for when needed.
+struct Later<N, D> {
+    nondet: N,
+    design: D,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -205,12 +220,13 @@ fn summarize_with(
     names: &[u32],
     ctx: AccCtx,
     step: impl Fn(&str),
-    design: impl FnOnce() -> Option<super::design::Prepared>,
+    later: Later<
+        impl FnOnce() -> FxHashMap<u32, Nondeterminism>,
+        impl FnOnce() -> Option<super::design::Prepared>,
+    >,
 ) -> Summary {
     let mut accs = accumulate_table(&ctx, table, &kept.keep);
     step("accumulated");
-    let nondet = nondeterminism(table, &kept.keep);
-    step("nondeterminism");
     let ps = pair_sums(table, &kept.keep, opts.pass, names, units);
     step("pair sums");
     let draws = draws(&accs, names, &ps, units.count, !units.by_file, opts);
@@ -230,6 +246,8 @@ fn summarize_with(
     let (mut rank_cis, ranking_pairwise) =
         super::rank_boot::rank_boot(table, &kept.keep, units, names, opts);
     step("ranking");
+    let nondet = (later.nondet)();
+    step("nondeterminism");
     let mut assistants = BTreeMap::new();
     for (i, &a) in names.iter().enumerate() {
         let acc = &mut accs[a as usize];
@@ -252,7 +270,8 @@ fn summarize_with(
         .iter()
         .map(|(n, s)| (n.clone(), (s.integral_help, s.exact_share)))
         .collect();
-    let design = design().map(|d| super::design::finish(d, table, &scores, &pairwise, draws.1.q));
+    let design =
+        (later.design)().map(|d| super::design::finish(d, table, &scores, &pairwise, draws.1.q));
     step("design");
     Summary {
         records: table.rows.len() as u64,
