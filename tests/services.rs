@@ -140,7 +140,8 @@ fn a_real_model_answers_through_a_managed_service_and_nothing_is_left_behind() {
     let tmp = tempfile::tempdir().unwrap();
     let a = tmp.path().join("a");
     let both = ["smollm2", "lsp-ai-smollm2"];
-    let child = run_args(&a, &both, "0.006", "2")
+    // 12 cases (at 0.006, 21: over six minutes beside the VS Code tests).
+    let child = run_args(&a, &both, "0.003", "2")
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -157,7 +158,7 @@ fn a_real_model_answers_through_a_managed_service_and_nothing_is_left_behind() {
     let recs = records(&a);
     for name in both {
         let mine: Vec<&Value> = recs.iter().filter(|r| r["assistant"] == name).collect();
-        assert!(mine.len() >= 18, "{name}: {} cases", mine.len());
+        assert!(mine.len() >= 12, "{name}: {} cases", mine.len());
         for r in &mine {
             assert!(
                 r["outcome"] == "suggestion" || r["outcome"] == "empty",
@@ -201,7 +202,7 @@ fn a_real_model_answers_through_a_managed_service_and_nothing_is_left_behind() {
 
     // The same plan, profiles and conditions, here with one job: the same bytes.
     let b = tmp.path().join("b");
-    ok(&run_args(&b, &both, "0.006", "1").output().unwrap());
+    ok(&run_args(&b, &both, "0.003", "1").output().unwrap());
     let (ra, rb) = (
         std::fs::read_to_string(a.join("records.jsonl")).unwrap(),
         std::fs::read_to_string(b.join("records.jsonl")).unwrap(),

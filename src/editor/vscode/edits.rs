@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use super::drawn::request_timed_out;
 use super::instance::PAGE_POLL;
-use super::page::Fate;
+use super::page::{Fate, Page};
 use super::scripts::expand_tabs;
 use super::{VscodeSession, failed};
 use crate::editor::document::{Position, PositionEncoding};
@@ -141,19 +141,19 @@ impl VscodeSession {
         let seq0 = self.status_seq().await?;
         self.palette(ASK_NEXT_EDIT).await?;
         let t0 = Instant::now();
-        let (status, _) = self
-            .wait_status(seq0, (row as u64, col16 as u64), t0, "next edit")
+        let at = (row as u64, col16 as u64);
+        let (status, page) = self
+            .wait_status(seq0, at, t0, "next edit", Page::next_status)
             .await?;
         match status.fate {
             Fate::Error(m) => return Err(self.next_edit_failed(&m)),
             Fate::Timeout => return Err(request_timed_out(&self.profile, "next edit")),
             _ => {}
         }
-        let page = self.read().await?;
         // The label must be this request's, and a next edit's (never an inline answer's).
         let Some(answer) = page
-            .answer_of(status.seq)
-            .filter(|a| a["kind"] == "next_edit" && a.get("result").is_some())
+            .next_answer_of(status.seq)
+            .filter(|a| a.get("result").is_some())
         else {
             return Err(failed(format!(
                 "vscode: the fixture's label holds no next-edit answer of request {} (the page shows {page})",

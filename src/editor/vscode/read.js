@@ -1,20 +1,24 @@
 // What a VS Code page shows, for typist (evaluated in the page, by value): the fixture's
-// status bar text, its client's state (`N STATE`) and its last answer (the item's aria-label: JSON `{seq, lines}`), the cursor's line and column from the status bar ("Ln N, Col M"),
+// status bar text, its client's state (`N STATE`) and its last answer (the item's
+// aria-label: JSON `{seq, lines}`), its last next edit's status and answer (an item of
+// their own), the cursor's line and column from the status bar ("Ln N, Col M"),
 // and the ghost text at the cursor: `line` is the text of the view line that holds the
 // ghost text (the line as shown), `further` the lines of its view zone below;
 // `edit_lines` the line numbers the inline-edit gutter indicators show (an inline edit
 // shown at that line; none when none is).
 (() => {
-  const out = { status: '', client: null, answer: null, row: null, col: null, ghost: false, line: '', further: [], edit_lines: [] };
+  const out = { status: '', client: null, answer: null, next_status: '', next_answer: null, row: null, col: null, ghost: false, line: '', further: [], edit_lines: [] };
   for (const e of document.querySelectorAll('.statusbar-item')) {
     const t = (e.textContent || '').trim();
     if (t.startsWith('typist-client ')) out.client = t.slice(14);
-    if (t.startsWith('typist-inline ') && !out.status) {
-      out.status = t;
-      // The fixture's last answer, as accepting it would leave the lines (its label).
+    // The fixture's last request and answer (as accepting it would leave the lines, its
+    // label); `next_`: its last next edit's, in an item of their own.
+    for (const [name, st, an] of [['typist-inline ', 'status', 'answer'], ['typist-next ', 'next_status', 'next_answer']]) {
+      if (!t.startsWith(name) || out[st]) continue;
+      out[st] = t;
       for (const x of [e, ...e.querySelectorAll('[aria-label]')]) {
         const a = x.getAttribute('aria-label') || '';
-        if (a.startsWith('typist-answer ')) { out.answer = a.slice(14); break; }
+        if (a.startsWith('typist-answer ')) { out[an] = a.slice(14); break; }
       }
     }
   }

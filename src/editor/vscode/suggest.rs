@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use super::drawn::{Drawn, editor_silent, empty, request_failed, request_timed_out};
 use super::instance::PAGE_POLL;
 use super::keys::{END, RETURN};
-use super::page::{Fate, Status};
+use super::page::{Fate, Page, Status};
 use super::scripts::expand_tabs;
 use super::scripts::{AFTER_RENDER, cursor_at};
 use super::ui::{LINE_SHOWS_WITHIN, TRIGGER};
@@ -65,7 +65,10 @@ impl VscodeSession {
             let r = self.wait_drawn(drawn, row, &typed_line).await;
             return self.signed_in_after(r).await;
         }
-        let (status, first) = self.wait_status(seq0, at_cursor, t0, "inline").await?;
+        let (status, page) = self
+            .wait_status(seq0, at_cursor, t0, "inline", Page::status)
+            .await?;
+        let first = page.answer_lines(status.seq);
         let drawn = Drawn::answered(status.seq, at_cursor, first, t0, display, by_palette);
         match status.fate {
             Fate::Error(m) => Err(request_failed(&self.profile.name, &m)),
@@ -208,27 +211,30 @@ impl VscodeSession {
     }
 
     /// The fixture's status of the first request at `at` (row, UTF-16 column) sent after
-    /// request `seq0` that has a fate (not asking, not cancelled), and its answer's lines.
-    /// The fixture keeps the request deadline itself: typist waits past it for VS Code's
-    /// own delays, and nothing said by then is the editor's failure, never a timeout
-    /// (naming the `what` request).
+    /// request `seq0` that has a fate (not asking, not cancelled), and the reading of the
+    /// page it was seen in (its answer is there). `status` picks the status item read:
+    /// the inline requests' ([`Page::status`]) or the next edits' ([`Page::next_status`],
+    /// which an inline request VS Code sends on its own meanwhile never touches). The
+    /// fixture keeps the request deadline itself: typist waits past it for VS Code's own
+    /// delays, and nothing said by then is the editor's failure, never a timeout (naming
+    /// the `what` request).
     pub(super) async fn wait_status(
         &mut self,
         seq0: u64,
         (row, col16): (u64, u64),
         t0: Instant,
         what: &str,
-    ) -> Result<(Status, Option<String>), SessionError> {
+        status: fn(&Page) -> Option<Status>,
+    ) -> Result<(Status, Page), SessionError> {
         let deadline = t0 + self.profile.request_timeout() + EDITOR_DELAY;
         loop {
             let r = self.read().await?;
-            if let Some(s) = r.status()
+            if let Some(s) = status(&r)
                 && s.seq > seq0
                 && (s.line, s.character) == (row, col16)
                 && !matches!(s.fate, Fate::Asking | Fate::Cancelled)
             {
-                let lines = r.answer_lines(s.seq);
-                return Ok((s, lines));
+                return Ok((s, r));
             }
             self.still_running()?;
             if Instant::now() >= deadline {

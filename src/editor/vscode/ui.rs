@@ -26,6 +26,10 @@ const QUICK_INPUT_SETTLE: Duration = Duration::from_millis(50);
 /// How many times a command is looked for in the palette.
 const PALETTE_TRIES: usize = 3;
 
+/// How long a key's effect takes to show before typist looks for what an extension
+/// may have opened over the document meanwhile.
+const OVER_DOCUMENT_WITHIN: Duration = Duration::from_secs(5);
+
 impl VscodeSession {
     /// Opens a quick-input box with `k` and `modifiers`, waits until it has the focus
     /// (else the error names `what`) and types `text` into it.
@@ -115,8 +119,17 @@ impl VscodeSession {
     /// File: Revert File from the command palette: the editor holds the disk copy again
     /// (VS Code reloads it exactly, and the tab is no longer dirty), `text` of `rel`,
     /// and indents as it does.
+    ///
+    /// An extension's first-start page or question (activated by the file's language,
+    /// late on a busy machine) may come over the document after the focus was brought
+    /// back: when the reverted editor does not show within [`OVER_DOCUMENT_WITHIN`], what
+    /// is over it is closed (and named) and the file reverted again.
     pub(super) async fn revert(&mut self, rel: &str, text: &str) -> Result<(), SessionError> {
         self.palette("File: Revert File").await?;
+        if !self.page_shows(REVERTED, OVER_DOCUMENT_WITHIN).await? {
+            self.bring_back_focus().await?;
+            self.palette("File: Revert File").await?;
+        }
         self.wait_page("the reverted editor", REVERTED).await?;
         self.indent_as(rel, text).await
     }
@@ -150,11 +163,19 @@ impl VscodeSession {
     }
 
     /// Waits until the editor holds `lines` lines: Ctrl+End, again until the status
-    /// bar's line is the last one (the reverted text has arrived).
+    /// bar's line is the last one (the reverted text has arrived). What came over the
+    /// document meanwhile (a modal dialog takes the keys) is closed once, after
+    /// [`OVER_DOCUMENT_WITHIN`].
     pub(super) async fn wait_line_count(&mut self, lines: usize) -> Result<(), SessionError> {
         let expr = status_shows(&format!("Ln {lines}, Col "));
-        let deadline = Instant::now() + UI_WITHIN;
+        let t0 = Instant::now();
+        let deadline = t0 + UI_WITHIN;
+        let mut looked = false;
         loop {
+            if !looked && t0.elapsed() >= OVER_DOCUMENT_WITHIN {
+                looked = true;
+                self.bring_back_focus().await?;
+            }
             self.press(END, CTRL).await?;
             let next = Instant::now() + LINE_SHOWS_WITHIN;
             while Instant::now() < next {
