@@ -204,7 +204,8 @@ pub async fn examine_in(
             .map(|d| d.join(format!("{}.jsonl", profile.name))),
         ..Default::default()
     };
-    let started = EditorSession::start(editors, app, profile, &Conditions::default(), opts).await;
+    let probed = profile.cold_start();
+    let started = EditorSession::start(editors, app, &probed, &Conditions::default(), opts).await;
     let session = match started {
         Ok(s) => s,
         Err(e @ SessionError::Missing { .. }) if !typist => {
@@ -224,6 +225,17 @@ pub async fn examine_in(
     } else {
         examine_editor(report, session, app, profile).await
     }
+}
+
+/// What an answer later than `profile`'s request deadline means for a run, if the
+/// probe's was.
+fn slow_first_answer(profile: &Profile, probe: &ProbeDesc) -> Option<String> {
+    (probe.latency_ms > profile.request_timeout_ms as f64).then(|| {
+        format!(
+            "its first answer took {:.0} ms, over the profile's request deadline ({} ms): a run's first cases may time out (raise request_timeout_ms, or warm the server up)",
+            probe.latency_ms, profile.request_timeout_ms
+        )
+    })
 }
 
 /// The vault entry `profile`'s sessions in `kind` start from, and its state.
@@ -509,6 +521,9 @@ fn conclude(
                 }
                 _ => "answered".into(),
             };
+            if let Some(slow) = slow_first_answer(profile, &p) {
+                report.message = format!("{}; {slow}", report.message);
+            }
             report.probe = Some(p);
         }
         Err(SessionError::NotSignedIn { message, .. }) => {
@@ -545,4 +560,54 @@ fn first_line(s: &str) -> &str {
         .find(|l| l.contains("Unknown binary"))
         .unwrap_or(s)
         .trim()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn jedi() -> Profile {
+        Profile::parse(
+            include_str!("../editors/jedi-language-server.toml"),
+            Path::new("jedi-language-server.toml"),
+        )
+        .unwrap()
+    }
+
+    fn probe(latency_ms: f64) -> ProbeDesc {
+        ProbeDesc {
+            items: 6,
+            latency_ms,
+            top: vec!["path".into()],
+            expected_in_top5: Some(true),
+        }
+    }
+
+    #[test]
+    fn the_probe_waits_as_long_as_readiness_and_a_late_first_answer_is_told() {
+        let p = jedi();
+        assert_eq!(p.request_timeout_ms, 10_000);
+        // The probe is a cold server's first request: the readiness wait's deadline.
+        assert_eq!(p.cold_start().request_timeout_ms, p.readiness.max_wait_ms);
+        assert!(p.readiness.max_wait_ms > p.request_timeout_ms);
+        let mut long = p.clone();
+        long.request_timeout_ms = 60_000;
+        assert_eq!(
+            long.cold_start().request_timeout_ms,
+            60_000,
+            "never shortened"
+        );
+
+        let mut r = Report::blank(&p);
+        conclude(&mut r, &p, Ok(probe(14_200.0)), false, None);
+        assert_eq!(r.status, Status::Ok, "{}", r.message);
+        assert!(
+            r.message.starts_with("answered; its first answer took 14200 ms, over the profile's request deadline (10000 ms)"),
+            "{}",
+            r.message
+        );
+        let mut r = Report::blank(&p);
+        conclude(&mut r, &p, Ok(probe(3_005.1)), false, None);
+        assert_eq!((r.status, r.message.as_str()), (Status::Ok, "answered"));
+    }
 }

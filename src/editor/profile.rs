@@ -493,6 +493,17 @@ impl Profile {
         std::time::Duration::from_millis(self.request_timeout_ms)
     }
 
+    /// This profile as a fresh server's first request should be asked: that request
+    /// loads what a run's later ones find loaded (jedi's first completion of `os.` takes
+    /// 3 s on an idle machine, over 10 s on a busy one), so its deadline is the
+    /// readiness wait's when that is longer than the request deadline. `typist doctor`
+    /// probes with it; a run does not (its deadline is one of its conditions).
+    pub fn cold_start(&self) -> Profile {
+        let mut p = self.clone();
+        p.request_timeout_ms = p.request_timeout_ms.max(p.readiness.max_wait_ms);
+        p
+    }
+
     /// The LSP language id for a file extension, when this profile handles it.
     pub fn language_for(&self, path: &Path) -> Option<String> {
         let ext = path.extension()?.to_str()?;

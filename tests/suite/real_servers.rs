@@ -11,8 +11,11 @@ use crate::common::{ok, typist};
 use typist::editor::typist::TypistSession;
 use typist::editor::{Conditions, Position, SessionOptions, Suggestions, profile};
 
+/// Starts `name` as `typist doctor` does: its first request, a cold server's, may take
+/// the readiness wait (jedi's took over 10 s on a busy CI machine). These tests check
+/// what servers answer, not how fast.
 async fn start(name: &str) -> TypistSession {
-    let p = profile::find_profile(name, None).unwrap();
+    let p = profile::find_profile(name, None).unwrap().cold_start();
     assert!(
         p.resolve_command().is_some(),
         "{name} is not installed: {} (run scripts/install-servers.sh)",
@@ -345,7 +348,7 @@ fn help_lists_the_subcommands() {
 /// open follows the disk (it offers the function the new copy defines, not the old one).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pyright_follows_disk_changes_through_watched_file_events() {
-    let p = profile::find_profile("pyright", None).unwrap();
+    let p = profile::find_profile("pyright", None).unwrap().cold_start();
     assert!(p.resolve_command().is_some(), "pyright is not installed");
     let mut s = TypistSession::start(
         &p,
