@@ -12,7 +12,8 @@
 //! order of their marks. Several marks on one row are composed together (llama.vim draws
 //! its first line as an overlay at the cursor and its other lines from a second mark at
 //! column 0), so what is read is exactly what the plugin drew, and never a character of
-//! the buffer in place of a drawn one.
+//! the buffer in place of a drawn one. Overlays at one place are stacked as Neovim
+//! stacks them: the later mark's cells over the earlier's.
 
 use serde::Deserialize;
 
@@ -93,11 +94,12 @@ impl Shown {
                 self.groups.join(", ")
             ));
         }
-        let mut marks: Vec<&Mark> = self.marks.iter().collect();
-        marks.sort_by_key(|m| (m.row, m.col, m.id));
         let row = self
             .row
-            .unwrap_or_else(|| marks.iter().map(|m| m.row).min().unwrap_or(0));
+            .unwrap_or_else(|| self.marks.iter().map(|m| m.row).min().unwrap_or(0));
+        let stacked = stack_overlays(&self.marks, row);
+        let mut marks: Vec<&Mark> = stacked.iter().collect();
+        marks.sort_by_key(|m| (m.row, m.col, m.id));
         let mut first = String::new();
         let mut at = 0;
         for m in marks
@@ -134,6 +136,38 @@ impl Shown {
     }
 }
 
+/// The marks with the overlays drawn at one place of `row` (same column and blank cells
+/// before) made one: Neovim draws the later mark over the earlier, so the cells show the
+/// later's text and, past its end, the earlier's. A plugin whose hide came between two
+/// draws of one suggestion (a debounce timer's callback already queued) leaves two such
+/// marks; the screen shows the text once, and so is it read.
+fn stack_overlays(marks: &[Mark], row: i64) -> Vec<Mark> {
+    let mut out: Vec<Mark> = Vec::with_capacity(marks.len());
+    let mut sorted: Vec<&Mark> = marks.iter().collect();
+    sorted.sort_by_key(|m| m.id);
+    for m in sorted {
+        let under = out.iter_mut().find(|o| {
+            m.row == row
+                && o.row == row
+                && o.pos == Pos::Overlay
+                && m.pos == Pos::Overlay
+                && (o.col, o.pad) == (m.col, m.pad)
+        });
+        match under {
+            Some(o) => {
+                let over: Vec<char> = m.text.chars().collect();
+                let rest: String = o.text.chars().skip(over.len()).collect();
+                o.text = m.text.clone() + &rest;
+                o.covers = o.covers.max(m.covers);
+                o.lines.extend(m.lines.iter().cloned());
+                o.id = m.id;
+            }
+            None => out.push(m.clone()),
+        }
+    }
+    out
+}
+
 /// The largest char boundary of `s` at or before `i`.
 fn floor_char(s: &str, mut i: usize) -> usize {
     while i > 0 && !s.is_char_boundary(i) {
@@ -153,6 +187,35 @@ mod tests {
 
     fn read(v: serde_json::Value) -> Option<(String, String)> {
         shown(v).compose(true).unwrap().map(|s| (s.line, s.text))
+    }
+
+    /// A plugin that drew its suggestion twice at one window column (its hide came
+    /// between the two draws): the screen shows the first line once, the later mark
+    /// over the earlier, and both marks' lines.
+    #[test]
+    fn overlays_at_one_place_show_the_later_over_the_earlier() {
+        let r = read(json!({"line": "  ", "row": 4, "marks": [
+            {"id": 7, "row": 4, "col": 2, "text": "    return cached", "pos": "overlay"},
+            {"id": 8, "row": 4, "col": 0, "lines": ["      return cached"], "pos": "eol"},
+            {"id": 9, "row": 4, "col": 2, "text": "    return cached", "pos": "overlay"},
+            {"id": 10, "row": 4, "col": 0, "lines": ["      return cached"], "pos": "eol"}]}));
+        assert_eq!(
+            r,
+            Some((
+                "      return cached".into(),
+                "      return cached\n      return cached\n      return cached".into()
+            ))
+        );
+        // A shorter later text: its cells, then the earlier's past its end.
+        let r = read(json!({"line": "ab", "row": 0, "marks": [
+            {"id": 1, "row": 0, "col": 2, "pad": 1, "text": "xyz", "pos": "overlay"},
+            {"id": 2, "row": 0, "col": 2, "pad": 1, "text": "Q", "pos": "overlay"}]}));
+        assert_eq!(r, Some(("ab Qyz".into(), "ab Qyz".into())));
+        // Overlays at two places are both drawn, as before.
+        let r = read(json!({"line": "abcd", "row": 0, "marks": [
+            {"id": 1, "row": 0, "col": 0, "text": "X", "covers": 1, "pos": "overlay"},
+            {"id": 2, "row": 0, "col": 2, "text": "Y", "covers": 1, "pos": "overlay"}]}));
+        assert_eq!(r, Some(("XbYd".into(), "XbYd".into())));
     }
 
     #[test]
