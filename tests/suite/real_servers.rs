@@ -11,9 +11,9 @@ use crate::common::{ok, typist};
 use typist::editor::typist::TypistSession;
 use typist::editor::{Conditions, Position, SessionOptions, Suggestions, profile};
 
-/// Starts `name` as `typist doctor` does: its first request, a cold server's, may take
-/// the readiness wait (jedi's took over 10 s on a busy CI machine). These tests check
-/// what servers answer, not how fast.
+/// Starts `name` as `typist doctor` does: every request may take the readiness wait, as
+/// a cold server's first may (jedi's took over 10 s on a busy CI machine). These tests
+/// check what servers answer, not how fast.
 async fn start(name: &str) -> TypistSession {
     let p = profile::find_profile(name, None).unwrap().cold_start();
     assert!(

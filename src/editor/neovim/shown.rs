@@ -140,7 +140,8 @@ impl Shown {
 /// before) made one: Neovim draws the later mark over the earlier, so the cells show the
 /// later's text and, past its end, the earlier's. A plugin whose hide came between two
 /// draws of one suggestion (a debounce timer's callback already queued) leaves two such
-/// marks; the screen shows the text once, and so is it read.
+/// marks; the screen shows the text once, and so is it read. By characters, not
+/// display cells: a wide character in both texts would be placed as one cell (not met).
 fn stack_overlays(marks: &[Mark], row: i64) -> Vec<Mark> {
     let mut out: Vec<Mark> = Vec::with_capacity(marks.len());
     let mut sorted: Vec<&Mark> = marks.iter().collect();
@@ -155,12 +156,18 @@ fn stack_overlays(marks: &[Mark], row: i64) -> Vec<Mark> {
         });
         match under {
             Some(o) => {
-                let over: Vec<char> = m.text.chars().collect();
-                let rest: String = o.text.chars().skip(over.len()).collect();
+                let rest: String = o.text.chars().skip(m.text.chars().count()).collect();
                 o.text = m.text.clone() + &rest;
                 o.covers = o.covers.max(m.covers);
-                o.lines.extend(m.lines.iter().cloned());
-                o.id = m.id;
+                // Its lines stay where its id puts them among the other marks' lines.
+                if !m.lines.is_empty() {
+                    out.push(Mark {
+                        text: String::new(),
+                        covers: 0,
+                        pos: Pos::Eol,
+                        ..m.clone()
+                    });
+                }
             }
             None => out.push(m.clone()),
         }
@@ -211,6 +218,12 @@ mod tests {
             {"id": 1, "row": 0, "col": 2, "pad": 1, "text": "xyz", "pos": "overlay"},
             {"id": 2, "row": 0, "col": 2, "pad": 1, "text": "Q", "pos": "overlay"}]}));
         assert_eq!(r, Some(("ab Qyz".into(), "ab Qyz".into())));
+        // The later overlay's own lines keep their place by its id.
+        let r = read(json!({"line": "", "row": 0, "marks": [
+            {"id": 1, "row": 0, "col": 0, "text": "a", "lines": ["one"], "pos": "overlay"},
+            {"id": 2, "row": 0, "col": 0, "lines": ["two"], "pos": "eol"},
+            {"id": 3, "row": 0, "col": 0, "text": "b", "lines": ["three"], "pos": "overlay"}]}));
+        assert_eq!(r, Some(("b".into(), "b\none\ntwo\nthree".into())));
         // Overlays at two places are both drawn, as before.
         let r = read(json!({"line": "abcd", "row": 0, "marks": [
             {"id": 1, "row": 0, "col": 0, "text": "X", "covers": 1, "pos": "overlay"},
