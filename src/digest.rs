@@ -1,8 +1,8 @@
 //! sha256 digests in lower-case hex, the form every hash in records, plans and
 //! manifests takes. Shared by the layers (it belongs to none).
 //!
-//! `hex` and `sha256_hex` are called directly by `dataset`, `editor`, `replay`,
-//! `drill` and `host`; no module re-exports them. It uses nothing of the crate.
+//! `hex` and `sha256_hex` are called directly by `dataset`, `editor`, `replay`, `hub`,
+//! `service`, `drill` and `host`; no module re-exports them. It uses nothing of the crate.
 
 use sha2::{Digest, Sha256};
 

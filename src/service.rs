@@ -204,7 +204,7 @@ pub fn sha256_file(path: &Path) -> Result<String> {
         }
         h.update(&buf[..n]);
     }
-    Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
+    Ok(crate::digest::hex(&h.finalize()))
 }
 
 fn tail(path: &Path, lines: usize) -> String {

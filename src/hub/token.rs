@@ -8,8 +8,5 @@ pub fn new_token() -> Result<String> {
     std::fs::File::open("/dev/urandom")
         .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut bytes))
         .context("cannot read /dev/urandom for a token")?;
-    Ok(format!(
-        "typ_{}",
-        bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()
-    ))
+    Ok(format!("typ_{}", crate::digest::hex(&bytes)))
 }

@@ -57,11 +57,7 @@ pub(super) fn mac(key: &[u8], parts: &[&str]) -> String {
         m.update(p.as_bytes());
         m.update(b"\0");
     }
-    m.finalize()
-        .into_bytes()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::digest::hex(&m.finalize().into_bytes())
 }
 
 /// Compares two tokens in time that does not depend on where they differ.
