@@ -64,7 +64,7 @@ fn columns(t: &BlockTerms, typed: u32, outcome: Outcome) -> Option<[u64; C]> {
     };
     let gain = w.saturating_sub(ld);
     let (g, l) = (f64::from(gain), f64::from(w));
-    let cube = (g * g * g / (l * l) * FIX).round() as u64;
+    let cube = super::sums::round_nonneg(g * g * g / (l * l) * FIX);
     let chars = if t.lines_ok > 0 {
         t.chars_ok.saturating_sub(typed)
     } else {

@@ -549,13 +549,13 @@ pub(crate) fn prepare(
     }
     step("cases");
     order.sort_unstable_by_key(|x| (x.0, x.1));
-    // Per (place in that order, assistant): the weight (w, 0 where none) and gain
-    // (w·c_help; 0 for an empty), so that every walk reads them front to back.
+    // Per (place in that order, assistant): the weight (w, 0 where none), gain (w·c_help;
+    // 0 for an empty) and c_help³, so that every walk reads them front to back.
     let mut place_of_case = vec![0u32; table.cases];
     for (i, x) in order.iter().enumerate() {
         place_of_case[x.2 as usize] = i as u32;
     }
-    let mut answers: Vec<(u32, u32)> = vec![(0, 0); order.len() * n_a];
+    let mut answers: Vec<Answer> = vec![Answer::default(); order.len() * n_a];
     for r in answered() {
         let w = r.weight();
         let gain = if r.outcome == super::records::Outcome::Suggestion {
@@ -563,16 +563,15 @@ pub(crate) fn prepare(
         } else {
             0
         };
-        answers[place_of_case[r.case as usize] as usize * n_a + r.assistant() as usize] = (w, gain);
+        answers[place_of_case[r.case as usize] as usize * n_a + r.assistant() as usize] = Answer {
+            w,
+            gain,
+            cube: cube(w, gain),
+        };
     }
     drop(place_of_case);
     step("sorted");
-    let walk = Walk {
-        order: &order,
-        answers: &answers,
-        n_a,
-        repo_of_file: &repo_of_file,
-    };
+    let walk = Walk::new(&order, &answers, n_a, &repo_of_file);
     // Each assistant and each pair on its own thread (independent figures, the same
     // whatever the threads).
     let (assistants, pairs) = std::thread::scope(|scope| {
@@ -607,13 +606,31 @@ fn join<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
 }
 
 /// The answered cases in the design's one order, walked per assistant or pair without
-/// copying them: `order` is (file, line, case) by file and line; `answers` holds each
-/// (place in `order`, assistant)'s weight and gain.
+/// copying them: `answers` holds each (place in the order, assistant)'s [`Answer`];
+/// `groups` are the order's runs of one file and line (most of one case), each with its
+/// first place, its (repository, file) and its line.
 struct Walk<'a> {
-    order: &'a [(u32, Option<u32>, u32)],
-    answers: &'a [(u32, u32)],
+    answers: &'a [Answer],
     n_a: usize,
-    repo_of_file: &'a [u32],
+    groups: Vec<Group>,
+    /// One past the last place.
+    end: u32,
+}
+
+/// A case's answer: weight (0: none), gain and c_help³ (computed once for every walk).
+#[derive(Clone, Copy, Default)]
+struct Answer {
+    w: u32,
+    gain: u32,
+    cube: f64,
+}
+
+/// A run of the order's places at one file and line.
+#[derive(Clone, Copy)]
+struct Group {
+    first: u32,
+    at: (u32, u32),
+    line: Option<u32>,
 }
 
 /// c_help³ of a weight and a gain.
@@ -622,24 +639,61 @@ fn cube(w: u32, gain: u32) -> f64 {
     c * c * c
 }
 
-impl Walk<'_> {
-    /// Calls `f((repository, file), line, w, value)` for assistant `a`'s cases, by
-    /// file and line, then by weight and gain; `value(w, gain)` is a case's value.
-    fn each(&self, a: usize, mut f: impl FnMut((u32, u32), Option<u32>, u32, u32)) {
-        let mut run: Vec<(u32, u32)> = Vec::new();
-        let mut at = 0;
-        for same in self.order.chunk_by(|x, y| (x.0, x.1) == (y.0, y.1)) {
+impl<'a> Walk<'a> {
+    /// `order` is (file, line, case) by file and line.
+    fn new(
+        order: &[(u32, Option<u32>, u32)],
+        answers: &'a [Answer],
+        n_a: usize,
+        repo_of_file: &[u32],
+    ) -> Walk<'a> {
+        let mut groups = Vec::with_capacity(order.len());
+        let mut first = 0u32;
+        for same in order.chunk_by(|x, y| (x.0, x.1) == (y.0, y.1)) {
+            groups.push(Group {
+                first,
+                at: (repo_of_file[same[0].0 as usize], same[0].0),
+                line: same[0].1,
+            });
+            first += same.len() as u32;
+        }
+        Walk {
+            answers,
+            n_a,
+            groups,
+            end: first,
+        }
+    }
+
+    /// Each group with its places `lo..hi`.
+    fn spans(&self) -> impl Iterator<Item = (Group, usize, usize)> + '_ {
+        let ends = (self.groups.iter().skip(1).map(|g| g.first)).chain([self.end]);
+        (self.groups.iter().zip(ends)).map(|(g, end)| (*g, g.first as usize, end as usize))
+    }
+
+    /// Calls `f((repository, file), line, answer)` for assistant `a`'s cases, by file
+    /// and line, then by weight and gain.
+    fn each(&self, a: usize, mut f: impl FnMut((u32, u32), Option<u32>, Answer)) {
+        let mut run: Vec<Answer> = Vec::new();
+        for (g, lo, hi) in self.spans() {
+            if hi - lo == 1 {
+                // One case at this line (line cases): nothing to put in order.
+                let x = self.answers[lo * self.n_a + a];
+                if x.w > 0 {
+                    f(g.at, g.line, x);
+                }
+                continue;
+            }
             run.clear();
             run.extend(
-                (at..at + same.len())
+                (lo..hi)
                     .map(|i| self.answers[i * self.n_a + a])
-                    .filter(|wg| wg.0 > 0),
+                    .filter(|x| x.w > 0),
             );
-            at += same.len();
-            run.sort_unstable();
-            let group = (self.repo_of_file[same[0].0 as usize], same[0].0);
-            for &(w, gain) in &run {
-                f(group, same[0].1, w, gain);
+            // (c_help³ is a function of the two.)
+            run.sort_unstable_by_key(|x| (x.w, x.gain));
+            for &x in &run {
+                f(g.at, g.line, x);
             }
         }
     }
@@ -650,19 +704,19 @@ impl Walk<'_> {
     /// whose mean is the ratio's error to first order.
     fn assistant(&self, a: usize) -> Option<Prepared1> {
         let (mut n, mut sw, mut swc, mut swe) = (0u64, 0.0, 0.0, 0.0);
-        self.each(a, |_, _, w, g| {
-            let wf = w as f64;
+        self.each(a, |_, _, x| {
+            let wf = x.w as f64;
             n += 1;
             sw += wf;
-            swc += wf * cube(w, g);
-            swe += wf * f64::from(u8::from(g == w));
+            swc += wf * x.cube;
+            swe += wf * f64::from(u8::from(x.gain == x.w));
         });
         if n == 0 || sw == 0.0 {
             return None;
         }
         let (rc, re, wbar) = (swc / sw, swe / sw, sw / n as f64);
-        let value_c = |w: u32, g: u32| w as f64 * (cube(w, g) - rc) / wbar;
-        let value_e = |w: u32, g: u32| w as f64 * (f64::from(u8::from(g == w)) - re) / wbar;
+        let value_c = |x: Answer| x.w as f64 * (x.cube - rc) / wbar;
+        let value_e = |x: Answer| x.w as f64 * (f64::from(u8::from(x.gain == x.w)) - re) / wbar;
         // The contributions' mean is 0 (Σ w·(y − R) = 0 at the sample's own ratio R):
         // they are centred already, and the 1/n in the ICC undoes that centring.
         let (mut ih, mut ex, mut lags) = (
@@ -671,15 +725,15 @@ impl Walk<'_> {
             LagAcc::new(0.0),
         );
         let (mut files, mut repos, mut last) = (0u64, 0u64, None::<(u32, u32)>);
-        self.each(a, |group, line, w, g| {
+        self.each(a, |group, line, x| {
             if last != Some(group) {
                 files += 1;
                 repos += u64::from(last.is_none_or(|l| l.0 != group.0));
                 last = Some(group);
             }
-            let v = value_c(w, g);
+            let v = value_c(x);
             ih.push(group, v);
-            ex.push(group, value_e(w, g));
+            ex.push(group, value_e(x));
             lags.push(group, line, v);
         });
         let integral_help = ih.finish();
@@ -697,26 +751,8 @@ impl Walk<'_> {
     /// `d = c_a³ − c_b³` on the cases both answered (weighted by a's weight; in a's
     /// order, ties by the difference). None when they share no case.
     fn pair(&self, a: usize, b: usize) -> Option<Components> {
-        let each = |f: &mut dyn FnMut((u32, u32), u32, f64)| {
-            let mut run: Vec<(u32, u32, f64)> = Vec::new();
-            let mut at = 0;
-            for same in self.order.chunk_by(|x, y| (x.0, x.1) == (y.0, y.1)) {
-                run.clear();
-                run.extend((at..at + same.len()).filter_map(|i| {
-                    let (wa, ga) = self.answers[i * self.n_a + a];
-                    let (wb, gb) = self.answers[i * self.n_a + b];
-                    (wa > 0 && wb > 0).then(|| (wa, ga, cube(wa, ga) - cube(wb, gb)))
-                }));
-                at += same.len();
-                run.sort_unstable_by(|x, y| (x.0, x.1).cmp(&(y.0, y.1)).then(x.2.total_cmp(&y.2)));
-                let group = (self.repo_of_file[same[0].0 as usize], same[0].0);
-                for &(w, _, d) in &run {
-                    f(group, w, d);
-                }
-            }
-        };
         let (mut n, mut sw, mut swd) = (0u64, 0.0, 0.0);
-        each(&mut |_, w, d| {
+        self.each_both(a, b, |_, w, d| {
             n += 1;
             sw += w as f64;
             swd += w as f64 * d;
@@ -727,9 +763,35 @@ impl Walk<'_> {
         let (dd, wbar) = (swd / sw, sw / n as f64);
         let value = |w: u32, d: f64| w as f64 * (d - dd) / wbar;
         let mut acc = ComponentsAcc::new(0.0); // centred already, as an assistant's
-
-        each(&mut |group, w, d| acc.push(group, value(w, d)));
+        self.each_both(a, b, |group, w, d| acc.push(group, value(w, d)));
         Some(acc.finish())
+    }
+
+    /// Calls `f((repository, file), w_a, c_a³ − c_b³)` for the cases both `a` and `b`
+    /// answered, by file and line, then by a's weight and gain and the difference.
+    fn each_both(&self, a: usize, b: usize, mut f: impl FnMut((u32, u32), u32, f64)) {
+        let both = |i: usize| {
+            let (x, y) = (
+                self.answers[i * self.n_a + a],
+                self.answers[i * self.n_a + b],
+            );
+            (x.w > 0 && y.w > 0).then_some((x.w, x.gain, x.cube - y.cube))
+        };
+        let mut run: Vec<(u32, u32, f64)> = Vec::new();
+        for (g, lo, hi) in self.spans() {
+            if hi - lo == 1 {
+                if let Some((w, _, d)) = both(lo) {
+                    f(g.at, w, d);
+                }
+                continue;
+            }
+            run.clear();
+            run.extend((lo..hi).filter_map(both));
+            run.sort_unstable_by(|x, y| (x.0, x.1).cmp(&(y.0, y.1)).then(x.2.total_cmp(&y.2)));
+            for &(w, _, d) in &run {
+                f(g.at, w, d);
+            }
+        }
     }
 }
 
