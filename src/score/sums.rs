@@ -55,10 +55,10 @@ fn cube_fixed(len: u32, ld: u32) -> i64 {
     round_nonneg(g * g * g / (l * l) * FIX).min(i64::MAX as u64) as i64
 }
 
-/// `x.round() as u64` for `x ≥ 0` (NaN: 0), saturating as `as` does, without the call
-/// to libm's `round` that a baseline x86-64 build makes (a few per case): below 2⁶³
-/// the truncation and its way back are one instruction each, and `x − trunc(x)` is
-/// exact (above 2⁵³ `x` is whole).
+/// `x.round() as u64` for every `x` (negative and NaN: 0), saturating as `as` does,
+/// without the call to libm's `round` that a baseline x86-64 build makes (a few per
+/// case): below 2⁶³ the truncation and its way back are one instruction each, and
+/// `x − trunc(x)` is exact (from 2⁵² on `x` is whole).
 #[inline]
 pub(crate) fn round_nonneg(x: f64) -> u64 {
     if x < (1u64 << 63) as f64 {
@@ -77,7 +77,8 @@ pub struct Terms {
     len: u32,
     gain: u32,
     gain_ld1: u32,
-    /// Fixed point; a line would need 2^21 characters before this saturates.
+    /// Fixed point (at most the line's length times 2^32): a line would need 2^31
+    /// characters before this saturates.
     cube: i64,
     cube_ld1: i64,
 }
