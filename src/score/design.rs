@@ -549,8 +549,8 @@ pub(crate) fn prepare(
     }
     step("cases");
     order.sort_unstable_by_key(|x| (x.0, x.1));
-    // Per (place in that order, assistant): the weight (w, 0 where none), gain (w·c_help;
-    // 0 for an empty) and c_help³, so that every walk reads them front to back.
+    // Per (place in that order, assistant): the weight (w, 0 where none) and gain
+    // (w·c_help; 0 for an empty), so that every walk reads them front to back.
     let mut place_of_case = vec![0u32; table.cases];
     for (i, x) in order.iter().enumerate() {
         place_of_case[x.2 as usize] = i as u32;
@@ -563,15 +563,14 @@ pub(crate) fn prepare(
         } else {
             0
         };
-        answers[place_of_case[r.case as usize] as usize * n_a + r.assistant() as usize] = Answer {
-            w,
-            gain,
-            cube: cube(w, gain),
-        };
+        answers[place_of_case[r.case as usize] as usize * n_a + r.assistant() as usize] =
+            Answer { w, gain };
     }
     drop(place_of_case);
     step("sorted");
     let walk = Walk::new(&order, &answers, n_a, &repo_of_file);
+    // The walk has its runs: the order's cases are not needed any more.
+    drop(order);
     // Each assistant and each pair on its own thread (independent figures, the same
     // whatever the threads).
     let (assistants, pairs) = std::thread::scope(|scope| {
@@ -608,29 +607,37 @@ fn join<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
 /// The answered cases in the design's one order, walked per assistant or pair without
 /// copying them: `answers` holds each (place in the order, assistant)'s [`Answer`];
 /// `groups` are the order's runs of one file and line (most of one case), each with its
-/// first place, its (repository, file) and its line.
+/// first place, its file and its line.
 struct Walk<'a> {
     answers: &'a [Answer],
     n_a: usize,
+    repo_of_file: &'a [u32],
     groups: Vec<Group>,
     /// One past the last place.
     end: u32,
 }
 
-/// A case's answer: weight (0: none), gain and c_help³ (computed once for every walk).
+/// A case's answer: weight (0: none) and gain. Eight bytes, as c_help³ is not kept: at
+/// 10M records it would be 80 MB more of a peak whose limit is 1,000 MB.
 #[derive(Clone, Copy, Default)]
 struct Answer {
     w: u32,
     gain: u32,
-    cube: f64,
 }
 
-/// A run of the order's places at one file and line.
+impl Answer {
+    fn cube(self) -> f64 {
+        cube(self.w, self.gain)
+    }
+}
+
+/// A run of the order's places at one file and line (`u32::MAX`: none, as the table's
+/// lines); twelve bytes, as there is one per line case.
 #[derive(Clone, Copy)]
 struct Group {
     first: u32,
-    at: (u32, u32),
-    line: Option<u32>,
+    file: u32,
+    line: u32,
 }
 
 /// c_help³ of a weight and a gain.
@@ -645,42 +652,47 @@ impl<'a> Walk<'a> {
         order: &[(u32, Option<u32>, u32)],
         answers: &'a [Answer],
         n_a: usize,
-        repo_of_file: &[u32],
+        repo_of_file: &'a [u32],
     ) -> Walk<'a> {
         let mut groups = Vec::with_capacity(order.len());
         let mut first = 0u32;
         for same in order.chunk_by(|x, y| (x.0, x.1) == (y.0, y.1)) {
             groups.push(Group {
                 first,
-                at: (repo_of_file[same[0].0 as usize], same[0].0),
-                line: same[0].1,
+                file: same[0].0,
+                line: same[0].1.unwrap_or(u32::MAX),
             });
             first += same.len() as u32;
         }
         Walk {
             answers,
             n_a,
+            repo_of_file,
             groups,
             end: first,
         }
     }
 
-    /// Each group with its places `lo..hi`.
-    fn spans(&self) -> impl Iterator<Item = (Group, usize, usize)> + '_ {
+    /// Each group's (repository, file), line and places `lo..hi`.
+    fn spans(&self) -> impl Iterator<Item = ((u32, u32), Option<u32>, usize, usize)> + '_ {
         let ends = (self.groups.iter().skip(1).map(|g| g.first)).chain([self.end]);
-        (self.groups.iter().zip(ends)).map(|(g, end)| (*g, g.first as usize, end as usize))
+        (self.groups.iter().zip(ends)).map(|(g, end)| {
+            let at = (self.repo_of_file[g.file as usize], g.file);
+            let line = (g.line != u32::MAX).then_some(g.line);
+            (at, line, g.first as usize, end as usize)
+        })
     }
 
     /// Calls `f((repository, file), line, answer)` for assistant `a`'s cases, by file
     /// and line, then by weight and gain.
     fn each(&self, a: usize, mut f: impl FnMut((u32, u32), Option<u32>, Answer)) {
         let mut run: Vec<Answer> = Vec::new();
-        for (g, lo, hi) in self.spans() {
+        for (at, line, lo, hi) in self.spans() {
             if hi - lo == 1 {
                 // One case at this line (line cases): nothing to put in order.
                 let x = self.answers[lo * self.n_a + a];
                 if x.w > 0 {
-                    f(g.at, g.line, x);
+                    f(at, line, x);
                 }
                 continue;
             }
@@ -693,7 +705,7 @@ impl<'a> Walk<'a> {
             // (c_help³ is a function of the two.)
             run.sort_unstable_by_key(|x| (x.w, x.gain));
             for &x in &run {
-                f(g.at, g.line, x);
+                f(at, line, x);
             }
         }
     }
@@ -708,14 +720,14 @@ impl<'a> Walk<'a> {
             let wf = x.w as f64;
             n += 1;
             sw += wf;
-            swc += wf * x.cube;
+            swc += wf * x.cube();
             swe += wf * f64::from(u8::from(x.gain == x.w));
         });
         if n == 0 || sw == 0.0 {
             return None;
         }
         let (rc, re, wbar) = (swc / sw, swe / sw, sw / n as f64);
-        let value_c = |x: Answer| x.w as f64 * (x.cube - rc) / wbar;
+        let value_c = |x: Answer| x.w as f64 * (x.cube() - rc) / wbar;
         let value_e = |x: Answer| x.w as f64 * (f64::from(u8::from(x.gain == x.w)) - re) / wbar;
         // The contributions' mean is 0 (Σ w·(y − R) = 0 at the sample's own ratio R):
         // they are centred already, and the 1/n in the ICC undoes that centring.
@@ -775,13 +787,13 @@ impl<'a> Walk<'a> {
                 self.answers[i * self.n_a + a],
                 self.answers[i * self.n_a + b],
             );
-            (x.w > 0 && y.w > 0).then_some((x.w, x.gain, x.cube - y.cube))
+            (x.w > 0 && y.w > 0).then(|| (x.w, x.gain, x.cube() - y.cube()))
         };
         let mut run: Vec<(u32, u32, f64)> = Vec::new();
-        for (g, lo, hi) in self.spans() {
+        for (at, _, lo, hi) in self.spans() {
             if hi - lo == 1 {
                 if let Some((w, _, d)) = both(lo) {
-                    f(g.at, w, d);
+                    f(at, w, d);
                 }
                 continue;
             }
@@ -789,7 +801,7 @@ impl<'a> Walk<'a> {
             run.extend((lo..hi).filter_map(both));
             run.sort_unstable_by(|x, y| (x.0, x.1).cmp(&(y.0, y.1)).then(x.2.total_cmp(&y.2)));
             for &(w, _, d) in &run {
-                f(g.at, w, d);
+                f(at, w, d);
             }
         }
     }

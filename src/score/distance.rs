@@ -2,23 +2,27 @@
 //! help coefficient (methodology §2). `ld2` is the insert/delete-only distance
 //! (a substitution costs 2), `ld1` plain Levenshtein.
 //!
-//! Both are bit-parallel. ASCII lines up to 256 characters, after the common prefix and
+//! Both are bit-parallel. ASCII lines up to 512 characters, after the common prefix and
 //! suffix are stripped (compared eight bytes at a time), take typist's own paths: Hyyrö's
 //! LCS for `ld2`, Myers/Hyyrö block Levenshtein for `ld1`, both from one pattern table
 //! kept per thread, with no allocation. A non-ASCII line is cut between characters, and
-//! the ASCII paths are taken when what differs is ASCII. `rapidfuzz` computes everything
-//! else. The tests check both against a naive Wagner–Fischer on thousands of random pairs
-//! around every word boundary.
+//! the ASCII paths are taken when what differs is ASCII, and otherwise on the lines'
+//! characters coded below 128 (the pattern's non-ASCII characters take codes that no
+//! ASCII character of either line has). `rapidfuzz` computes the rest: lines whose
+//! shorter one is over 512 characters, or with more distinct non-ASCII characters than
+//! free codes. The tests check both against a naive Wagner–Fischer on thousands of random
+//! pairs around every word boundary.
 
 use std::cell::RefCell;
 
-/// Words of the bit-parallel paths: ASCII lines up to 256 characters avoid the general
-/// path (which allocates). Real code lines are almost always shorter.
-const MAX_WORDS: usize = 4;
+/// Words of the bit-parallel paths: lines up to 512 characters avoid the general path
+/// (which allocates, and is several times slower on a line over 256). Real code lines are
+/// almost always shorter.
+const MAX_WORDS: usize = 8;
 
 /// Match masks of the pattern string, one row of `MAX_WORDS` words per ASCII byte.
 /// Kept per thread and cleared after each use (only the rows that were set), so a call
-/// neither allocates nor zeroes 4 KB.
+/// neither allocates nor zeroes 8 KB.
 struct Peq([[u64; MAX_WORDS]; 128]);
 
 thread_local! {
@@ -93,10 +97,12 @@ pub(crate) fn distances_known(a: &str, a_ascii: bool, b: &str) -> (usize, usize)
     // Lines that differ only where they are ASCII (most non-ASCII lines: a comment or a
     // string the prediction got right) take the ASCII paths too.
     if !(ascii || (a.is_ascii() && b.is_ascii())) {
-        return (
-            rapidfuzz::distance::indel::distance(a.chars(), b.chars()),
-            rapidfuzz::distance::levenshtein::distance(a.chars(), b.chars()),
-        );
+        return coded(a, b).unwrap_or_else(|| {
+            (
+                rapidfuzz::distance::indel::distance(a.chars(), b.chars()),
+                rapidfuzz::distance::levenshtein::distance(a.chars(), b.chars()),
+            )
+        });
     }
     let (a, b) = (a.as_bytes(), b.as_bytes());
     if a.is_empty() || b.is_empty() {
@@ -104,20 +110,80 @@ pub(crate) fn distances_known(a: &str, a_ascii: bool, b: &str) -> (usize, usize)
     }
     // The pattern is the shorter string: fewer words.
     let (p, t) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    bit_parallel(p, t).unwrap_or_else(|| {
+        let (a, b) = (std::str::from_utf8(a), std::str::from_utf8(b));
+        let (a, b) = (a.unwrap_or_default(), b.unwrap_or_default());
+        (
+            rapidfuzz::distance::indel::distance(a.chars(), b.chars()),
+            rapidfuzz::distance::levenshtein::distance(a.chars(), b.chars()),
+        )
+    })
+}
+
+/// [`both`] of pattern `p` (codes below 128, not empty) and text `t`, on as few words as
+/// the pattern needs; `None` over `64·MAX_WORDS`.
+fn bit_parallel(p: &[u8], t: &[u8]) -> Option<(usize, usize)> {
     let m = p.len();
-    match m.div_ceil(64) {
+    Some(match m.div_ceil(64) {
         1 => with_peq(p, |q| both::<1>(q, m, t)),
         2 => with_peq(p, |q| both::<2>(q, m, t)),
-        3 | 4 => with_peq(p, |q| both::<MAX_WORDS>(q, m, t)),
-        _ => {
-            let (a, b) = (std::str::from_utf8(a), std::str::from_utf8(b));
-            let (a, b) = (a.unwrap_or_default(), b.unwrap_or_default());
-            (
-                rapidfuzz::distance::indel::distance(a.chars(), b.chars()),
-                rapidfuzz::distance::levenshtein::distance(a.chars(), b.chars()),
-            )
-        }
+        3 | 4 => with_peq(p, |q| both::<4>(q, m, t)),
+        5..=MAX_WORDS => with_peq(p, |q| both::<MAX_WORDS>(q, m, t)),
+        _ => return None,
+    })
+}
+
+/// [`distances_known`] of two lines that differ where one is not ASCII, on the ASCII
+/// paths: each character becomes a code below 128 that two characters share only when
+/// they are equal. An ASCII character is its own code; each non-ASCII character of the
+/// pattern (the shorter line) takes a code no ASCII character of either line has, and
+/// the text's other non-ASCII characters one more such code, which matches nothing.
+/// `None` when the pattern is over 512 characters or the free codes run out (a line of
+/// many distinct non-ASCII characters): the general path then.
+fn coded(a: &str, b: &str) -> Option<(usize, usize)> {
+    let (la, lb) = (a.chars().count(), b.chars().count());
+    if la == 0 || lb == 0 {
+        return Some((la + lb, la.max(lb)));
     }
+    let (p, t) = if la <= lb { (a, b) } else { (b, a) };
+    let m = la.min(lb);
+    if m > 64 * MAX_WORDS {
+        return None;
+    }
+    let mut used = [false; 128];
+    for c in p.chars().chain(t.chars()).filter(char::is_ascii) {
+        used[c as usize] = true;
+    }
+    let mut free = (0u8..128).filter(|&c| !used[usize::from(c)]);
+    // The code of the text's non-ASCII characters that are not in the pattern.
+    let none = free.next()?;
+    let mut taken: Vec<(char, u8)> = Vec::new();
+    let mut pattern = Vec::with_capacity(m);
+    for c in p.chars() {
+        pattern.push(if c.is_ascii() {
+            c as u8
+        } else if let Some(&(_, code)) = taken.iter().find(|(x, _)| *x == c) {
+            code
+        } else {
+            let code = free.next()?;
+            taken.push((c, code));
+            code
+        });
+    }
+    let text: Vec<u8> = t
+        .chars()
+        .map(|c| {
+            if c.is_ascii() {
+                c as u8
+            } else {
+                taken
+                    .iter()
+                    .find(|(x, _)| *x == c)
+                    .map_or(none, |&(_, code)| code)
+            }
+        })
+        .collect();
+    bit_parallel(&pattern, &text)
 }
 
 /// The length of the bytes `a` and `b` start with in common, compared eight at a time.
@@ -389,13 +455,15 @@ mod tests {
             } else {
                 b"abcdefgh ();=.xyz_0123"
             };
-            let la = [0, 1, 5, 63, 64, 65, 127, 128, 129, 200, 256, 257][round % 12];
+            let la = [
+                0, 1, 5, 63, 64, 65, 127, 128, 129, 200, 256, 257, 320, 511, 512, 513,
+            ][round % 16];
             let la = if round % 5 == 0 {
                 (next() % 300) as usize
             } else {
                 la
             };
-            let lb = (next() % 300) as usize;
+            let lb = (next() % if la > 256 { 600 } else { 300 }) as usize;
             let mk = |n: usize, next: &mut dyn FnMut() -> u64| -> String {
                 (0..n)
                     .map(|_| alpha[(next() % alpha.len() as u64) as usize] as char)
@@ -452,6 +520,68 @@ mod tests {
         assert_eq!(distances("x日y", "x旦y"), (2, 1));
         assert_eq!(distances("😀 ab", "😀 ac"), (2, 1));
         assert_eq!(distances("ab 😀", "ac 😀"), (2, 1));
+    }
+
+    /// The coded path over every word count, with texts holding non-ASCII characters the
+    /// pattern lacks, and its way out: more distinct non-ASCII characters than free codes,
+    /// or a pattern over 512 characters.
+    #[test]
+    fn coded_characters_match_the_naive_reference() {
+        let mut state = 41u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        // ASCII letters and signs beside many non-ASCII characters: few free codes when
+        // a line draws on all of them.
+        let ascii: Vec<char> = ('!'..='~').collect();
+        let wide: Vec<char> = ('\u{4e00}'..'\u{4e96}').chain("éè😀😁".chars()).collect();
+        for round in 0..600 {
+            let wide_share = [2u64, 10, 50][round % 3];
+            let wide_kinds = [4usize, 40, wide.len()][(round / 3) % 3];
+            let mk = |n: usize, next: &mut dyn FnMut() -> u64| -> String {
+                (0..n)
+                    .map(|_| {
+                        if next() % 100 < wide_share {
+                            wide[(next() % wide_kinds as u64) as usize]
+                        } else {
+                            ascii[(next() % ascii.len() as u64) as usize]
+                        }
+                    })
+                    .collect()
+            };
+            let la = [1, 30, 63, 64, 65, 128, 129, 200, 256, 257, 511, 513][round % 12];
+            let a = mk(la, &mut next);
+            let b = if round % 2 == 0 {
+                // A copy with a few characters changed and one added at each end.
+                let mut c: Vec<char> = a.chars().collect();
+                for _ in 0..1 + next() % 4 {
+                    let i = (next() % c.len() as u64) as usize;
+                    c[i] = wide[(next() % wide.len() as u64) as usize];
+                }
+                c.insert(0, 'x');
+                c.push('\u{4e01}');
+                c.into_iter().collect()
+            } else {
+                mk((next() % 600) as usize, &mut next)
+            };
+            assert_eq!(
+                distances(&a, &b),
+                (naive(&a, &b, 2), naive(&a, &b, 1)),
+                "{a:?} {b:?}"
+            );
+            assert_eq!(
+                distances(&b, &a),
+                (naive(&b, &a, 2), naive(&b, &a, 1)),
+                "swapped"
+            );
+        }
+        // Two characters of one code never: a non-ASCII character of the text that the
+        // pattern lacks matches nothing, and the pattern's take codes the lines do not use.
+        assert_eq!(distances("é\u{1}", "è\u{2}"), (4, 2));
+        assert_eq!(distances("日x", "\u{0}x旦"), (3, 2));
     }
 
     #[test]
