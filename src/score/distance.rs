@@ -97,27 +97,23 @@ pub(crate) fn distances_known(a: &str, a_ascii: bool, b: &str) -> (usize, usize)
     // Lines that differ only where they are ASCII (most non-ASCII lines: a comment or a
     // string the prediction got right) take the ASCII paths too.
     if !(ascii || (a.is_ascii() && b.is_ascii())) {
-        return coded(a, b).unwrap_or_else(|| {
-            (
-                rapidfuzz::distance::indel::distance(a.chars(), b.chars()),
-                rapidfuzz::distance::levenshtein::distance(a.chars(), b.chars()),
-            )
-        });
+        return coded(a, b).unwrap_or_else(|| general(a, b));
     }
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.is_empty() || b.is_empty() {
-        return (a.len() + b.len(), a.len().max(b.len()));
+    let (x, y) = (a.as_bytes(), b.as_bytes());
+    if x.is_empty() || y.is_empty() {
+        return (x.len() + y.len(), x.len().max(y.len()));
     }
     // The pattern is the shorter string: fewer words.
-    let (p, t) = if a.len() <= b.len() { (a, b) } else { (b, a) };
-    bit_parallel(p, t).unwrap_or_else(|| {
-        let (a, b) = (std::str::from_utf8(a), std::str::from_utf8(b));
-        let (a, b) = (a.unwrap_or_default(), b.unwrap_or_default());
-        (
-            rapidfuzz::distance::indel::distance(a.chars(), b.chars()),
-            rapidfuzz::distance::levenshtein::distance(a.chars(), b.chars()),
-        )
-    })
+    let (p, t) = if x.len() <= y.len() { (x, y) } else { (y, x) };
+    bit_parallel(p, t).unwrap_or_else(|| general(a, b))
+}
+
+/// `rapidfuzz`'s general path, on characters: what the bit-parallel paths do not take.
+fn general(a: &str, b: &str) -> (usize, usize) {
+    (
+        rapidfuzz::distance::indel::distance(a.chars(), b.chars()),
+        rapidfuzz::distance::levenshtein::distance(a.chars(), b.chars()),
+    )
 }
 
 /// [`both`] of pattern `p` (codes below 128, not empty) and text `t`, on as few words as
@@ -157,12 +153,16 @@ fn coded(a: &str, b: &str) -> Option<(usize, usize)> {
     let mut free = (0u8..128).filter(|&c| !used[usize::from(c)]);
     // The code of the text's non-ASCII characters that are not in the pattern.
     let none = free.next()?;
+    // The pattern's non-ASCII characters and their codes (a line has few).
     let mut taken: Vec<(char, u8)> = Vec::new();
+    let code_of = |taken: &[(char, u8)], c: char| {
+        (taken.iter().find(|(x, _)| *x == c)).map(|&(_, code)| code)
+    };
     let mut pattern = Vec::with_capacity(m);
     for c in p.chars() {
         pattern.push(if c.is_ascii() {
             c as u8
-        } else if let Some(&(_, code)) = taken.iter().find(|(x, _)| *x == c) {
+        } else if let Some(code) = code_of(&taken, c) {
             code
         } else {
             let code = free.next()?;
@@ -170,16 +170,12 @@ fn coded(a: &str, b: &str) -> Option<(usize, usize)> {
             code
         });
     }
-    let text: Vec<u8> = t
-        .chars()
+    let text: Vec<u8> = (t.chars())
         .map(|c| {
             if c.is_ascii() {
                 c as u8
             } else {
-                taken
-                    .iter()
-                    .find(|(x, _)| *x == c)
-                    .map_or(none, |&(_, code)| code)
+                code_of(&taken, c).unwrap_or(none)
             }
         })
         .collect();
@@ -424,6 +420,16 @@ mod tests {
     }
 
     /// Wagner–Fischer over chars with substitution cost `sub`: the reference.
+    /// A seeded xorshift for the random pairs.
+    fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
+        move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        }
+    }
+
     fn naive(a: &str, b: &str, sub: usize) -> usize {
         let a: Vec<char> = a.chars().collect();
         let b: Vec<char> = b.chars().collect();
@@ -442,13 +448,7 @@ mod tests {
     #[test]
     fn bit_parallel_paths_match_the_naive_reference() {
         // Lengths around every word boundary, small alphabets (many matches) and large.
-        let mut state = 17u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = xorshift(17);
         for round in 0..3000 {
             let alpha: &[u8] = if round % 3 == 0 {
                 b"ab"
@@ -485,13 +485,7 @@ mod tests {
     /// ASCII take the ASCII paths.
     #[test]
     fn non_ascii_lines_match_the_naive_reference() {
-        let mut state = 29u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = xorshift(29);
         let alpha: Vec<char> = "ab (é)è日旦😀😁x=".chars().collect();
         for round in 0..4000 {
             let mk = |n: usize, next: &mut dyn FnMut() -> u64| -> String {
@@ -527,13 +521,7 @@ mod tests {
     /// or a pattern over 512 characters.
     #[test]
     fn coded_characters_match_the_naive_reference() {
-        let mut state = 41u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = xorshift(41);
         // ASCII letters and signs beside many non-ASCII characters: few free codes when
         // a line draws on all of them.
         let ascii: Vec<char> = ('!'..='~').collect();
