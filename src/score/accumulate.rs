@@ -1,8 +1,8 @@
 //! The first steps of a summary: one record kept per (assistant, pass, case), the
 //! bootstrap's resampling units, and each assistant's sums over the scored pass
-//! ([`Acc`]), accumulated on two threads whose integer sums merge exactly.
+//! ([`Acc`]), accumulated in two halves side by side whose integer sums merge exactly.
 //!
-//! Records sit in case-major slots; the cases are split between the two threads, and
+//! Records sit in case-major slots; the cases are split between the two halves, and
 //! duplicates of one (case, assistant, pass) are reduced to one chosen by its whole
 //! content (outcome, distances, rank, latency, hashes, error message, then the place by
 //! name), one slot per triple and no sort, so the choice does not depend on order.
@@ -32,13 +32,21 @@ pub(crate) struct Kept<'t> {
 }
 
 /// One record per (assistant, pass, case), found through a slot per triple (no sort),
-/// the cases split between two threads; among duplicates the one kept is the smallest
-/// by content, so it does not depend on the input order.
+/// the cases split in two halves side by side; among duplicates the one kept is the
+/// smallest by content, so it does not depend on the input order.
 pub(crate) fn keep_one(table: &Table) -> Kept<'_> {
-    let pass_values = passes(&table.rows);
+    // The passes of the two halves of the table side by side (a scan of every row).
+    let half = table.rows.len() / 2;
+    let (mut pass_values, high) = rayon::join(
+        || passes(&table.rows[..half]),
+        || passes(&table.rows[half..]),
+    );
+    pass_values.extend(high);
+    pass_values.sort_unstable();
+    pass_values.dedup();
     let n_passes = pass_values.len().max(1);
     let pass_index = |p: u32| pass_values.binary_search(&p).unwrap_or(0);
-    // Slots are case-major, so each thread's cases own one run of slots.
+    // Slots are case-major, so each half's cases own one run of slots.
     let per_case = table.assistants.len().max(1) * n_passes;
     let mid = table.cases / 2;
     let mut slots = vec![u32::MAX; table.cases.max(1) * per_case];
@@ -65,11 +73,8 @@ pub(crate) fn keep_one(table: &Table) -> Kept<'_> {
         }
         duplicates
     };
-    let duplicates = std::thread::scope(|scope| {
-        let left = scope.spawn(|| fill(low, 0));
-        let right = fill(high, mid);
-        left.join().unwrap_or_else(|e| std::panic::resume_unwind(e)) + right
-    });
+    let (left, right) = rayon::join(|| fill(low, 0), || fill(high, mid));
+    let duplicates = left + right;
     let kept = slots.iter().filter(|&&s| s != u32::MAX);
     let sorted: Vec<&Row> = if n_passes > 1 {
         let mut sorted: Vec<&Row> = kept.clone().map(|&s| &table.rows[s as usize]).collect();
@@ -350,19 +355,15 @@ impl Acc {
     }
 }
 
-/// Each assistant's sums over the kept rows of the scored pass. Two threads over the two
-/// halves of the table, then merged: every sum is an integer, so the split does not
-/// change any figure.
+/// Each assistant's sums over the kept rows of the scored pass. Two tasks of the pool
+/// over the two halves of the table, then merged: every sum is an integer, so the split
+/// does not change any figure.
 pub(crate) fn accumulate_table(ctx: &AccCtx, table: &Table, keep: &[bool]) -> Vec<Acc> {
     let mid = table.rows.len() / 2;
-    let (mut accs, right) = std::thread::scope(|scope| {
-        let left = scope.spawn(|| accumulate(ctx, &table.rows[..mid], &keep[..mid]));
-        let right = accumulate(ctx, &table.rows[mid..], &keep[mid..]);
-        (
-            left.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
-            right,
-        )
-    });
+    let (mut accs, right) = rayon::join(
+        || accumulate(ctx, &table.rows[..mid], &keep[..mid]),
+        || accumulate(ctx, &table.rows[mid..], &keep[mid..]),
+    );
     for (a, b) in accs.iter_mut().zip(right) {
         a.merge(b);
     }

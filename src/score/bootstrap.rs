@@ -30,8 +30,8 @@ pub fn below(rng: &mut Pcg64, n: u64) -> u64 {
 
 /// For each resample, the column sums `Σ_r w_r · M[r][k]` where `w_r` is how many times
 /// repository `r` was drawn. `matrix` is row-major, `repos × cols`. The draws are made
-/// in one sequence from the seed; the sums are then split across threads, so the result
-/// does not depend on the number of threads.
+/// in one sequence from the seed; the sums are then split across the pool's threads, so
+/// the result does not depend on the number of threads.
 pub fn resample_sums(
     matrix: &[f64],
     repos: usize,
@@ -56,25 +56,22 @@ pub fn resample_sums(
         }
         sum_group(matrix, cols, repos, &group)
     };
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let per = resamples.div_ceil(threads).max(1);
-    let mut out: Vec<Vec<f64>> = Vec::with_capacity(resamples);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = counts
-            .chunks(per * repos.max(1))
-            .map(|part| {
-                scope.spawn(move || {
-                    part.chunks(GROUP * repos.max(1))
-                        .flat_map(weighted)
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        for h in handles {
-            out.extend(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+    // One part per thread of the pool, in order: the parts do not change any sum.
+    let per = resamples.div_ceil(rayon::current_num_threads()).max(1);
+    let parts: Vec<&[u32]> = counts.chunks(per * repos.max(1)).collect();
+    let mut done: Vec<Vec<Vec<f64>>> = vec![Vec::new(); parts.len()];
+    rayon::scope(|scope| {
+        for (part, slot) in parts.iter().zip(done.iter_mut()) {
+            let weighted = &weighted;
+            scope.spawn(move |_| {
+                *slot = part
+                    .chunks(GROUP * repos.max(1))
+                    .flat_map(weighted)
+                    .collect();
+            });
         }
     });
-    out
+    done.into_iter().flatten().collect()
 }
 
 /// Resamples summed at a time: each matrix row is read once per group rather than once

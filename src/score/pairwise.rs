@@ -34,8 +34,8 @@ pub(crate) struct PairSums {
 }
 
 /// Per-unit sums over the cases both assistants of each pair answered (kept rows of the
-/// scored pass). One slot per (case, assistant) finds them without sorting; two threads
-/// over the two halves of the cases, whose integer sums merge exactly.
+/// scored pass). One slot per (case, assistant) finds them without sorting; two tasks of
+/// the pool over the two halves of the cases, whose integer sums merge exactly.
 pub(crate) fn pair_sums(
     table: &Table,
     keep: &[bool],
@@ -52,14 +52,7 @@ pub(crate) fn pair_sums(
         .collect();
     let part = |slots: &[u32]| pair_part(slots, n_a, pairs.len(), &table.rows, units);
     let cut = (table.cases / 2) * n_a;
-    let (mut sums, right) = std::thread::scope(|scope| {
-        let left = scope.spawn(|| part(&slot_of[..cut]));
-        let right = part(&slot_of[cut..]);
-        (
-            left.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
-            right,
-        )
-    });
+    let (mut sums, right) = rayon::join(|| part(&slot_of[..cut]), || part(&slot_of[cut..]));
     for (p, r) in sums.iter_mut().zip(right) {
         for (a, b) in p.iter_mut().zip(r) {
             a.0.merge(&b.0);

@@ -1,7 +1,7 @@
 //! Asking again (methodology §8): repeat-skip (does an assistant skip the same lines in
 //! a second pass?) and nondeterminism (identical requests answered differently).
 //!
-//! Nondeterminism is found in rounds by request hash, in bounded memory, on two threads:
+//! Nondeterminism is found in rounds by request hash, in bounded memory, in two tasks side by side:
 //! four rounds per scan of the table, each round a share of the hashes of about 2²⁰ rows,
 //! sorting 64-bit keys and grouping only the repeated ones.
 
@@ -253,7 +253,7 @@ fn spread(mine: &[&Row], passes: &[u32]) -> Spread {
 /// Per assistant: of the requests (by `request_hash`, over every pass) answered more
 /// than once, how many got different answers (by `response_hash`). The requests are
 /// split into rounds by hash (about a million answers each at most, so memory stays
-/// small at any scale), shared by two threads. A round sorts a 64-bit key per answer
+/// small at any scale), shared by two tasks of the pool. A round sorts a 64-bit key per answer
 /// (the request mixed with the assistant) to find keys seen twice, which are rare;
 /// only their answers are then grouped exactly by (assistant, request).
 pub(crate) fn nondeterminism(table: &Table, keep: &[bool]) -> FxHashMap<u32, Nondeterminism> {
@@ -275,7 +275,7 @@ pub(crate) fn nondeterminism(table: &Table, keep: &[bool]) -> FxHashMap<u32, Non
         let mut counts: FxHashMap<u32, Nondeterminism> = FxHashMap::default();
         let mine: Vec<u64> = (first..rounds).step_by(2).collect();
         for group in mine.chunks(GROUP) {
-            // Rounds of one thread differ by 2: a round's slot in the group is its
+            // Rounds of one task differ by 2: a round's slot in the group is its
             // distance from the first, halved.
             let slot = |r: &Row| -> Option<usize> {
                 let round = r.request >> shift;
@@ -307,14 +307,7 @@ pub(crate) fn nondeterminism(table: &Table, keep: &[bool]) -> FxHashMap<u32, Non
         }
         counts
     };
-    let (left, right) = std::thread::scope(|scope| {
-        let left = scope.spawn(|| work(0));
-        let right = work(1);
-        (
-            left.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
-            right,
-        )
-    });
+    let (left, right) = rayon::join(|| work(0), || work(1));
     let mut out: FxHashMap<u32, Nondeterminism> = FxHashMap::default();
     for (a, part) in left.into_iter().chain(right) {
         let n = out.entry(a).or_default();

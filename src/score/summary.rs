@@ -184,48 +184,52 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
         units: &units,
     };
     step("kept one record per case, units");
-    std::thread::scope(|scope| {
-        // The design section's record-only part beside the rest (it is the largest
-        // single part of the summary, and needs none of it).
-        let design =
-            scope.spawn(|| super::design::prepare(table, &kept.keep, opts.pass, &units, &names));
-        // So is the nondeterminism (a scan of the requests): the calling thread goes on
-        // with the sums meanwhile, and the cores stay busy.
-        let nondet = scope.spawn(|| nondeterminism(table, &kept.keep));
-        let later = Later {
-            nondet: || join(nondet),
-            design: || join(design),
-        };
-        summarize_with(table, opts, &kept, &units, &names, ctx, step, later)
-    })
+    // The design section's record-only part (the largest single part of the summary)
+    // and the nondeterminism (a scan of the requests) need none of the sums: they are
+    // tasks of the pool beside them, so that the cores stay busy.
+    let (early, (nondet, design)) = rayon::join(
+        || early(table, opts, &kept, &units, &names, ctx, &step),
+        || {
+            rayon::join(
+                || nondeterminism(table, &kept.keep),
+                || super::design::prepare(table, &kept.keep, opts.pass, &units, &names),
+            )
+        },
+    );
+    step("nondeterminism and design's records");
+    summarize_with(
+        table, opts, &kept, &units, &names, early, nondet, design, step,
+    )
 }
 
-/// A thread's result, its panic passed on.
-fn join<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
-    h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))
+/// The summary's parts before the nondeterminism and the design section are needed.
+struct Early {
+    accs: Vec<Acc>,
+    ps: PairSums,
+    draws: Draws,
+    bands: BTreeMap<u32, (Vec<BandPoint>, Vec<BandPoint>)>,
+    curve_pairwise: Vec<CurvePair>,
+    blocks: (BTreeMap<String, BlockScore>, Vec<Pairwise>),
+    checks: (BTreeMap<String, CheckScore>, Vec<Pairwise>),
+    golf: (BTreeMap<String, super::golf::GolfScore>, Vec<Pairwise>),
+    tests: (
+        BTreeMap<String, super::tests_score::TestsScore>,
+        Vec<Pairwise>,
+        BTreeMap<String, super::tests_score::Noticed>,
+    ),
+    ranking: (super::rank_boot::RankCis, Vec<Pairwise>),
 }
 
-/// The parts of the summary computed on threads of their own, waited for when needed.
-struct Later<N, D> {
-    nondet: N,
-    design: D,
-}
-
-#[allow(clippy::too_many_arguments)]
-fn summarize_with(
+fn early(
     table: &Table,
     opts: &Options,
     kept: &Kept,
     units: &Units,
     names: &[u32],
     ctx: AccCtx,
-    step: impl Fn(&str),
-    later: Later<
-        impl FnOnce() -> FxHashMap<u32, Nondeterminism>,
-        impl FnOnce() -> Option<super::design::Prepared>,
-    >,
-) -> Summary {
-    let mut accs = accumulate_table(&ctx, table, &kept.keep);
+    step: &impl Fn(&str),
+) -> Early {
+    let accs = accumulate_table(&ctx, table, &kept.keep);
     step("accumulated");
     let ps = pair_sums(table, &kept.keep, opts.pass, names, units);
     step("pair sums");
@@ -237,17 +241,52 @@ fn summarize_with(
     } else {
         Vec::new()
     };
-    let (blocks, block_pairwise) =
-        super::blocks::block_scores(table, &kept.keep, units, names, opts);
-    let (checks, checks_pairwise) = super::checks::check_scores(table, units, names, opts);
-    let (golf, golf_pairwise) = super::golf::golf_scores(table, &kept.keep, units, names, opts);
-    let (tests, tests_pairwise, tests_noticed) =
-        super::tests_score::tests_scores(table, units, names, opts);
-    let (mut rank_cis, ranking_pairwise) =
-        super::rank_boot::rank_boot(table, &kept.keep, units, names, opts);
+    let blocks = super::blocks::block_scores(table, &kept.keep, units, names, opts);
+    let checks = super::checks::check_scores(table, units, names, opts);
+    let golf = super::golf::golf_scores(table, &kept.keep, units, names, opts);
+    let tests = super::tests_score::tests_scores(table, units, names, opts);
+    let ranking = super::rank_boot::rank_boot(table, &kept.keep, units, names, opts);
     step("ranking");
-    let nondet = (later.nondet)();
-    step("nondeterminism");
+    Early {
+        accs,
+        ps,
+        draws,
+        bands,
+        curve_pairwise,
+        blocks,
+        checks,
+        golf,
+        tests,
+        ranking,
+    }
+}
+
+/// The summary from its early parts, the nondeterminism and the design section's
+/// record-only part.
+#[allow(clippy::too_many_arguments)]
+fn summarize_with(
+    table: &Table,
+    opts: &Options,
+    kept: &Kept,
+    units: &Units,
+    names: &[u32],
+    early: Early,
+    nondet: FxHashMap<u32, Nondeterminism>,
+    design: Option<super::design::Prepared>,
+    step: impl Fn(&str),
+) -> Summary {
+    let Early {
+        mut accs,
+        ps,
+        draws,
+        bands,
+        curve_pairwise,
+        blocks: (blocks, block_pairwise),
+        checks: (checks, checks_pairwise),
+        golf: (golf, golf_pairwise),
+        tests: (tests, tests_pairwise, tests_noticed),
+        ranking: (mut rank_cis, ranking_pairwise),
+    } = early;
     let mut assistants = BTreeMap::new();
     for (i, &a) in names.iter().enumerate() {
         let acc = &mut accs[a as usize];
@@ -270,8 +309,7 @@ fn summarize_with(
         .iter()
         .map(|(n, s)| (n.clone(), (s.integral_help, s.exact_share)))
         .collect();
-    let design =
-        (later.design)().map(|d| super::design::finish(d, table, &scores, &pairwise, draws.1.q));
+    let design = design.map(|d| super::design::finish(d, table, &scores, &pairwise, draws.1.q));
     step("design");
     Summary {
         records: table.rows.len() as u64,
