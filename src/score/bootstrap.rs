@@ -30,7 +30,8 @@ pub fn below(rng: &mut Pcg64, n: u64) -> u64 {
 
 /// For each resample, the column sums `Σ_r w_r · M[r][k]` where `w_r` is how many times
 /// repository `r` was drawn. `matrix` is row-major, `repos × cols`. The draws are made
-/// in one sequence from the seed; the sums are then split across the pool's threads, so
+/// in one sequence from the seed; the sums are then split across the pool's threads.
+/// Each resample is summed by itself, row by row, whatever part or group it falls in, so
 /// the result does not depend on the number of threads.
 pub fn resample_sums(
     matrix: &[f64],

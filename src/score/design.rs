@@ -368,19 +368,32 @@ impl LagAcc {
     /// Where the file's lines are dense enough (most cases of a file sampled at a high
     /// rate), the pointers are read from a table by line instead: `below[o]` is the
     /// number of the file's cases before line `first + o`, so each pointer is one
-    /// indexing, with no branch to mispredict. The pointers, and so the sums, are the same.
+    /// indexing rather than a loop. The pointers, and so the sums, are the same. The
+    /// table is not taken where a pointer's line would pass `u32::MAX` (the other way
+    /// saturates there).
     fn close(&mut self) {
-        let (n, reach) = (self.file.len(), self.edges[BINS.len()] as usize);
-        // Past the last case's line plus the widest edge: every line a pointer asks for.
-        let span = match (self.file.first(), self.file.last()) {
-            (Some(a), Some(z)) => (z.0 - a.0) as usize + reach + 1,
-            _ => 0,
-        };
-        self.close_by(n > 0 && span <= DENSE_LINES * n, span);
+        let n = self.file.len();
+        let dense = self
+            .span()
+            .filter(|&span| n > 0 && span <= DENSE_LINES.saturating_mul(n));
+        self.close_by(dense);
     }
 
-    /// [`LagAcc::close`], its pointers by table (`dense`) or moved forward.
-    fn close_by(&mut self, dense: bool, span: usize) {
+    /// The length of [`LagAcc::close`]'s table: past the last case's line plus the
+    /// widest edge, so every line a pointer asks for is in it. None for no cases, or
+    /// where that line would pass `u32::MAX` or the table would not fit in memory.
+    fn span(&self) -> Option<usize> {
+        let (a, z) = (self.file.first()?, self.file.last()?);
+        let reach = u64::from(self.edges[BINS.len()]);
+        let past = u64::from(z.0) + reach;
+        (past <= u64::from(u32::MAX))
+            .then(|| usize::try_from(past - u64::from(a.0) + 1).ok())
+            .flatten()
+    }
+
+    /// [`LagAcc::close`], its pointers from a table of `span` lines (`Some`) or moved
+    /// forward.
+    fn close_by(&mut self, dense: Option<usize>) {
         let file = &self.file;
         debug_assert!(file.is_sorted_by_key(|x| x.0), "LagAcc: lines out of order");
         self.prefix.clear();
@@ -397,7 +410,8 @@ impl LagAcc {
             }
         };
         let first = file.first().map_or(0, |x| x.0);
-        if dense {
+        if let Some(span) = dense {
+            debug_assert!(span > file.last().map_or(0, |x| (x.0 - first) as usize) + 200);
             self.below.clear();
             for (j, &(l, _)) in file.iter().enumerate() {
                 // Lines after the previous case's, up to this one's: j cases before.
@@ -1248,42 +1262,48 @@ mod tests {
         );
     }
 
-    /// A small deterministic generator for the tests below.
-    fn xorshift(seed: u64) -> impl FnMut() -> u64 {
-        let mut x = seed;
-        move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        }
-    }
-
     #[test]
     fn the_lag_sums_by_table_are_the_sums_by_pointer() {
-        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
+        let mut next = crate::score::distance::tests::xorshift(0x9e37_79b9_7f4a_7c15);
+        let mut ends_near_the_top = 0;
         for case in 0..300 {
-            // Files of 1 to 120 cases, lines 1 to 40 apart (0: the same line twice),
-            // some near the end of u32.
+            // Files of 1 to 120 cases, lines 0 to 40 apart (0: the same line twice).
+            // One in ten ends at u32::MAX − 1, the last line a case can have (u32::MAX
+            // is no line): its pointers saturate, and the table is not taken.
             let n = 1 + (next() % 120) as usize;
-            let mut line = if case % 10 == 0 {
-                u32::MAX - 3000
+            let gaps: Vec<u32> = (0..n).map(|_| (next() % 41) as u32).collect();
+            let start = if case % 10 == 0 {
+                u32::MAX - 1 - gaps[1..].iter().sum::<u32>()
             } else {
                 (next() % 500) as u32
             };
+            let mut line = start;
             let mut file = Vec::new();
-            for _ in 0..n {
-                line += (next() % 41) as u32;
+            for (i, gap) in gaps.iter().enumerate() {
+                if i > 0 {
+                    line += gap;
+                }
                 file.push((line, (next() % 2001) as f64 / 1000.0 - 1.0));
             }
-            let span = (line - file[0].0) as usize + BINS[BINS.len() - 1].1 as usize + 2;
-            let sums = |dense: bool| {
+            let mut acc = LagAcc::new(0.0);
+            acc.file = file.clone();
+            let span = acc.span();
+            if case % 10 == 0 {
+                assert_eq!(line, u32::MAX - 1);
+                assert_eq!(span, None, "case {case}");
+                ends_near_the_top += 1;
+            }
+            // The table of the lines the pointers ask for, whether or not close takes it.
+            let table = (line - start) as usize + BINS[BINS.len() - 1].1 as usize + 2;
+            let sums = |dense: Option<usize>| {
                 let mut acc = LagAcc::new(0.0);
                 acc.file = file.clone();
-                acc.close_by(dense, span);
+                acc.close_by(dense);
                 acc.sums
             };
-            let (a, b) = (sums(true), sums(false));
+            let b = sums(None);
+            let a = if span.is_some() { sums(Some(table)) } else { b };
+            assert!(span.is_none() || span == Some(table), "case {case}");
             for (x, y) in a.iter().zip(&b) {
                 assert_eq!((x.0.to_bits(), x.1), (y.0.to_bits(), y.1), "case {case}");
             }
@@ -1299,11 +1319,12 @@ mod tests {
                 assert_eq!(a[k].1, pairs, "case {case}, bin {k}");
             }
         }
+        assert_eq!(ends_near_the_top, 30);
     }
 
     #[test]
     fn cases_by_file_and_line_are_those_a_sort_gives() {
-        let mut next = xorshift(7);
+        let mut next = crate::score::distance::tests::xorshift(7);
         for size in [0usize, 1, 5, 300, 5000] {
             let files = 1 + (next() % 40) as usize;
             let file_of_case: Vec<u32> = (0..size)

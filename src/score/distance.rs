@@ -348,7 +348,7 @@ pub fn c_help(expected: &str, predicted: &str) -> f64 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn round2(x: f64) -> f64 {
@@ -419,9 +419,8 @@ mod tests {
         assert_eq!(c_help(t, p), 53.0 / 60.0);
     }
 
-    /// Wagner–Fischer over chars with substitution cost `sub`: the reference.
-    /// A seeded xorshift for the random pairs.
-    fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
+    /// A seeded xorshift for the random pairs (and the design section's tests).
+    pub(crate) fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
         move || {
             state ^= state << 13;
             state ^= state >> 7;
@@ -430,6 +429,7 @@ mod tests {
         }
     }
 
+    /// Wagner–Fischer over chars with substitution cost `sub`: the reference.
     fn naive(a: &str, b: &str, sub: usize) -> usize {
         let a: Vec<char> = a.chars().collect();
         let b: Vec<char> = b.chars().collect();

@@ -1,9 +1,9 @@
 //! Asking again (methodology §8): repeat-skip (does an assistant skip the same lines in
 //! a second pass?) and nondeterminism (identical requests answered differently).
 //!
-//! Nondeterminism is found in rounds by request hash, in bounded memory, in two tasks side by side:
-//! four rounds per scan of the table, each round a share of the hashes of about 2²⁰ rows,
-//! sorting 64-bit keys and grouping only the repeated ones.
+//! Nondeterminism is found in rounds by request hash, in bounded memory, in two tasks
+//! side by side: four rounds per scan of the table, each round a share of the hashes of
+//! about 2²⁰ rows, sorting 64-bit keys and grouping only the repeated ones.
 
 use std::collections::BTreeMap;
 
@@ -253,9 +253,9 @@ fn spread(mine: &[&Row], passes: &[u32]) -> Spread {
 /// Per assistant: of the requests (by `request_hash`, over every pass) answered more
 /// than once, how many got different answers (by `response_hash`). The requests are
 /// split into rounds by hash (about a million answers each at most, so memory stays
-/// small at any scale), shared by two tasks of the pool. A round sorts a 64-bit key per answer
-/// (the request mixed with the assistant) to find keys seen twice, which are rare;
-/// only their answers are then grouped exactly by (assistant, request).
+/// small at any scale), shared by two tasks of the pool. A round sorts a 64-bit key per
+/// answer (the request mixed with the assistant) to find keys seen twice, which are
+/// rare; only their answers are then grouped exactly by (assistant, request).
 pub(crate) fn nondeterminism(table: &Table, keep: &[bool]) -> FxHashMap<u32, Nondeterminism> {
     const ROUND: usize = 1 << 20;
     // A power of two, at least two, of rounds: a round is the request's top bits.

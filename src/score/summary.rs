@@ -499,3 +499,42 @@ fn breakdowns(parts: &[Sums], name: impl Fn(usize) -> String) -> BTreeMap<String
         .map(|(i, s)| (name(i), Breakdown::from(s)))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::generate::{Pool, Shape, generate};
+
+    /// Every part's split is fixed, or changes only which resamples are summed side by
+    /// side: the summary is the same bytes on a pool of any size.
+    #[test]
+    fn the_summary_is_the_same_on_pools_of_one_two_and_three_threads() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("records.jsonl");
+        let dataset = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/dataset");
+        let pool = Pool::load(&dataset).unwrap();
+        let shape = Shape {
+            records: 12_000,
+            repos: 30,
+            assistants: 3,
+            seed: 5,
+        };
+        generate(&pool, &shape, &path).unwrap();
+        let table = crate::score::read_records(&[path], false, 0).unwrap();
+        let opts = Options {
+            bootstrap: 200,
+            ..Default::default()
+        };
+        let json = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| serde_json::to_string(&summarize(&table, &opts)).unwrap())
+        };
+        let one = json(1);
+        assert!(one.contains("\"design\""), "the design section is computed");
+        assert_eq!(json(2), one);
+        assert_eq!(json(3), one);
+    }
+}
