@@ -99,12 +99,13 @@ fn records_file(opts: &BenchOptions) -> Result<(PathBuf, String)> {
     Ok((path, line))
 }
 
-/// The best (fastest) run of each measured thing.
+/// The best (fastest) run of each measured thing, and each run's typist / limit.
 #[derive(Default)]
 struct Best {
     typist: Option<Timing>,
     python: Option<Timing>,
     limit: Option<limit::Limit>,
+    ratios: Vec<f64>,
 }
 
 fn faster(held: Option<Timing>, t: Timing) -> Option<Timing> {
@@ -145,6 +146,7 @@ fn one_run(
         t.cpu_share(),
         t.peak_mb
     ));
+    best.ratios.push(t.seconds / l.seconds);
     best.typist = faster(best.typist, t);
     if let Some(py) = &opts.reference {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/score_reference.py");
@@ -197,6 +199,27 @@ fn agreement(dir: &Path) -> Result<String> {
         "| assistant | integral help, typist | reference | difference | sd, typist | sd, reference |\n\
          |---|---|---|---|---|---|\n{}\n",
         rows.into_values().collect::<Vec<_>>().join("\n")
+    ))
+}
+
+/// Each run's typist / limit (the two timed one after the other): its median and range.
+/// The best-of figure pairs each side's fastest run, which other load on the machine can
+/// favour either way; this one pairs runs taken under the same load.
+fn run_by_run(ratios: &[f64]) -> Option<String> {
+    let mut r = ratios.to_vec();
+    r.sort_by(f64::total_cmp);
+    let n = r.len();
+    let median = match n {
+        0 => return None,
+        n if n % 2 == 1 => r[n / 2],
+        n => (r[n / 2 - 1] + r[n / 2]) / 2.0,
+    };
+    Some(format!(
+        "run by run, typist / limit: median {median:.2}× ({:.2}–{:.2}× over {n} run{}; each \
+         run's limit and typist timed one after the other)",
+        r[0],
+        r[n - 1],
+        if n == 1 { "" } else { "s" },
     ))
 }
 
@@ -269,9 +292,40 @@ pub fn score(opts: &BenchOptions) -> Result<String> {
         opts.runs.max(1),
         summary(opts, &best),
     );
+    if let Some(line) = run_by_run(&best.ratios) {
+        out.push('\n');
+        out.push_str(&line);
+        out.push('\n');
+    }
     if opts.reference.is_some() {
         out.push('\n');
         out.push_str(&agreement(&opts.dir)?);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::run_by_run;
+
+    #[test]
+    fn the_run_by_run_ratio_is_the_median_and_range_of_the_runs() {
+        assert_eq!(run_by_run(&[]), None);
+        assert_eq!(
+            run_by_run(&[1.6]).unwrap(),
+            "run by run, typist / limit: median 1.60× (1.60–1.60× over 1 run; each run's \
+             limit and typist timed one after the other)"
+        );
+        // Odd: the middle one; even: the mean of the two middle ones.
+        let odd = run_by_run(&[2.31, 1.09, 1.65]).unwrap();
+        assert!(
+            odd.contains("median 1.65× (1.09–2.31× over 3 runs;"),
+            "{odd}"
+        );
+        let even = run_by_run(&[1.5, 1.9, 1.7, 1.6]).unwrap();
+        assert!(
+            even.contains("median 1.65× (1.50–1.90× over 4 runs;"),
+            "{even}"
+        );
+    }
 }
