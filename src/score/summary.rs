@@ -503,7 +503,55 @@ fn breakdowns(parts: &[Sums], name: impl Fn(usize) -> String) -> BTreeMap<String
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::generate::{Pool, Shape, generate};
+
+    /// Records of `repos` repositories, three files each, lines 1 to 120 sampled about
+    /// one in three, three assistants, two passes; suggestions, empties and errors, the
+    /// predictions cut, extended or edited, and some requests answered twice differently.
+    fn records(repos: u32) -> String {
+        let mut next = crate::score::distance::tests::xorshift(5);
+        let mut out = String::new();
+        for r in 0..repos {
+            for f in 0..3 {
+                for line in 1..=120u32 {
+                    if !next().is_multiple_of(3) {
+                        continue;
+                    }
+                    let expected = format!("    value_{line} = compute(x{f}, y{r}) + {line}");
+                    for a in 0..3 {
+                        for pass in 1..=2 {
+                            let request = next();
+                            let (outcome, predicted) = match next() % 10 {
+                                0 => ("error", None),
+                                1 => ("empty", Some(String::new())),
+                                2..=4 => ("suggestion", Some(expected.clone())),
+                                5 | 6 => (
+                                    "suggestion",
+                                    Some(expected[..expected.len() / 2].to_string()),
+                                ),
+                                7 => ("suggestion", Some(format!("{expected} # more"))),
+                                _ => ("suggestion", Some(expected.replace("compute", "comp"))),
+                            };
+                            let predicted = predicted
+                                .map(|p| format!(",\"predicted\":{}", serde_json::json!(p)))
+                                .unwrap_or_default();
+                            out.push_str(&format!(
+                                "{{\"case\":\"repo{r}/f{f}.py:{line}\",\"repo\":\"repo{r}\",\
+                                 \"file\":\"f{f}.py\",\"line\":{line},\"language\":\"python\",\
+                                 \"assistant\":\"a{a}\",\"pass\":{pass},\"outcome\":\"{outcome}\",\
+                                 \"expected\":{}{predicted},\"latency_ms\":{},\
+                                 \"request_hash\":\"{:016x}\",\"response_hash\":\"{:016x}\"}}\n",
+                                serde_json::json!(expected),
+                                next() % 2000,
+                                request % 50,
+                                next() % 3,
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
 
     /// Every part's split is fixed, or changes only which resamples are summed side by
     /// side: the summary is the same bytes on a pool of any size.
@@ -511,15 +559,7 @@ mod tests {
     fn the_summary_is_the_same_on_pools_of_one_two_and_three_threads() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("records.jsonl");
-        let dataset = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/dataset");
-        let pool = Pool::load(&dataset).unwrap();
-        let shape = Shape {
-            records: 12_000,
-            repos: 30,
-            assistants: 3,
-            seed: 5,
-        };
-        generate(&pool, &shape, &path).unwrap();
+        std::fs::write(&path, records(30)).unwrap();
         let table = crate::score::read_records(&[path], false, 0).unwrap();
         let opts = Options {
             bootstrap: 200,

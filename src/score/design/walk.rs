@@ -1,0 +1,290 @@
+//! The design section's cases in one order (by file and line), walked per assistant
+//! and per pair of assistants without copying them.
+
+use super::components::{Components, ComponentsAcc};
+use super::lag::{Lag, LagAcc};
+
+/// One assistant's part of the design section, from the walk ([`Walk::assistant`]).
+pub(super) struct Prepared1 {
+    pub(super) cases: u64,
+    pub(super) files: u64,
+    pub(super) repositories: u64,
+    pub(super) integral_help: Components,
+    pub(super) exact_share: Components,
+    pub(super) autocorrelation: Vec<Lag>,
+}
+
+/// The cases that have a file (`file_of_case[c]` below `files`; `u32::MAX`: none) as
+/// (file, line, case), by file and line (a missing line, `u32::MAX` in `lines`, first).
+/// A counting sort by file, then each file's cases by line, which records in line order
+/// already are: the order of cases of one file and line is left as it comes (the walk
+/// puts them in order by their values).
+pub(super) fn by_file_and_line(
+    file_of_case: &[u32],
+    files: usize,
+    lines: &[u32],
+) -> Vec<(u32, Option<u32>, u32)> {
+    let mut start = vec![0usize; files + 1];
+    for &f in file_of_case.iter().filter(|&&f| f != u32::MAX) {
+        start[f as usize + 1] += 1;
+    }
+    for f in 0..files {
+        start[f + 1] += start[f];
+    }
+    let mut order = vec![(0u32, None, 0u32); start[files]];
+    let mut next = start.clone();
+    for (c, &f) in file_of_case.iter().enumerate() {
+        if f != u32::MAX {
+            let line = lines.get(c).copied().filter(|&l| l != u32::MAX);
+            order[next[f as usize]] = (f, line, c as u32);
+            next[f as usize] += 1;
+        }
+    }
+    for w in start.windows(2) {
+        let one = &mut order[w[0]..w[1]];
+        if !one.is_sorted_by_key(|x| x.1) {
+            one.sort_unstable_by_key(|x| x.1);
+        }
+    }
+    order
+}
+
+/// The answered cases in the design's one order, walked per assistant or pair without
+/// copying them: `answers` holds each (place in the order, assistant)'s [`Answer`];
+/// `groups` are the order's runs of one file and line (most of one case), each with its
+/// first place, its file and its line.
+pub(super) struct Walk<'a> {
+    answers: &'a [Answer],
+    n_a: usize,
+    repo_of_file: &'a [u32],
+    groups: Vec<Group>,
+    /// One past the last place.
+    end: u32,
+}
+
+/// A case's answer: weight (0: none) and gain. Eight bytes, as c_help³ is not kept: at
+/// 10M records it would be 80 MB more of a peak whose limit is 1,000 MB.
+#[derive(Clone, Copy, Default)]
+pub(super) struct Answer {
+    pub(super) w: u32,
+    pub(super) gain: u32,
+}
+
+impl Answer {
+    fn cube(self) -> f64 {
+        cube(self.w, self.gain)
+    }
+}
+
+/// A run of the order's places at one file and line (`u32::MAX`: none, as the table's
+/// lines); twelve bytes, as there is one per line case.
+#[derive(Clone, Copy)]
+struct Group {
+    first: u32,
+    file: u32,
+    line: u32,
+}
+
+/// c_help³ of a weight and a gain.
+fn cube(w: u32, gain: u32) -> f64 {
+    let c = gain as f64 / w as f64;
+    c * c * c
+}
+
+impl<'a> Walk<'a> {
+    /// `order` is (file, line, case) by file and line.
+    pub(super) fn new(
+        order: &[(u32, Option<u32>, u32)],
+        answers: &'a [Answer],
+        n_a: usize,
+        repo_of_file: &'a [u32],
+    ) -> Walk<'a> {
+        let mut groups = Vec::with_capacity(order.len());
+        let mut first = 0u32;
+        for same in order.chunk_by(|x, y| (x.0, x.1) == (y.0, y.1)) {
+            groups.push(Group {
+                first,
+                file: same[0].0,
+                line: same[0].1.unwrap_or(u32::MAX),
+            });
+            first += same.len() as u32;
+        }
+        Walk {
+            answers,
+            n_a,
+            repo_of_file,
+            groups,
+            end: first,
+        }
+    }
+
+    /// Each group's (repository, file), line and places `lo..hi`.
+    fn spans(&self) -> impl Iterator<Item = ((u32, u32), Option<u32>, usize, usize)> + '_ {
+        let ends = (self.groups.iter().skip(1).map(|g| g.first)).chain([self.end]);
+        (self.groups.iter().zip(ends)).map(|(g, end)| {
+            let at = (self.repo_of_file[g.file as usize], g.file);
+            let line = (g.line != u32::MAX).then_some(g.line);
+            (at, line, g.first as usize, end as usize)
+        })
+    }
+
+    /// Calls `f((repository, file), line, answer)` for assistant `a`'s cases, by file
+    /// and line, then by weight and gain.
+    fn each(&self, a: usize, mut f: impl FnMut((u32, u32), Option<u32>, Answer)) {
+        let mut run: Vec<Answer> = Vec::new();
+        for (at, line, lo, hi) in self.spans() {
+            if hi - lo == 1 {
+                // One case at this line (line cases): nothing to put in order.
+                let x = self.answers[lo * self.n_a + a];
+                if x.w > 0 {
+                    f(at, line, x);
+                }
+                continue;
+            }
+            run.clear();
+            run.extend(
+                (lo..hi)
+                    .map(|i| self.answers[i * self.n_a + a])
+                    .filter(|x| x.w > 0),
+            );
+            // (c_help³ is a function of the two.)
+            run.sort_unstable_by_key(|x| (x.w, x.gain));
+            for &x in &run {
+                f(at, line, x);
+            }
+        }
+    }
+
+    /// Assistant `a`'s counts, the components of integral help's and exact share's
+    /// contributions, and the autocorrelation of integral help's. Each case's
+    /// contribution to a ratio `Σ w·y / Σ w` is its linearization `w_i·(y_i − R)/w̄`,
+    /// whose mean is the ratio's error to first order.
+    pub(super) fn assistant(&self, a: usize) -> Option<Prepared1> {
+        let (mut n, mut sw, mut swc, mut swe) = (0u64, 0.0, 0.0, 0.0);
+        self.each(a, |_, _, x| {
+            let wf = x.w as f64;
+            n += 1;
+            sw += wf;
+            swc += wf * x.cube();
+            swe += wf * f64::from(u8::from(x.gain == x.w));
+        });
+        if n == 0 || sw == 0.0 {
+            return None;
+        }
+        let (rc, re, wbar) = (swc / sw, swe / sw, sw / n as f64);
+        let value_c = |x: Answer| x.w as f64 * (x.cube() - rc) / wbar;
+        let value_e = |x: Answer| x.w as f64 * (f64::from(u8::from(x.gain == x.w)) - re) / wbar;
+        // The contributions' mean is 0 (Σ w·(y − R) = 0 at the sample's own ratio R):
+        // they are centred already, and the 1/n in the ICC undoes that centring.
+        let (mut ih, mut ex, mut lags) = (
+            ComponentsAcc::new(0.0),
+            ComponentsAcc::new(0.0),
+            LagAcc::new(0.0),
+        );
+        let (mut files, mut repos, mut last) = (0u64, 0u64, None::<(u32, u32)>);
+        self.each(a, |group, line, x| {
+            if last != Some(group) {
+                files += 1;
+                repos += u64::from(last.is_none_or(|l| l.0 != group.0));
+                last = Some(group);
+            }
+            let v = value_c(x);
+            ih.push(group, v);
+            ex.push(group, value_e(x));
+            lags.push(group, line, v);
+        });
+        let integral_help = ih.finish();
+        Some(Prepared1 {
+            cases: n,
+            files,
+            repositories: repos,
+            exact_share: ex.finish(),
+            autocorrelation: lags.finish(&integral_help),
+            integral_help,
+        })
+    }
+
+    /// The components of the contributions of the paired integral-help differences
+    /// `d = c_a³ − c_b³` on the cases both answered (weighted by a's weight; in a's
+    /// order, ties by the difference). None when they share no case.
+    pub(super) fn pair(&self, a: usize, b: usize) -> Option<Components> {
+        let (mut n, mut sw, mut swd) = (0u64, 0.0, 0.0);
+        self.each_both(a, b, |_, w, d| {
+            n += 1;
+            sw += w as f64;
+            swd += w as f64 * d;
+        });
+        if n == 0 || sw == 0.0 {
+            return None;
+        }
+        let (dd, wbar) = (swd / sw, sw / n as f64);
+        let value = |w: u32, d: f64| w as f64 * (d - dd) / wbar;
+        let mut acc = ComponentsAcc::new(0.0); // centred already, as an assistant's
+        self.each_both(a, b, |group, w, d| acc.push(group, value(w, d)));
+        Some(acc.finish())
+    }
+
+    /// Calls `f((repository, file), w_a, c_a³ − c_b³)` for the cases both `a` and `b`
+    /// answered, by file and line, then by a's weight and gain and the difference.
+    fn each_both(&self, a: usize, b: usize, mut f: impl FnMut((u32, u32), u32, f64)) {
+        let both = |i: usize| {
+            let (x, y) = (
+                self.answers[i * self.n_a + a],
+                self.answers[i * self.n_a + b],
+            );
+            (x.w > 0 && y.w > 0).then(|| (x.w, x.gain, x.cube() - y.cube()))
+        };
+        let mut run: Vec<(u32, u32, f64)> = Vec::new();
+        for (at, _, lo, hi) in self.spans() {
+            if hi - lo == 1 {
+                if let Some((w, _, d)) = both(lo) {
+                    f(at, w, d);
+                }
+                continue;
+            }
+            run.clear();
+            run.extend((lo..hi).filter_map(both));
+            run.sort_unstable_by(|x, y| (x.0, x.1).cmp(&(y.0, y.1)).then(x.2.total_cmp(&y.2)));
+            for &(w, _, d) in &run {
+                f(at, w, d);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cases_by_file_and_line_are_those_a_sort_gives() {
+        let mut next = crate::score::distance::tests::xorshift(7);
+        for size in [0usize, 1, 5, 300, 5000] {
+            let files = 1 + (next() % 40) as usize;
+            let file_of_case: Vec<u32> = (0..size)
+                .map(|_| match next() % 10 {
+                    0 => u32::MAX,
+                    _ => (next() % files as u64) as u32,
+                })
+                .collect();
+            let lines: Vec<u32> = (0..size)
+                .map(|_| match next() % 8 {
+                    0 => u32::MAX,
+                    _ => (next() % 60) as u32,
+                })
+                .collect();
+            let got = by_file_and_line(&file_of_case, files, &lines);
+            let mut want: Vec<(u32, Option<u32>, u32)> = (file_of_case.iter().enumerate())
+                .filter(|(_, f)| **f != u32::MAX)
+                .map(|(c, &f)| (f, Some(lines[c]).filter(|&l| l != u32::MAX), c as u32))
+                .collect();
+            want.sort_unstable();
+            let keys =
+                |v: &[(u32, Option<u32>, u32)]| v.iter().map(|x| (x.0, x.1)).collect::<Vec<_>>();
+            assert_eq!(keys(&got), keys(&want), "size {size}");
+            let mut got = got;
+            got.sort_unstable();
+            assert_eq!(got, want, "size {size}");
+        }
+    }
+}
