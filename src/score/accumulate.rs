@@ -29,12 +29,23 @@ pub(crate) struct Kept<'t> {
     /// The kept rows in (assistant, pass, case) order: only repeat-skip needs them, and
     /// only when there are several passes (empty otherwise).
     pub sorted: Vec<&'t Row>,
+    /// The distinct passes of the rows, in order.
+    pub passes: Vec<u32>,
+}
+
+/// The kept row of each (case, assistant, pass), case-major: at `case · per_case +
+/// assistant · passes + the pass's index in [`Kept::passes`]`, the row's index
+/// (`u32::MAX`: none). The pair sums find each case's answers here without a scan.
+pub(crate) struct Slots {
+    pub slots: Vec<u32>,
+    /// Slots per case (assistants × passes).
+    pub per_case: usize,
 }
 
 /// One record per (assistant, pass, case), found through a slot per triple (no sort),
 /// the cases split in two halves side by side; among duplicates the one kept is the
 /// smallest by content, so it does not depend on the input order.
-pub(crate) fn keep_one(table: &Table) -> Kept<'_> {
+pub(crate) fn keep_one(table: &Table) -> (Kept<'_>, Slots) {
     // The passes of the two halves of the table side by side (a scan of every row).
     let half = table.rows.len() / 2;
     let (mut pass_values, high) = rayon::join(
@@ -85,15 +96,25 @@ pub(crate) fn keep_one(table: &Table) -> Kept<'_> {
     };
     // Accumulation walks the table in storage order (sequential memory); sums are
     // integers, so the order does not change them.
-    let mut keep = vec![false; table.rows.len()];
-    for &s in kept {
-        keep[s as usize] = true;
-    }
-    Kept {
-        duplicates,
-        keep,
-        sorted,
-    }
+    // Without duplicates every row has a slot of its own: all are kept.
+    let keep = if duplicates == 0 {
+        vec![true; table.rows.len()]
+    } else {
+        let mut keep = vec![false; table.rows.len()];
+        for &s in kept {
+            keep[s as usize] = true;
+        }
+        keep
+    };
+    (
+        Kept {
+            duplicates,
+            keep,
+            sorted,
+            passes: pass_values,
+        },
+        Slots { slots, per_case },
+    )
 }
 
 /// The distinct passes of the rows, in order (few: a short scan per change of pass).
@@ -247,7 +268,6 @@ pub(crate) struct Acc {
     pub not_cases: u64,
     /// Error records by message.
     pub error_msgs: FxHashMap<u32, u64>,
-    pub total: Sums,
     /// By repository rank, when files are the units (otherwise `per_unit` is it: see
     /// [`Acc::per_repo`]).
     pub per_repo: Vec<Sums>,
@@ -266,14 +286,13 @@ pub(crate) struct Acc {
 }
 
 impl Acc {
-    fn new(ctx: &AccCtx) -> Acc {
+    pub(crate) fn new(ctx: &AccCtx) -> Acc {
         Acc {
             records: 0,
             errors: 0,
             timeouts: 0,
             not_cases: 0,
             error_msgs: FxHashMap::default(),
-            total: Sums::default(),
             per_repo: if ctx.units.by_file {
                 vec![Sums::default(); ctx.units.repo_rank.len()]
             } else {
@@ -293,6 +312,16 @@ impl Acc {
         }
     }
 
+    /// The sums over every answered case: those of its languages (each case has one),
+    /// added once here rather than once a case.
+    pub(crate) fn total(&self) -> Sums {
+        let mut t = Sums::default();
+        for s in &self.per_lang {
+            t.merge(s);
+        }
+        t
+    }
+
     /// The sums by repository rank.
     pub(crate) fn per_repo(&self) -> &[Sums] {
         if self.per_repo.is_empty() {
@@ -302,7 +331,7 @@ impl Acc {
         }
     }
 
-    fn merge(&mut self, o: Acc) {
+    pub(crate) fn merge(&mut self, o: Acc) {
         self.records += o.records;
         self.errors += o.errors;
         self.timeouts += o.timeouts;
@@ -310,7 +339,6 @@ impl Acc {
         for (m, n) in o.error_msgs {
             *self.error_msgs.entry(m).or_default() += n;
         }
-        self.total.merge(&o.total);
         for (a, b) in self.per_repo.iter_mut().zip(&o.per_repo) {
             a.merge(b);
         }
@@ -334,9 +362,8 @@ impl Acc {
     }
 
     /// Counts an answered line-level case.
-    fn add_case(&mut self, ctx: &AccCtx, r: &Row, terms: &Terms) {
+    pub(crate) fn add_case(&mut self, ctx: &AccCtx, r: &Row, terms: &Terms) {
         let place = ctx.places[r.place as usize];
-        self.total.add_terms(terms);
         // With repositories as units, `per_unit` is the per-repository sum already.
         if ctx.units.by_file {
             self.per_repo[ctx.units.repo_rank[place.repo as usize]].add_terms(terms);
@@ -355,9 +382,11 @@ impl Acc {
     }
 }
 
-/// Each assistant's sums over the kept rows of the scored pass. Two tasks of the pool
-/// over the two halves of the table, then merged: every sum is an integer, so the split
-/// does not change any figure.
+/// Each assistant's counts over the kept rows of the scored pass (records, errors,
+/// latencies, completion lists): the answered line cases' sums are added where their
+/// pairs are summed (`pairwise::pair_sums`), which computes each case's terms once for
+/// both. Two tasks of the pool over the two halves of the table, then merged: every
+/// sum is an integer, so the split does not change any figure.
 pub(crate) fn accumulate_table(ctx: &AccCtx, table: &Table, keep: &[bool]) -> Vec<Acc> {
     let mid = table.rows.len() / 2;
     let (mut accs, right) = rayon::join(
@@ -401,17 +430,10 @@ fn accumulate(ctx: &AccCtx, rows: &[Row], keep: &[bool]) -> Vec<Acc> {
             Outcome::Timeout => a.timeouts += 1,
             _ => {}
         }
-        if r.completion() {
-            if r.outcome.answered() {
-                ranking::count(&mut a.ranking, r);
-                ranking::count_kind(&mut a.ranking_kind, r);
-            }
-            continue;
+        if r.completion() && r.outcome.answered() {
+            ranking::count(&mut a.ranking, r);
+            ranking::count_kind(&mut a.ranking_kind, r);
         }
-        if !r.outcome.answered() {
-            continue;
-        }
-        a.add_case(ctx, r, &Terms::of(r));
     }
     accs
 }

@@ -19,7 +19,7 @@
 //!
 //! Files: `design/components.rs` the components and their accumulator, `design/lag.rs`
 //! the autocorrelation's sums, `design/walk.rs` the cases in one order, walked per
-//! assistant and per pair; here the section itself, its projections and its sentence.
+//! assistant and for all the pairs at once; here the section itself, its projections and its sentence.
 
 use std::collections::BTreeMap;
 
@@ -276,28 +276,29 @@ pub(crate) fn prepare(
     let walk = Walk::new(&order, &answers, n_a, &repo_of_file);
     // The walk has its runs: the order's cases are not needed any more.
     drop(order);
-    // Each assistant and each pair a task of the pool (independent figures, the same
-    // whatever the threads).
+    // Each assistant a task of the pool, and the pairs one more (independent figures,
+    // the same whatever the threads).
     let mut one: Vec<(u32, Option<Prepared1>)> = names.iter().map(|&a| (a, None)).collect();
-    let mut two: Vec<(u32, u32, Option<Components>)> = (names.iter().enumerate())
-        .flat_map(|(i, &a)| names[i + 1..].iter().map(move |&b| (a, b, None)))
-        .collect();
+    let mut two: Vec<Option<Components>> = Vec::new();
     rayon::scope(|scope| {
         let walk = &walk;
         for (a, slot) in &mut one {
             let a = *a as usize;
             scope.spawn(move |_| *slot = walk.assistant(a));
         }
-        for (a, b, slot) in &mut two {
-            let (a, b) = (*a as usize, *b as usize);
-            scope.spawn(move |_| *slot = walk.pair(a, b));
-        }
+        let (two, names) = (
+            &mut two,
+            names.iter().map(|&a| a as usize).collect::<Vec<_>>(),
+        );
+        scope.spawn(move |_| *two = walk.pairs(&names));
     });
     let assistants: Vec<(u32, Prepared1)> = (one.into_iter())
         .filter_map(|(a, p)| p.map(|p| (a, p)))
         .collect();
-    let pairs: Vec<(u32, u32, Components)> = (two.into_iter())
-        .filter_map(|(a, b, c)| c.map(|c| (a, b, c)))
+    let pairs: Vec<(u32, u32, Components)> = (names.iter().enumerate())
+        .flat_map(|(i, &a)| names[i + 1..].iter().map(move |&b| (a, b)))
+        .zip(two)
+        .filter_map(|((a, b), c)| c.map(|c| (a, b, c)))
         .collect();
     step("assistants and pairs");
     Some(Prepared {

@@ -21,7 +21,7 @@ use std::cell::RefCell;
 const MAX_WORDS: usize = 8;
 
 /// Match masks of the pattern string, one row of `MAX_WORDS` words per ASCII byte.
-/// Kept per thread and cleared after each use (only the rows that were set), so a call
+/// Kept per thread and cleared after each use (only the words that were set), so a call
 /// neither allocates nor zeroes 8 KB.
 struct Peq([[u64; MAX_WORDS]; 128]);
 
@@ -35,9 +35,11 @@ impl Peq {
             self.0[(c & 0x7f) as usize][i / 64] |= 1u64 << (i % 64);
         }
     }
+    /// Zeroes what [`Peq::fill`] set: each word a character's position set (a word
+    /// of the row, not the row: a one-word pattern clears 8 bytes a character, not 64).
     fn clear(&mut self, a: &[u8]) {
-        for &c in a {
-            self.0[(c & 0x7f) as usize] = [0; MAX_WORDS];
+        for (i, &c) in a.iter().enumerate() {
+            self.0[(c & 0x7f) as usize][i / 64] = 0;
         }
     }
 }

@@ -4,9 +4,9 @@
 
 use serde::Serialize;
 
-use super::accumulate::{MIN_UNITS, Units, answered_line};
+use super::accumulate::{Acc, AccCtx, Kept, MIN_UNITS, Slots, answered_line};
 use super::records::{Row, Table};
-use super::sums::{COLUMNS, Draws, METRICS, Sums, Terms};
+use super::sums::{Draws, METRICS, PAIR_COLUMNS, PairSide, Terms};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Pairwise {
@@ -30,34 +30,63 @@ pub struct Pairwise {
 /// the sums of each side over the cases both answered.
 pub(crate) struct PairSums {
     pub pairs: Vec<(u32, u32)>,
-    pub sums: Vec<Vec<(Sums, Sums)>>,
+    pub sums: Vec<Vec<(PairSide, PairSide)>>,
 }
 
 /// Per-unit sums over the cases both assistants of each pair answered (kept rows of the
-/// scored pass). One slot per (case, assistant) finds them without sorting; two tasks of
-/// the pool over the two halves of the cases, whose integer sums merge exactly.
+/// scored pass), found through the kept rows' slots without a scan; and, from the same
+/// terms, each answered line case added to its assistant's sums in `accs` (by assistant
+/// id). Two tasks of the pool over the two halves of the cases, whose integer sums
+/// merge exactly.
 pub(crate) fn pair_sums(
+    ctx: &AccCtx,
     table: &Table,
-    keep: &[bool],
-    pass: u32,
+    kept: (&Kept, Slots),
     names: &[u32],
-    units: &Units,
+    accs: &mut [Acc],
 ) -> PairSums {
-    let n_a = names.len();
-    let slot_of = answer_slots(table, keep, pass, names);
+    let (kept, Slots { slots, per_case }) = kept;
     let pairs: Vec<(u32, u32)> = names
         .iter()
         .enumerate()
         .flat_map(|(i, &a)| names[i + 1..].iter().map(move |&b| (a, b)))
         .collect();
-    let part = |slots: &[u32]| pair_part(slots, n_a, pairs.len(), &table.rows, units);
-    let cut = (table.cases / 2) * n_a;
-    let (mut sums, right) = rayon::join(|| part(&slot_of[..cut]), || part(&slot_of[cut..]));
+    // No kept row is of the scored pass: no case.
+    let Ok(pass) = kept.passes.binary_search(&ctx.pass) else {
+        let sums =
+            vec![vec![(PairSide::default(), PairSide::default()); ctx.units.count]; pairs.len()];
+        return PairSums { pairs, sums };
+    };
+    // Each assistant's (by rank in `names`) slot of the pass within a case's slots.
+    let at: Vec<usize> = (names.iter())
+        .map(|&a| a as usize * kept.passes.len() + pass)
+        .collect();
+    let part = |slots: &[u32]| {
+        let mut accs: Vec<Acc> = (0..ctx.assistants).map(|_| Acc::new(ctx)).collect();
+        let sums = pair_part(
+            ctx,
+            slots,
+            per_case,
+            &at,
+            pairs.len(),
+            &table.rows,
+            &mut accs,
+        );
+        (sums, accs)
+    };
+    let cut = (table.cases / 2) * per_case;
+    let ((mut sums, left), (right, right_accs)) =
+        rayon::join(|| part(&slots[..cut]), || part(&slots[cut..]));
+    drop(slots);
     for (p, r) in sums.iter_mut().zip(right) {
         for (a, b) in p.iter_mut().zip(r) {
             a.0.merge(&b.0);
             a.1.merge(&b.1);
         }
+    }
+    for (acc, (l, r)) in accs.iter_mut().zip(left.into_iter().zip(right_accs)) {
+        acc.merge(l);
+        acc.merge(r);
     }
     PairSums { pairs, sums }
 }
@@ -80,29 +109,36 @@ pub(crate) fn answer_slots(table: &Table, keep: &[bool], pass: u32, names: &[u32
     slot_of
 }
 
-/// The pair sums of the cases whose (case, assistant) slots are `slots` (row indices).
+/// The pair sums of the cases whose kept rows' slots are `slots` (`per_case` a case;
+/// `at[rank]` the slot of the assistant of that rank in `names`), and their answered
+/// line cases added to `accs`.
 fn pair_part(
+    ctx: &AccCtx,
     slots: &[u32],
-    n_a: usize,
+    per_case: usize,
+    at: &[usize],
     n_pairs: usize,
     rows: &[Row],
-    units: &Units,
-) -> Vec<Vec<(Sums, Sums)>> {
-    let mut sums: Vec<Vec<(Sums, Sums)>> =
-        vec![vec![(Sums::default(), Sums::default()); units.count]; n_pairs];
+    accs: &mut [Acc],
+) -> Vec<Vec<(PairSide, PairSide)>> {
+    let (n_a, units) = (at.len(), ctx.units);
+    let mut sums: Vec<Vec<(PairSide, PairSide)>> =
+        vec![vec![(PairSide::default(), PairSide::default()); units.count]; n_pairs];
     let mut present: Vec<(usize, &Row, Terms)> = Vec::with_capacity(n_a);
-    for case_slots in slots.chunks_exact(n_a.max(1)) {
+    for case_slots in slots.chunks_exact(per_case.max(1)) {
         present.clear();
-        present.extend(
-            case_slots
-                .iter()
-                .enumerate()
-                .filter(|(_, s)| **s != u32::MAX)
-                .map(|(rank, s)| {
-                    let r = &rows[*s as usize];
-                    (rank, r, Terms::of(r))
-                }),
-        );
+        for (rank, &i) in at.iter().enumerate() {
+            let s = case_slots[i];
+            if s == u32::MAX {
+                continue;
+            }
+            let r = &rows[s as usize];
+            if answered_line(r, ctx.pass) {
+                let terms = Terms::of(r);
+                accs[r.assistant() as usize].add_case(ctx, r, &terms);
+                present.push((rank, r, terms));
+            }
+        }
         for (i, &(ra, x, ref tx)) in present.iter().enumerate() {
             for &(rb, _, ref ty) in &present[i + 1..] {
                 // Pair index of (ra, rb), ra < rb, in the flat upper triangle.
@@ -117,7 +153,7 @@ fn pair_part(
 }
 
 /// The paired differences of integral help, exact share and help at 0 of every pair
-/// with shared cases. Pair `p`'s bootstrap columns start at `base + p·2·COLUMNS` (a's
+/// with shared cases. Pair `p`'s bootstrap columns start at `base + p·2·PAIR_COLUMNS` (a's
 /// side, then b's).
 pub(crate) fn pairwise(
     table: &Table,
@@ -128,23 +164,25 @@ pub(crate) fn pairwise(
 ) -> Vec<Pairwise> {
     let mut out = Vec::new();
     for (p, &(a, b)) in ps.pairs.iter().enumerate() {
-        let (sa, sb) = ps.sums[p]
-            .iter()
-            .fold((Sums::default(), Sums::default()), |mut acc, s| {
-                acc.0.merge(&s.0);
-                acc.1.merge(&s.1);
-                acc
-            });
+        let (sa, sb) =
+            ps.sums[p]
+                .iter()
+                .fold((PairSide::default(), PairSide::default()), |mut acc, s| {
+                    acc.0.merge(&s.0);
+                    acc.1.merge(&s.1);
+                    acc
+                });
         if sa.cases == 0 {
             continue;
         }
-        let offset = base + p * 2 * COLUMNS;
+        let (sa, sb) = (sa.sums(), sb.sums());
+        let offset = base + p * 2 * PAIR_COLUMNS;
         for (m, point) in [
             (0, sa.integral_help() - sb.integral_help()),
             (1, sa.exact_share() - sb.exact_share()),
             (2, sa.help_at_0() - sb.help_at_0()),
         ] {
-            let e = draws.paired(offset, offset + COLUMNS, m, point);
+            let e = draws.paired(offset, offset + PAIR_COLUMNS, m, point);
             out.push(Pairwise {
                 a: table.assistants[a as usize].clone(),
                 b: table.assistants[b as usize].clone(),

@@ -253,18 +253,22 @@ fn spread(mine: &[&Row], passes: &[u32]) -> Spread {
 /// Per assistant: of the requests (by `request_hash`, over every pass) answered more
 /// than once, how many got different answers (by `response_hash`). The requests are
 /// split into rounds by hash (about a million answers each at most, so memory stays
-/// small at any scale), shared by two tasks of the pool. A round sorts a 64-bit key per
-/// answer (the request mixed with the assistant) to find keys seen twice, which are
-/// rare; only their answers are then grouped exactly by (assistant, request).
+/// small at any scale), shared by two tasks of the pool. A round sorts one 64-bit word
+/// per answer: the top bits of a key (the request mixed with the assistant), the row's
+/// index below them. Words whose key bits are equal (rare) give their rows, whose
+/// answers are then grouped exactly by (assistant, request); keys that only share their
+/// top bits make runs of one there, which count for nothing.
 pub(crate) fn nondeterminism(table: &Table, keep: &[bool]) -> FxHashMap<u32, Nondeterminism> {
     const ROUND: usize = 1 << 20;
     // A power of two, at least two, of rounds: a round is the request's top bits.
     let rounds = table.rows.len().div_ceil(ROUND).max(2).next_power_of_two() as u64;
     let shift = 64 - rounds.trailing_zeros();
+    // The bits of a row's index (rows are indexed by `u32`), below the key's bits.
+    let index = (1u64 << (u64::BITS - (table.rows.len() as u64).leading_zeros())) - 1;
     let rows = || {
-        table.rows.iter().zip(keep).filter_map(|(r, k)| {
+        (table.rows.iter().enumerate().zip(keep)).filter_map(|((i, r), k)| {
             (*k && r.request != 0 && !r.completion() && r.is_case() && r.outcome.answered())
-                .then_some(r)
+                .then_some((i, r))
         })
     };
     let key = |r: &Row| r.request ^ u64::from(r.assistant()).wrapping_mul(0x9E37_79B9_7F4A_7C15);
@@ -282,26 +286,22 @@ pub(crate) fn nondeterminism(table: &Table, keep: &[bool]) -> FxHashMap<u32, Non
                 (round >= group[0] && round <= group[group.len() - 1] && round % 2 == first)
                     .then(|| ((round - group[0]) / 2) as usize)
             };
-            let mut keys_of: Vec<Vec<u64>> = vec![Vec::new(); group.len()];
-            for r in rows() {
-                if let Some(i) = slot(r) {
-                    keys_of[i].push(key(r));
+            let mut words_of: Vec<Vec<u64>> = vec![Vec::new(); group.len()];
+            for (i, r) in rows() {
+                if let Some(s) = slot(r) {
+                    words_of[s].push((key(r) & !index) | i as u64);
                 }
             }
-            let twice: Vec<_> = keys_of.into_iter().map(seen_twice).collect();
-            if twice.iter().all(|t| t.is_empty()) {
-                continue;
-            }
-            // Only answers of keys seen twice, grouped exactly, in one more scan.
-            let mut answers: Vec<Vec<(u32, u64, u64)>> = vec![Vec::new(); group.len()];
-            for r in rows() {
-                if let Some(i) = slot(r)
-                    && twice[i].contains(&key(r))
-                {
-                    answers[i].push((r.assistant(), r.request, r.response));
-                }
-            }
-            for answers in answers {
+            for mut words in words_of {
+                words.sort_unstable();
+                let answers: Vec<(u32, u64, u64)> = (words.chunk_by(|x, y| (x ^ y) & !index == 0))
+                    .filter(|run| run.len() > 1)
+                    .flatten()
+                    .map(|&w| {
+                        let r = &table.rows[(w & index) as usize];
+                        (r.assistant(), r.request, r.response)
+                    })
+                    .collect();
                 count_repeated(answers, &mut counts);
             }
         }
@@ -326,15 +326,6 @@ pub(crate) fn nondeterminism(table: &Table, keep: &[bool]) -> FxHashMap<u32, Non
     out
 }
 
-/// The keys that occur more than once.
-fn seen_twice(mut keys: Vec<u64>) -> rustc_hash::FxHashSet<u64> {
-    keys.sort_unstable();
-    keys.chunk_by(|x, y| x == y)
-        .filter(|run| run.len() > 1)
-        .map(|run| run[0])
-        .collect()
-}
-
 /// Adds to `counts` (per assistant: requests repeated, of them answered differently,
 /// distinct answers per request) the `(assistant, request, response)` answers of one
 /// round.
@@ -356,6 +347,50 @@ fn count_repeated(mut answers: Vec<(u32, u64, u64)>, counts: &mut FxHashMap<u32,
 #[cfg(test)]
 mod tests {
     use super::SpreadStat;
+
+    /// Requests that differ only in the bits a round's sort gives to the row's index
+    /// share the sort's key bits: they are no repeat. By hand, for assistant 0: R
+    /// answered x, x, y (repeated, differing, 2 distinct); R ^ 1 and R ^ 6 once each
+    /// (no repeat, though their top bits are R's); S answered z twice (repeated, 1
+    /// distinct); for assistant 1, R once (no repeat: the assistant is in the key).
+    #[test]
+    fn requests_sharing_only_their_top_bits_are_no_repeat() {
+        use crate::score::records::{Outcome, Row, RowParts, Table};
+        let (r, s) = (0x8123_4567_89ab_cd00u64, 0x0fed_cba9_8765_4300u64);
+        let row = |case: u32, assistant: u16, request: u64, response: u64| {
+            Row::from(RowParts {
+                case,
+                assistant,
+                outcome: Outcome::Suggestion,
+                len: 10,
+                request,
+                response,
+                ..RowParts::default()
+            })
+        };
+        let rows = vec![
+            row(0, 0, r, 1),
+            row(1, 0, r, 1),
+            row(2, 0, r, 2),
+            row(3, 0, r ^ 1, 3),
+            row(4, 0, r ^ 6, 4),
+            row(5, 0, s, 5),
+            row(6, 0, s, 5),
+            row(7, 1, r, 6),
+        ];
+        let table = Table {
+            cases: rows.len(),
+            assistants: vec!["a".into(), "b".into()],
+            rows,
+            ..Table::default()
+        };
+        let keep = vec![true; table.rows.len()];
+        let n = super::nondeterminism(&table, &keep);
+        let a = &n[&0];
+        assert_eq!((a.repeated, a.differing, a.distinct_max), (2, 1, 2));
+        assert_eq!(a.distinct, [(1, 1), (2, 1)].into_iter().collect());
+        assert!(!n.contains_key(&1));
+    }
 
     #[test]
     fn sample_sd_and_range_of_three_passes() {

@@ -10,10 +10,11 @@
 
 use std::collections::BTreeMap;
 
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
-use super::accumulate::{Acc, AccCtx, Kept, Units, accumulate_table, keep_one};
+use super::accumulate::{Acc, AccCtx, Kept, Slots, Units, accumulate_table, keep_one};
 use super::bootstrap::{Estimate, percentile_unsorted};
 use super::curve::{BandPoint, CurvePoint, UnitCurves, curve, curve_bands};
 use super::curve_pairs::{CurvePair, curve_pairs};
@@ -21,7 +22,7 @@ use super::options::Options;
 use super::pairwise::{PairSums, pair_sums, pairwise};
 use super::records::Table;
 use super::repeat::{nondeterminism, repeat_skip};
-use super::sums::{COLUMNS, Draws};
+use super::sums::{COLUMNS, Draws, PAIR_COLUMNS};
 
 // The one public path of these two: their files are private to `score`.
 pub use super::accumulate::MIN_UNITS;
@@ -171,7 +172,7 @@ pub struct Summary {
 pub fn summarize(table: &Table, opts: &Options) -> Summary {
     let t0 = std::time::Instant::now();
     let step = |what: &str| tracing::debug!(secs = t0.elapsed().as_secs_f64(), "summary: {what}");
-    let kept = keep_one(table);
+    let (kept, slots) = keep_one(table);
     let units = Units::of(table);
     let mut names: Vec<u32> = (0..table.assistants.len() as u32).collect();
     names.sort_by(|a, b| table.assistants[*a as usize].cmp(&table.assistants[*b as usize]));
@@ -188,7 +189,7 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
     // and the nondeterminism (a scan of the requests) need none of the sums: they are
     // tasks of the pool beside them, so that the cores stay busy.
     let (early, (nondet, design)) = rayon::join(
-        || early(table, opts, &kept, &units, &names, ctx, &step),
+        || early(table, opts, (&kept, slots), &units, &names, ctx, &step),
         || {
             rayon::join(
                 || nondeterminism(table, &kept.keep),
@@ -223,30 +224,47 @@ struct Early {
 fn early(
     table: &Table,
     opts: &Options,
-    kept: &Kept,
+    (kept, slots): (&Kept, Slots),
     units: &Units,
     names: &[u32],
     ctx: AccCtx,
     step: &impl Fn(&str),
 ) -> Early {
-    let accs = accumulate_table(&ctx, table, &kept.keep);
+    let mut accs = accumulate_table(&ctx, table, &kept.keep);
     step("accumulated");
-    let ps = pair_sums(table, &kept.keep, opts.pass, names, units);
+    // The cases' sums with the pairs' (each case's terms computed once); the slots are
+    // not needed after.
+    let ps = pair_sums(&ctx, table, (kept, slots), names, &mut accs);
     step("pair sums");
-    let draws = draws(&accs, names, &ps, units.count, !units.by_file, opts);
-    step("bootstrap");
-    let bands = bands(&accs, names, units, opts);
-    let curve_pairwise = if opts.curve_bands {
-        curve_pairs(table, &kept.keep, names, units, opts)
-    } else {
-        Vec::new()
-    };
-    let blocks = super::blocks::block_scores(table, &kept.keep, units, names, opts);
-    let checks = super::checks::check_scores(table, units, names, opts);
-    let golf = super::golf::golf_scores(table, &kept.keep, units, names, opts);
-    let tests = super::tests_score::tests_scores(table, units, names, opts);
-    let ranking = super::rank_boot::rank_boot(table, &kept.keep, units, names, opts);
-    step("ranking");
+    // The bootstrap, and beside it the parts that need none of its draws (each a scan of
+    // the table, or of its block, golf, checks and tests records): the cores stay busy
+    // while the bootstrap's last part runs.
+    let (draws, (bands, curve_pairwise, blocks, checks, golf, tests, ranking)) = rayon::join(
+        || draws(&accs, names, &ps, units.count, !units.by_file, opts),
+        || {
+            let curve_pairwise = if opts.curve_bands {
+                curve_pairs(table, &kept.keep, names, units, opts)
+            } else {
+                Vec::new()
+            };
+            (
+                bands(&accs, names, units, opts),
+                curve_pairwise,
+                super::blocks::block_scores(table, &kept.keep, units, names, opts),
+                super::checks::check_scores(table, units, names, opts),
+                super::golf::golf_scores(table, &kept.keep, units, names, opts),
+                super::tests_score::tests_scores(table, units, names, opts),
+                // Without an answered completion record in the pass (the rankings
+                // count each), there is nothing to resample: no scan of the table.
+                if accs.iter().any(|a| !a.ranking.is_empty()) {
+                    super::rank_boot::rank_boot(table, &kept.keep, units, names, opts)
+                } else {
+                    Default::default()
+                },
+            )
+        },
+    );
+    step("bootstrap and ranking");
     Early {
         accs,
         ps,
@@ -287,10 +305,22 @@ fn summarize_with(
         tests: (tests, tests_pairwise, tests_noticed),
         ranking: (mut rank_cis, ranking_pairwise),
     } = early;
-    let mut assistants = BTreeMap::new();
+    // Each assistant's score a task of the pool (its latencies' percentiles are a
+    // selection over its records), in name order.
+    let mut rank_of = vec![0usize; accs.len()];
     for (i, &a) in names.iter().enumerate() {
-        let acc = &mut accs[a as usize];
-        let mut score = assistant_score(table, units, acc, &draws, i * COLUMNS);
+        rank_of[a as usize] = i;
+    }
+    let scores: Vec<AssistantScore> = (accs.par_iter_mut().enumerate())
+        .map(|(a, acc)| assistant_score(table, units, acc, &draws, rank_of[a] * COLUMNS))
+        .collect();
+    let mut scores: Vec<Option<AssistantScore>> = scores.into_iter().map(Some).collect();
+    let mut assistants = BTreeMap::new();
+    for &a in names {
+        let acc = &accs[a as usize];
+        let Some(mut score) = scores[a as usize].take() else {
+            continue;
+        };
         if let Some((ci, kind_ci)) = rank_cis.remove(&a) {
             score.ranking_ci = ci;
             score.ranking_by_kind_ci = kind_ci;
@@ -381,7 +411,7 @@ pub fn estimand(by_file: bool, repositories: usize) -> Option<String> {
 }
 
 /// The bootstrap's resamples of one matrix: per unit, [`COLUMNS`] columns per assistant
-/// (in name order), then `2·COLUMNS` per pair (a's side, then b's).
+/// (in name order), then `2·PAIR_COLUMNS` per pair (a's side, then b's).
 fn draws(
     accs: &[Acc],
     names: &[u32],
@@ -390,7 +420,7 @@ fn draws(
     repositories: bool,
     opts: &Options,
 ) -> Draws {
-    let cols = names.len() * COLUMNS + ps.pairs.len() * 2 * COLUMNS;
+    let cols = names.len() * COLUMNS + ps.pairs.len() * 2 * PAIR_COLUMNS;
     let mut matrix = vec![0.0f64; n_units * cols];
     for r in 0..n_units {
         let row = &mut matrix[r * cols..(r + 1) * cols];
@@ -400,9 +430,9 @@ fn draws(
         }
         let base = names.len() * COLUMNS;
         for (p, sums) in ps.sums.iter().enumerate() {
-            let o = base + p * 2 * COLUMNS;
-            row[o..o + COLUMNS].copy_from_slice(&sums[r].0.columns());
-            row[o + COLUMNS..o + 2 * COLUMNS].copy_from_slice(&sums[r].1.columns());
+            let o = base + p * 2 * PAIR_COLUMNS;
+            row[o..o + PAIR_COLUMNS].copy_from_slice(&sums[r].0.columns());
+            row[o + PAIR_COLUMNS..o + 2 * PAIR_COLUMNS].copy_from_slice(&sums[r].1.columns());
         }
     }
     Draws::of(
@@ -424,7 +454,7 @@ fn assistant_score(
     draws: &Draws,
     offset: usize,
 ) -> AssistantScore {
-    let t = acc.total;
+    let t = acc.total();
     let est = |m: usize, v: f64| draws.estimate(offset, m, v);
     let rates = Rates::of(acc.records, t.cases, t.empties, acc.errors, acc.timeouts);
     AssistantScore {

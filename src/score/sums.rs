@@ -207,6 +207,70 @@ impl Sums {
 /// Bootstrap columns per set of sums (see [`Sums::columns`]).
 pub(crate) const COLUMNS: usize = 6;
 
+/// One side of a pair's sums over the cases both assistants answered: the [`Sums`] the
+/// paired metrics read (cases, len, help, exact, cube), added as [`Sums::add_terms`]
+/// adds them, and no more (the pair sums add two a pair and case).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(crate) struct PairSide {
+    pub cases: u64,
+    pub len: u64,
+    pub help: u64,
+    pub exact: u64,
+    pub cube: i128,
+}
+
+impl PairSide {
+    pub(crate) fn add_terms(&mut self, t: &Terms) {
+        self.cases += 1;
+        self.len += t.len as u64;
+        if t.empty {
+            return;
+        }
+        self.help += t.gain as u64;
+        if t.gain == t.len {
+            self.exact += t.len as u64;
+        }
+        self.cube += t.cube as i128;
+    }
+    pub(crate) fn merge(&mut self, s: &PairSide) {
+        self.cases += s.cases;
+        self.len += s.len;
+        self.help += s.help;
+        self.exact += s.exact;
+        self.cube += s.cube;
+    }
+    /// As [`Sums`] (the fields a pair does not keep at 0), for its metrics.
+    pub(crate) fn sums(&self) -> Sums {
+        Sums {
+            cases: self.cases,
+            len: self.len,
+            help: self.help,
+            exact: self.exact,
+            cube: self.cube,
+            ..Sums::default()
+        }
+    }
+    /// The first [`PAIR_COLUMNS`] of [`Sums::columns`].
+    pub(crate) fn columns(&self) -> [f64; PAIR_COLUMNS] {
+        let c = self.sums().columns();
+        [c[0], c[1], c[2], c[3]]
+    }
+}
+
+/// Bootstrap columns of each side of a pair of assistants: the first of [`COLUMNS`] (len,
+/// help, exact, cube), all that the paired metrics (the first three of [`METRICS`])
+/// read. A column's resampled sums do not depend on the others, so leaving a side's
+/// last two out changes no figure.
+pub(crate) const PAIR_COLUMNS: usize = 4;
+
+const _: () = {
+    let mut m = 0;
+    while m < 3 {
+        assert!(METRICS[m].1 < PAIR_COLUMNS && METRICS[m].2 < PAIR_COLUMNS);
+        m += 1;
+    }
+};
+
 /// A metric as a ratio of two bootstrap columns: (name, numerator, denominator).
 pub(crate) const METRICS: [(&str, usize, usize); 4] = [
     ("integral_help", 3, 0),

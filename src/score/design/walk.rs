@@ -1,5 +1,5 @@
 //! The design section's cases in one order (by file and line), walked per assistant
-//! and per pair of assistants without copying them.
+//! and for all the pairs of assistants at once, without copying them.
 
 use super::components::{Components, ComponentsAcc};
 use super::lag::{Lag, LagAcc};
@@ -205,48 +205,79 @@ impl<'a> Walk<'a> {
     }
 
     /// The components of the contributions of the paired integral-help differences
-    /// `d = c_a³ − c_b³` on the cases both answered (weighted by a's weight; in a's
-    /// order, ties by the difference). None when they share no case.
-    pub(super) fn pair(&self, a: usize, b: usize) -> Option<Components> {
-        let (mut n, mut sw, mut swd) = (0u64, 0.0, 0.0);
-        self.each_both(a, b, |_, w, d| {
-            n += 1;
-            sw += w as f64;
-            swd += w as f64 * d;
+    /// `d = c_a³ − c_b³` of each pair `(names[i], names[j])`, `i < j`, on the cases both
+    /// answered (weighted by a's weight; in a's order, ties by the difference), in that
+    /// order of pairs; None for a pair that shares no case. Two walks for all the pairs
+    /// (the sums, then the centred contributions), each case's c_help³ computed once a
+    /// walk for every pair it is in; each pair's sums run in the order its own walk
+    /// would take.
+    pub(super) fn pairs(&self, names: &[usize]) -> Vec<Option<Components>> {
+        let pairs: Vec<(usize, usize)> = (0..names.len())
+            .flat_map(|i| (i + 1..names.len()).map(move |j| (i, j)))
+            .collect();
+        let mut sums = vec![(0u64, 0.0f64, 0.0f64); pairs.len()];
+        self.each_pair(names, &pairs, |p, _, w, d| {
+            let (n, sw, swd) = &mut sums[p];
+            *n += 1;
+            *sw += w as f64;
+            *swd += w as f64 * d;
         });
-        if n == 0 || sw == 0.0 {
-            return None;
-        }
-        let (dd, wbar) = (swd / sw, sw / n as f64);
-        let value = |w: u32, d: f64| w as f64 * (d - dd) / wbar;
-        let mut acc = ComponentsAcc::new(0.0); // centred already, as an assistant's
-        self.each_both(a, b, |group, w, d| acc.push(group, value(w, d)));
-        Some(acc.finish())
+        // (mean difference, mean weight) of each pair with cases.
+        let means: Vec<Option<(f64, f64)>> = (sums.iter())
+            .map(|&(n, sw, swd)| (n > 0 && sw != 0.0).then(|| (swd / sw, sw / n as f64)))
+            .collect();
+        // Centred already, as an assistant's.
+        let mut accs: Vec<ComponentsAcc> = pairs.iter().map(|_| ComponentsAcc::new(0.0)).collect();
+        self.each_pair(names, &pairs, |p, group, w, d| {
+            if let Some((dd, wbar)) = means[p] {
+                accs[p].push(group, w as f64 * (d - dd) / wbar);
+            }
+        });
+        (accs.into_iter().zip(means))
+            .map(|(acc, m)| m.map(|_| acc.finish()))
+            .collect()
     }
 
-    /// Calls `f((repository, file), w_a, c_a³ − c_b³)` for the cases both `a` and `b`
-    /// answered, by file and line, then by a's weight and gain and the difference.
-    fn each_both(&self, a: usize, b: usize, mut f: impl FnMut((u32, u32), u32, f64)) {
-        let both = |i: usize| {
-            let (x, y) = (
-                self.answers[i * self.n_a + a],
-                self.answers[i * self.n_a + b],
-            );
-            (x.w > 0 && y.w > 0).then(|| (x.w, x.gain, x.cube() - y.cube()))
-        };
+    /// Calls `f(p, (repository, file), w_a, c_a³ − c_b³)` for each pair `p` of `pairs`
+    /// (indices into `names`) on the cases both answered, by file and line, then by a's
+    /// weight and gain and the difference.
+    fn each_pair(
+        &self,
+        names: &[usize],
+        pairs: &[(usize, usize)],
+        mut f: impl FnMut(usize, (u32, u32), u32, f64),
+    ) {
+        let mut cubes = vec![0.0f64; names.len()];
         let mut run: Vec<(u32, u32, f64)> = Vec::new();
         for (at, _, lo, hi) in self.spans() {
+            let n_a = self.n_a;
             if hi - lo == 1 {
-                if let Some((w, _, d)) = both(lo) {
-                    f(at, w, d);
+                // One case at this line (line cases): each answer's c_help³ once.
+                let row = &self.answers[lo * n_a..(lo + 1) * n_a];
+                for (c, &a) in cubes.iter_mut().zip(names) {
+                    if row[a].w > 0 {
+                        *c = row[a].cube();
+                    }
+                }
+                for (p, &(i, j)) in pairs.iter().enumerate() {
+                    let (x, y) = (row[names[i]], row[names[j]]);
+                    if x.w > 0 && y.w > 0 {
+                        f(p, at, x.w, cubes[i] - cubes[j]);
+                    }
                 }
                 continue;
             }
-            run.clear();
-            run.extend((lo..hi).filter_map(both));
-            run.sort_unstable_by(|x, y| (x.0, x.1).cmp(&(y.0, y.1)).then(x.2.total_cmp(&y.2)));
-            for &(w, _, d) in &run {
-                f(at, w, d);
+            for (p, &(i, j)) in pairs.iter().enumerate() {
+                let (a, b) = (names[i], names[j]);
+                run.clear();
+                run.extend((lo..hi).filter_map(|i| {
+                    let (x, y) = (self.answers[i * n_a + a], self.answers[i * n_a + b]);
+                    (x.w > 0 && y.w > 0).then(|| (x.w, x.gain, x.cube() - y.cube()))
+                }));
+                run.sort_unstable_by(|x, y| (x.0, x.1).cmp(&(y.0, y.1)).then(x.2.total_cmp(&y.2)));
+                for &(w, _, d) in &run {
+                    f(p, at, w, d);
+                }
             }
         }
     }

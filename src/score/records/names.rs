@@ -17,6 +17,24 @@ pub(crate) struct NameTable {
     last: Option<u32>,
 }
 
+/// `a == b`, compared in registers up to 16 bytes (most repository, language and
+/// assistant names), where `==` would call `memcmp` for a few bytes: two words (or
+/// half-words) that overlap when the length is not a multiple of theirs.
+#[inline]
+fn same(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    let w8 = |s: &[u8], i: usize| u64::from_le_bytes(s[i..i + 8].try_into().unwrap_or([0; 8]));
+    let w4 = |s: &[u8], i: usize| u32::from_le_bytes(s[i..i + 4].try_into().unwrap_or([0; 4]));
+    match n {
+        8..=16 => w8(a, 0) == w8(b, 0) && w8(a, n - 8) == w8(b, n - 8),
+        4..=7 => w4(a, 0) == w4(b, 0) && w4(a, n - 4) == w4(b, n - 4),
+        _ => a == b,
+    }
+}
+
 fn hash_name(s: &str) -> u64 {
     use std::hash::{BuildHasher, BuildHasherDefault};
     BuildHasherDefault::<rustc_hash::FxHasher>::default().hash_one(s)
@@ -35,7 +53,7 @@ impl NameTable {
 
     pub(crate) fn id(&mut self, s: &str) -> u32 {
         if let Some(l) = self.last
-            && self.get(l) == s
+            && same(self.get(l).as_bytes(), s.as_bytes())
         {
             return l;
         }
@@ -261,6 +279,23 @@ impl CaseTable {
 
 #[cfg(test)]
 mod tests {
+    /// Every length up to 20, each byte changed in turn (and the lengths apart): as `==`.
+    #[test]
+    fn same_is_equality() {
+        for n in 0..=20usize {
+            let a: Vec<u8> = (0..n as u8).map(|i| b'a' + i).collect();
+            assert!(super::same(&a, &a.clone()), "{n}");
+            for at in 0..n {
+                let mut b = a.clone();
+                b[at] ^= 0x20;
+                assert!(!super::same(&a, &b), "{n} {at}");
+            }
+            let mut longer = a.clone();
+            longer.push(b'z');
+            assert!(!super::same(&a, &longer), "{n}");
+        }
+    }
+
     use super::*;
 
     #[test]
