@@ -119,12 +119,16 @@ pub fn score(mut a: ScoreArgs) -> Result<ExitCode> {
         },
     );
     tracing::debug!(secs = t0.elapsed().as_secs_f64(), "summarized");
+    // The table (56 bytes a record) is freed on a thread of its own while the summary is
+    // written.
+    let freed = std::thread::spawn(move || drop(table));
     super::warn_duplicates("score", summary.duplicates, &a.records);
     if a.json {
         out!("{}", serde_json::to_string(&summary)?);
     } else {
         out!("{}", typist::score::score_table(&summary));
     }
+    let _ = freed.join();
     let silent = silent_assistants(&summary);
     if !silent.is_empty() {
         eprintln!("typist score: no answered case from {}", silent.join(", "));

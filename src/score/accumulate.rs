@@ -42,50 +42,32 @@ pub(crate) struct Slots {
     pub per_case: usize,
 }
 
-/// One record per (assistant, pass, case), found through a slot per triple (no sort),
-/// the cases split in two halves side by side; among duplicates the one kept is the
-/// smallest by content, so it does not depend on the input order.
+/// One record per (assistant, pass, case), found through a slot per triple (no sort);
+/// among duplicates the one kept is the smallest by content, then the first in the
+/// table, so it does not depend on how the table is split. The table's two halves fill
+/// slots of their own side by side, merged after. The slots are first laid out for the
+/// first row's pass alone (most tables have one), and again for every pass only when a
+/// row of another shows up.
 pub(crate) fn keep_one(table: &Table) -> (Kept<'_>, Slots) {
-    // The passes of the two halves of the table side by side (a scan of every row).
-    let half = table.rows.len() / 2;
-    let (mut pass_values, high) = rayon::join(
-        || passes(&table.rows[..half]),
-        || passes(&table.rows[half..]),
-    );
-    pass_values.extend(high);
-    pass_values.sort_unstable();
-    pass_values.dedup();
-    let n_passes = pass_values.len().max(1);
-    let pass_index = |p: u32| pass_values.binary_search(&p).unwrap_or(0);
-    // Slots are case-major, so each half's cases own one run of slots.
-    let per_case = table.assistants.len().max(1) * n_passes;
-    let mid = table.cases / 2;
-    let mut slots = vec![u32::MAX; table.cases.max(1) * per_case];
-    let (low, high) = slots.split_at_mut(mid * per_case);
-    let fill = |slots: &mut [u32], from: usize| {
-        let mut duplicates = 0u64;
-        let to = from + slots.len() / per_case;
-        for (i, r) in table.rows.iter().enumerate() {
-            let case = r.case as usize;
-            if case < from || case >= to {
-                continue;
-            }
-            let at =
-                (case - from) * per_case + r.assistant() as usize * n_passes + pass_index(r.pass);
-            let s = &mut slots[at];
-            if *s == u32::MAX {
-                *s = i as u32;
-            } else {
-                duplicates += 1;
-                if before(table, r, &table.rows[*s as usize]) {
-                    *s = i as u32;
-                }
-            }
+    let first = table.rows.first().map_or(1, |r| r.pass);
+    let (pass_values, (slots, duplicates)) = match fill_slots(table, &[first]) {
+        Some(filled) => (vec![first], filled),
+        None => {
+            // The passes of the two halves of the table side by side.
+            let half = table.rows.len() / 2;
+            let (mut values, high) = rayon::join(
+                || passes(&table.rows[..half]),
+                || passes(&table.rows[half..]),
+            );
+            values.extend(high);
+            values.sort_unstable();
+            values.dedup();
+            let filled = fill_slots(table, &values);
+            (values, filled.unwrap_or_default())
         }
-        duplicates
     };
-    let (left, right) = rayon::join(|| fill(low, 0), || fill(high, mid));
-    let duplicates = left + right;
+    let n_passes = pass_values.len().max(1);
+    let per_case = table.assistants.len().max(1) * n_passes;
     let kept = slots.iter().filter(|&&s| s != u32::MAX);
     let sorted: Vec<&Row> = if n_passes > 1 {
         let mut sorted: Vec<&Row> = kept.clone().map(|&s| &table.rows[s as usize]).collect();
@@ -95,8 +77,8 @@ pub(crate) fn keep_one(table: &Table) -> (Kept<'_>, Slots) {
         Vec::new()
     };
     // Accumulation walks the table in storage order (sequential memory); sums are
-    // integers, so the order does not change them.
-    // Without duplicates every row has a slot of its own: all are kept.
+    // integers, so the order does not change them. Without duplicates every row has a
+    // slot of its own: all are kept.
     let keep = if duplicates == 0 {
         vec![true; table.rows.len()]
     } else {
@@ -115,6 +97,63 @@ pub(crate) fn keep_one(table: &Table) -> (Kept<'_>, Slots) {
         },
         Slots { slots, per_case },
     )
+}
+
+/// The slots of [`keep_one`] for the passes `pass_values` (in order) and how many rows
+/// repeated a triple; `None` when a row's pass is not among them.
+fn fill_slots(table: &Table, pass_values: &[u32]) -> Option<(Vec<u32>, u64)> {
+    let n_passes = pass_values.len();
+    let per_case = table.assistants.len().max(1) * n_passes;
+    let n_slots = table.cases.max(1) * per_case;
+    let fill = |from: usize, rows: &[Row]| -> Option<(Vec<u32>, u64)> {
+        let mut slots = vec![u32::MAX; n_slots];
+        let mut duplicates = 0u64;
+        for (i, r) in (from..).zip(rows) {
+            let pass = pass_values.binary_search(&r.pass).ok()?;
+            let at = r.case as usize * per_case + r.assistant() as usize * n_passes + pass;
+            let s = &mut slots[at];
+            if *s == u32::MAX {
+                *s = i as u32;
+            } else {
+                duplicates += 1;
+                if before(table, r, &table.rows[*s as usize]) {
+                    *s = i as u32;
+                }
+            }
+        }
+        Some((slots, duplicates))
+    };
+    let half = table.rows.len() / 2;
+    let (low, high) = rayon::join(
+        || fill(0, &table.rows[..half]),
+        || fill(half, &table.rows[half..]),
+    );
+    let ((mut slots, d_low), (high, d_high)) = (low?, high?);
+    // A triple in both halves: the later half's row only when it is smaller by content
+    // (at equal content the first in the table stays). The slots merged in two halves
+    // side by side.
+    let merge = |mine: &mut [u32], theirs: &[u32]| -> u64 {
+        let mut duplicates = 0;
+        for (m, &t) in mine.iter_mut().zip(theirs) {
+            if t == u32::MAX {
+                continue;
+            }
+            if *m == u32::MAX {
+                *m = t;
+            } else {
+                duplicates += 1;
+                if before(table, &table.rows[t as usize], &table.rows[*m as usize]) {
+                    *m = t;
+                }
+            }
+        }
+        duplicates
+    };
+    let mid = n_slots / 2;
+    let (m_low, m_high) = slots.split_at_mut(mid);
+    let (t_low, t_high) = high.split_at(mid);
+    let (a, b) = rayon::join(|| merge(m_low, t_low), || merge(m_high, t_high));
+    Some((slots, d_low + d_high + a + b))
 }
 
 /// The distinct passes of the rows, in order (few: a short scan per change of pass).

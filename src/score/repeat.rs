@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
@@ -253,11 +254,12 @@ fn spread(mine: &[&Row], passes: &[u32]) -> Spread {
 /// Per assistant: of the requests (by `request_hash`, over every pass) answered more
 /// than once, how many got different answers (by `response_hash`). The requests are
 /// split into rounds by hash (about a million answers each at most, so memory stays
-/// small at any scale), shared by two tasks of the pool. A round sorts one 64-bit word
-/// per answer: the top bits of a key (the request mixed with the assistant), the row's
-/// index below them. Words whose key bits are equal (rare) give their rows, whose
-/// answers are then grouped exactly by (assistant, request); keys that only share their
-/// top bits make runs of one there, which count for nothing.
+/// small at any scale), each a task of the pool. A round has one 64-bit word per
+/// answer: the top bits of a key (the request mixed with the assistant), the row's
+/// index below them; it sorts those that may share their key bits ([`sharing`]). Words
+/// whose key bits are equal (rare) give their rows, whose answers are then grouped
+/// exactly by (assistant, request); keys that only share their top bits make runs of one
+/// there, which count for nothing.
 pub(crate) fn nondeterminism(table: &Table, keep: &[bool]) -> FxHashMap<u32, Nondeterminism> {
     const ROUND: usize = 1 << 20;
     // A power of two, at least two, of rounds: a round is the request's top bits.
@@ -265,35 +267,40 @@ pub(crate) fn nondeterminism(table: &Table, keep: &[bool]) -> FxHashMap<u32, Non
     let shift = 64 - rounds.trailing_zeros();
     // The bits of a row's index (rows are indexed by `u32`), below the key's bits.
     let index = (1u64 << (u64::BITS - (table.rows.len() as u64).leading_zeros())) - 1;
-    let rows = || {
-        (table.rows.iter().enumerate().zip(keep)).filter_map(|((i, r), k)| {
+    // The answers of rows `from..to` that count, with their index.
+    let rows = |from: usize, to: usize| {
+        ((from..to).zip(&table.rows[from..to]).zip(&keep[from..to])).filter_map(|((i, r), k)| {
             (*k && r.request != 0 && !r.completion() && r.is_case() && r.outcome.answered())
                 .then_some((i, r))
         })
     };
     let key = |r: &Row| r.request ^ u64::from(r.assistant()).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     // Rounds taken together by one scan of the table (a scan reads every row: one per
-    // round made 10M records cost 16 reads of the table).
-    const GROUP: usize = 4;
-    let work = |first: u64| {
-        let mut counts: FxHashMap<u32, Nondeterminism> = FxHashMap::default();
-        let mine: Vec<u64> = (first..rounds).step_by(2).collect();
-        for group in mine.chunks(GROUP) {
-            // Rounds of one task differ by 2: a round's slot in the group is its
-            // distance from the first, halved.
-            let slot = |r: &Row| -> Option<usize> {
+    // round made 10M records cost 16 reads of the table), its two halves side by side;
+    // then each round a task of the pool.
+    const GROUP: u64 = 8;
+    let mut out: FxHashMap<u32, Nondeterminism> = FxHashMap::default();
+    for first in (0..rounds).step_by(GROUP as usize) {
+        let last = (first + GROUP).min(rounds);
+        let words_of = |from: usize, to: usize| {
+            let mut words: Vec<Vec<u64>> = vec![Vec::new(); (last - first) as usize];
+            for (i, r) in rows(from, to) {
                 let round = r.request >> shift;
-                (round >= group[0] && round <= group[group.len() - 1] && round % 2 == first)
-                    .then(|| ((round - group[0]) / 2) as usize)
-            };
-            let mut words_of: Vec<Vec<u64>> = vec![Vec::new(); group.len()];
-            for (i, r) in rows() {
-                if let Some(s) = slot(r) {
-                    words_of[s].push((key(r) & !index) | i as u64);
+                if (first..last).contains(&round) {
+                    words[(round - first) as usize].push((key(r) & !index) | i as u64);
                 }
             }
-            for mut words in words_of {
-                words.sort_unstable();
+            words
+        };
+        let half = table.rows.len() / 2;
+        let (mut words, high) =
+            rayon::join(|| words_of(0, half), || words_of(half, table.rows.len()));
+        for (w, h) in words.iter_mut().zip(high) {
+            w.extend(h);
+        }
+        let counts: Vec<FxHashMap<u32, Nondeterminism>> = (words.into_par_iter())
+            .map(|words| {
+                let words = sharing(words, index);
                 let answers: Vec<(u32, u64, u64)> = (words.chunk_by(|x, y| (x ^ y) & !index == 0))
                     .filter(|run| run.len() > 1)
                     .flatten()
@@ -302,19 +309,18 @@ pub(crate) fn nondeterminism(table: &Table, keep: &[bool]) -> FxHashMap<u32, Non
                         (r.assistant(), r.request, r.response)
                     })
                     .collect();
+                let mut counts = FxHashMap::default();
                 count_repeated(answers, &mut counts);
+                counts
+            })
+            .collect();
+        for (a, part) in counts.into_iter().flatten() {
+            let n = out.entry(a).or_default();
+            n.repeated += part.repeated;
+            n.differing += part.differing;
+            for (d, c) in part.distinct {
+                *n.distinct.entry(d).or_default() += c;
             }
-        }
-        counts
-    };
-    let (left, right) = rayon::join(|| work(0), || work(1));
-    let mut out: FxHashMap<u32, Nondeterminism> = FxHashMap::default();
-    for (a, part) in left.into_iter().chain(right) {
-        let n = out.entry(a).or_default();
-        n.repeated += part.repeated;
-        n.differing += part.differing;
-        for (d, c) in part.distinct {
-            *n.distinct.entry(d).or_default() += c;
         }
     }
     for n in out.values_mut() {
@@ -324,6 +330,31 @@ pub(crate) fn nondeterminism(table: &Table, keep: &[bool]) -> FxHashMap<u32, Non
         n.distinct_max = n.distinct.keys().next_back().copied().unwrap_or(0);
     }
     out
+}
+
+/// The words of a round whose key bits (above `index`) may be another word's, sorted:
+/// every repeated key's, and some that only share the bits a filter reads (two bit
+/// tables, seen once and seen twice, of about eight bits a word). Sorting only these
+/// rather than all the round's words (where nothing repeats, all but about a tenth are
+/// left out) gives the same runs of equal keys.
+fn sharing(words: Vec<u64>, index: u64) -> Vec<u64> {
+    let shift = index.count_ones();
+    let bits = (words.len() * 8)
+        .next_power_of_two()
+        .clamp(1 << 10, 1 << 26);
+    let bit = |w: u64| ((w >> shift) as usize) & (bits - 1);
+    let (mut once, mut twice) = (vec![0u64; bits / 64], vec![0u64; bits / 64]);
+    for &w in &words {
+        let (b, m) = (bit(w) / 64, 1u64 << (bit(w) % 64));
+        twice[b] |= once[b] & m;
+        once[b] |= m;
+    }
+    drop(once);
+    let mut shared: Vec<u64> = (words.into_iter())
+        .filter(|&w| twice[bit(w) / 64] & (1 << (bit(w) % 64)) != 0)
+        .collect();
+    shared.sort_unstable();
+    shared
 }
 
 /// Adds to `counts` (per assistant: requests repeated, of them answered differently,
@@ -347,6 +378,37 @@ fn count_repeated(mut answers: Vec<(u32, u64, u64)>, counts: &mut FxHashMap<u32,
 #[cfg(test)]
 mod tests {
     use super::SpreadStat;
+
+    /// The filtered, sorted words give the runs of equal keys a sort of all the words
+    /// gives, with repeated keys, keys sharing only the filter's bits, and none.
+    #[test]
+    fn the_filter_keeps_every_repeated_key() {
+        let mut next = crate::score::distance::tests::xorshift(11);
+        let index = (1u64 << 16) - 1;
+        for n in [0usize, 1, 2, 3, 100, 5000, 40000] {
+            let mut words: Vec<u64> = (0..n).map(|i| (next() & !index) | i as u64).collect();
+            for i in 0..n / 10 {
+                let j = (next() % n as u64) as usize;
+                words[i] = (words[j] & !index) | i as u64;
+            }
+            let mut all = words.clone();
+            all.sort_unstable();
+            let runs = |v: &[u64]| -> Vec<u64> {
+                (v.chunk_by(|x, y| (x ^ y) & !index == 0))
+                    .filter(|r| r.len() > 1)
+                    .flatten()
+                    .copied()
+                    .collect()
+            };
+            let shared = super::sharing(words, index);
+            assert!(
+                shared.len() < n / 2 || n < 100,
+                "{n}: {} kept",
+                shared.len()
+            );
+            assert_eq!(runs(&shared), runs(&all), "{n}");
+        }
+    }
 
     /// Requests that differ only in the bits a round's sort gives to the row's index
     /// share the sort's key bits: they are no repeat. By hand, for assistant 0: R

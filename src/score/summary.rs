@@ -188,16 +188,26 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
     // The design section's record-only part (the largest single part of the summary)
     // and the nondeterminism (a scan of the requests) need none of the sums: they are
     // tasks of the pool beside them, so that the cores stay busy.
-    let (early, (nondet, design)) = rayon::join(
+    let (early, (design, nondet)) = rayon::join(
         || early(table, opts, (&kept, slots), &units, &names, ctx, &step),
         || {
+            // The design section first, the longer: the nondeterminism is the task the
+            // other thread takes when it waits in the sums.
             rayon::join(
-                || nondeterminism(table, &kept.keep),
-                || super::design::prepare(table, &kept.keep, opts.pass, &units, &names),
+                || {
+                    let d = super::design::prepare(table, &kept.keep, opts.pass, &units, &names);
+                    step("design's records");
+                    d
+                },
+                || {
+                    let n = nondeterminism(table, &kept.keep);
+                    step("nondeterminism");
+                    n
+                },
             )
         },
     );
-    step("nondeterminism and design's records");
+    step("joined");
     summarize_with(
         table, opts, &kept, &units, &names, early, nondet, design, step,
     )
@@ -334,6 +344,9 @@ fn summarize_with(
             assistants.insert(table.assistants[a as usize].clone(), score);
         }
     }
+    // The sums' tables (an assistant's latencies are 8 bytes a record) are freed by a
+    // task of the pool while the rest is written.
+    rayon::spawn(move || drop(accs));
     let pairwise = pairwise(table, &ps, &draws, names.len() * COLUMNS, units.count);
     let scores: BTreeMap<String, (Estimate, Estimate)> = assistants
         .iter()
