@@ -1,11 +1,14 @@
 //! The first steps of a summary: one record kept per (assistant, pass, case), the
-//! bootstrap's resampling units, and each assistant's sums over the scored pass
-//! ([`Acc`]), accumulated in two halves side by side whose integer sums merge exactly.
+//! bootstrap's resampling units, and each assistant's counts over the scored pass
+//! ([`Acc`]: records, errors, latencies, completion lists), accumulated in two halves
+//! side by side whose integer sums merge exactly; the answered line cases' sums are
+//! added to the same [`Acc`]s by the pair sums (`pairwise::pair_sums`).
 //!
-//! Records sit in case-major slots; the cases are split between the two halves, and
+//! Records sit in case-major slots, each half of the table filling slots of its own;
 //! duplicates of one (case, assistant, pass) are reduced to one chosen by its whole
 //! content (outcome, distances, rank, latency, hashes, error message, then the place by
-//! name), one slot per triple and no sort, so the choice does not depend on order.
+//! name), then by its place in the table, one slot per triple and no sort, so the
+//! choice does not depend on how the table is split.
 
 use std::collections::BTreeMap;
 
@@ -62,8 +65,12 @@ pub(crate) fn keep_one(table: &Table) -> (Kept<'_>, Slots) {
             values.extend(high);
             values.sort_unstable();
             values.dedup();
-            let filled = fill_slots(table, &values);
-            (values, filled.unwrap_or_default())
+            // (Never `None`: every row's pass is among them.)
+            let filled = fill_slots(table, &values).unwrap_or_else(|| {
+                let n = table.cases.max(1) * table.assistants.len().max(1) * values.len();
+                (vec![u32::MAX; n], 0)
+            });
+            (values, filled)
         }
     };
     let n_passes = pass_values.len().max(1);
@@ -351,6 +358,26 @@ impl Acc {
         }
     }
 
+    /// An [`Acc`] for counts only: no sums by unit, repository or language (merged into
+    /// a whole one, it adds its counts).
+    fn counts() -> Acc {
+        Acc {
+            records: 0,
+            errors: 0,
+            timeouts: 0,
+            not_cases: 0,
+            error_msgs: FxHashMap::default(),
+            per_repo: Vec::new(),
+            per_lang: Vec::new(),
+            per_unit: Vec::new(),
+            buckets: [0; CURVE_STEPS + 1],
+            unit_buckets: Vec::new(),
+            latencies: vec![],
+            ranking: BTreeMap::new(),
+            ranking_kind: BTreeMap::new(),
+        }
+    }
+
     /// The sums over every answered case: those of its languages (each case has one),
     /// added once here rather than once a case.
     pub(crate) fn total(&self) -> Sums {
@@ -422,10 +449,11 @@ impl Acc {
 }
 
 /// Each assistant's counts over the kept rows of the scored pass (records, errors,
-/// latencies, completion lists): the answered line cases' sums are added where their
-/// pairs are summed (`pairwise::pair_sums`), which computes each case's terms once for
-/// both. Two tasks of the pool over the two halves of the table, then merged: every
-/// sum is an integer, so the split does not change any figure.
+/// latencies, completion lists), in [`Acc`]s without sums: the answered line cases'
+/// sums are added where their pairs are summed (`pairwise::pair_sums`, which takes
+/// these counts), each case's terms computed once for both. Two tasks of the pool over
+/// the two halves of the table, then merged: every sum is an integer, so the split
+/// does not change any figure.
 pub(crate) fn accumulate_table(ctx: &AccCtx, table: &Table, keep: &[bool]) -> Vec<Acc> {
     let mid = table.rows.len() / 2;
     let (mut accs, right) = rayon::join(
@@ -444,9 +472,9 @@ pub(crate) fn answered_line(r: &Row, pass: u32) -> bool {
     r.pass == pass && !r.completion() && r.is_case() && r.outcome.answered()
 }
 
-/// Sums of the kept rows of `rows` in the scored pass.
+/// Counts of the kept rows of `rows` in the scored pass (the cases' sums left empty).
 fn accumulate(ctx: &AccCtx, rows: &[Row], keep: &[bool]) -> Vec<Acc> {
-    let mut accs: Vec<Acc> = (0..ctx.assistants).map(|_| Acc::new(ctx)).collect();
+    let mut accs: Vec<Acc> = (0..ctx.assistants).map(|_| Acc::counts()).collect();
     for (r, _) in rows
         .iter()
         .zip(keep)
@@ -475,4 +503,81 @@ fn accumulate(ctx: &AccCtx, rows: &[Row], keep: &[bool]) -> Vec<Acc> {
         }
     }
     accs
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::btree_map::Entry;
+
+    use super::*;
+    use crate::score::records::RowParts;
+
+    /// Random rows of 3 cases and 2 assistants, in one pass or two (the second only in
+    /// the table's last quarter, so the first pass alone is tried and given up), with
+    /// duplicates within and across the halves, many equal in content: the rows kept
+    /// and the duplicates counted are those of one walk of the table in order, which
+    /// keeps a later duplicate only when it is smaller by content.
+    #[test]
+    fn the_rows_kept_are_the_smallest_then_the_first_whatever_the_split() {
+        let mut next = crate::score::distance::tests::xorshift(3);
+        for n in [0usize, 1, 2, 7, 40, 300] {
+            for two_passes in [false, true] {
+                let rows: Vec<Row> = (0..n)
+                    .map(|i| {
+                        Row::from(RowParts {
+                            case: (next() % 3) as u32,
+                            assistant: (next() % 2) as u16,
+                            pass: if two_passes && i >= n * 3 / 4 { 2 } else { 1 },
+                            outcome: Outcome::Suggestion,
+                            len: 10,
+                            ld2: (next() % 3) as u32,
+                            response: next() % 2,
+                            ..RowParts::default()
+                        })
+                    })
+                    .collect();
+                let name = |s: &str| vec![s.to_string()];
+                let table = Table {
+                    cases: 3,
+                    assistants: vec!["a".into(), "b".into()],
+                    places: vec![Place {
+                        repo: 0,
+                        file: 0,
+                        language: 0,
+                    }],
+                    repos: name("r"),
+                    files: name("f"),
+                    languages: name("l"),
+                    rows,
+                    ..Table::default()
+                };
+                let mut held: BTreeMap<(u32, u32, u32), usize> = BTreeMap::new();
+                let mut duplicates = 0;
+                for (i, r) in table.rows.iter().enumerate() {
+                    match held.entry((r.case, r.assistant(), r.pass)) {
+                        Entry::Vacant(e) => {
+                            e.insert(i);
+                        }
+                        Entry::Occupied(mut e) => {
+                            duplicates += 1;
+                            if before(&table, r, &table.rows[*e.get()]) {
+                                e.insert(i);
+                            }
+                        }
+                    }
+                }
+                let (kept, _) = keep_one(&table);
+                let want: Vec<bool> = (0..n).map(|i| held.values().any(|&k| k == i)).collect();
+                assert_eq!(kept.keep, want, "{n} rows, two passes: {two_passes}");
+                assert_eq!(kept.duplicates, duplicates, "{n}, {two_passes}");
+                let mut passes: Vec<u32> = table.rows.iter().map(|r| r.pass).collect();
+                passes.sort_unstable();
+                passes.dedup();
+                if passes.is_empty() {
+                    passes.push(1);
+                }
+                assert_eq!(kept.passes, passes, "{n}, {two_passes}");
+            }
+        }
+    }
 }

@@ -35,16 +35,16 @@ pub(crate) struct PairSums {
 
 /// Per-unit sums over the cases both assistants of each pair answered (kept rows of the
 /// scored pass), found through the kept rows' slots without a scan; and, from the same
-/// terms, each answered line case added to its assistant's sums in `accs` (by assistant
-/// id). Two tasks of the pool over the two halves of the cases, whose integer sums
-/// merge exactly.
+/// terms, each answered line case added to its assistant's sums: the assistants' [`Acc`]s
+/// (by id), with `counts` (`accumulate_table`'s) merged in. Two tasks of the pool over
+/// the two halves of the cases, whose integer sums merge exactly.
 pub(crate) fn pair_sums(
     ctx: &AccCtx,
     table: &Table,
     kept: (&Kept, Slots),
     names: &[u32],
-    accs: &mut [Acc],
-) -> PairSums {
+    counts: Vec<Acc>,
+) -> (PairSums, Vec<Acc>) {
     let (kept, Slots { slots, per_case }) = kept;
     let pairs: Vec<(u32, u32)> = names
         .iter()
@@ -52,10 +52,18 @@ pub(crate) fn pair_sums(
         .flat_map(|(i, &a)| names[i + 1..].iter().map(move |&b| (a, b)))
         .collect();
     // No kept row is of the scored pass: no case.
+    // The assistants' whole Accs with the counts merged in (the cases' sums added after).
+    let whole = |counts: Vec<Acc>| -> Vec<Acc> {
+        let mut accs: Vec<Acc> = (0..ctx.assistants).map(|_| Acc::new(ctx)).collect();
+        for (acc, c) in accs.iter_mut().zip(counts) {
+            acc.merge(c);
+        }
+        accs
+    };
     let Ok(pass) = kept.passes.binary_search(&ctx.pass) else {
         let sums =
             vec![vec![(PairSide::default(), PairSide::default()); ctx.units.count]; pairs.len()];
-        return PairSums { pairs, sums };
+        return (PairSums { pairs, sums }, whole(counts));
     };
     // Each assistant's (by rank in `names`) slot of the pass within a case's slots.
     let at: Vec<usize> = (names.iter())
@@ -75,7 +83,7 @@ pub(crate) fn pair_sums(
         (sums, accs)
     };
     let cut = (table.cases / 2) * per_case;
-    let ((mut sums, left), (right, right_accs)) =
+    let ((mut sums, mut accs), (right, right_accs)) =
         rayon::join(|| part(&slots[..cut]), || part(&slots[cut..]));
     drop(slots);
     for (p, r) in sums.iter_mut().zip(right) {
@@ -84,11 +92,11 @@ pub(crate) fn pair_sums(
             a.1.merge(&b.1);
         }
     }
-    for (acc, (l, r)) in accs.iter_mut().zip(left.into_iter().zip(right_accs)) {
-        acc.merge(l);
+    for (acc, (r, c)) in accs.iter_mut().zip(right_accs.into_iter().zip(counts)) {
         acc.merge(r);
+        acc.merge(c);
     }
-    PairSums { pairs, sums }
+    (PairSums { pairs, sums }, accs)
 }
 
 /// Per (case, assistant's rank in `names`), at `case · names.len() + rank`: the index of

@@ -240,11 +240,11 @@ fn early(
     ctx: AccCtx,
     step: &impl Fn(&str),
 ) -> Early {
-    let mut accs = accumulate_table(&ctx, table, &kept.keep);
+    let counts = accumulate_table(&ctx, table, &kept.keep);
     step("accumulated");
     // The cases' sums with the pairs' (each case's terms computed once); the slots are
     // not needed after.
-    let ps = pair_sums(&ctx, table, (kept, slots), names, &mut accs);
+    let (ps, accs) = pair_sums(&ctx, table, (kept, slots), names, counts);
     step("pair sums");
     // The bootstrap, and beside it the parts that need none of its draws (each a scan of
     // the table, or of its block, golf, checks and tests records): the cores stay busy

@@ -208,9 +208,9 @@ impl<'a> Walk<'a> {
     /// `d = c_a³ − c_b³` of each pair `(names[i], names[j])`, `i < j`, on the cases both
     /// answered (weighted by a's weight; in a's order, ties by the difference), in that
     /// order of pairs; None for a pair that shares no case. Two walks for all the pairs
-    /// (the sums, then the centred contributions), each case's c_help³ computed once a
-    /// walk for every pair it is in; each pair's sums run in the order its own walk
-    /// would take.
+    /// (the sums, then the centred contributions); a line of one case (line cases) has
+    /// each answer's c_help³ computed once a walk for every pair it is in. Each pair's
+    /// sums run in the order its own walk would take.
     pub(super) fn pairs(&self, names: &[usize]) -> Vec<Option<Components>> {
         let pairs: Vec<(usize, usize)> = (0..names.len())
             .flat_map(|i| (i + 1..names.len()).map(move |j| (i, j)))
