@@ -4,11 +4,11 @@
 //! side by side whose integer sums merge exactly; the answered line cases' sums are
 //! added to the same [`Acc`]s by the pair sums (`pairwise::pair_sums`).
 //!
-//! Records sit in case-major slots, each half of the table filling slots of its own;
+//! Records sit in case-major slots; the cases are split between the two halves, and
 //! duplicates of one (case, assistant, pass) are reduced to one chosen by its whole
 //! content (outcome, distances, rank, latency, hashes, error message, then the place by
 //! name), then by its place in the table, one slot per triple and no sort, so the
-//! choice does not depend on how the table is split.
+//! choice does not depend on how the cases are split.
 
 use std::collections::BTreeMap;
 
@@ -45,12 +45,11 @@ pub(crate) struct Slots {
     pub per_case: usize,
 }
 
-/// One record per (assistant, pass, case), found through a slot per triple (no sort);
-/// among duplicates the one kept is the smallest by content, then the first in the
-/// table, so it does not depend on how the table is split. The table's two halves fill
-/// slots of their own side by side, merged after. The slots are first laid out for the
-/// first row's pass alone (most tables have one), and again for every pass only when a
-/// row of another shows up.
+/// One record per (assistant, pass, case), found through a slot per triple (no sort),
+/// the cases split in two halves side by side; among duplicates the one kept is the
+/// smallest by content, then the first in the table, so it does not depend on how the
+/// cases are split. The slots are first laid out for the first row's pass alone (most
+/// tables have one), and again for every pass only when a row of another shows up.
 pub(crate) fn keep_one(table: &Table) -> (Kept<'_>, Slots) {
     let first = table.rows.first().map_or(1, |r| r.pass);
     let (pass_values, (slots, duplicates)) = match fill_slots(table, &[first]) {
@@ -107,17 +106,25 @@ pub(crate) fn keep_one(table: &Table) -> (Kept<'_>, Slots) {
 }
 
 /// The slots of [`keep_one`] for the passes `pass_values` (in order) and how many rows
-/// repeated a triple; `None` when a row's pass is not among them.
+/// repeated a triple; `None` when a row's pass is not among them. The cases are split
+/// in two halves, each filling its own run of the slots side by side from a walk of the
+/// table in order (one slot array: at 10M records it is 40 MB a pass).
 fn fill_slots(table: &Table, pass_values: &[u32]) -> Option<(Vec<u32>, u64)> {
     let n_passes = pass_values.len();
     let per_case = table.assistants.len().max(1) * n_passes;
-    let n_slots = table.cases.max(1) * per_case;
-    let fill = |from: usize, rows: &[Row]| -> Option<(Vec<u32>, u64)> {
-        let mut slots = vec![u32::MAX; n_slots];
+    let mut slots = vec![u32::MAX; table.cases.max(1) * per_case];
+    let mid = table.cases / 2;
+    let (low, high) = slots.split_at_mut(mid * per_case);
+    let fill = |slots: &mut [u32], from: usize| -> Option<u64> {
         let mut duplicates = 0u64;
-        for (i, r) in (from..).zip(rows) {
+        let to = from + slots.len() / per_case;
+        for (i, r) in table.rows.iter().enumerate() {
+            let case = r.case as usize;
+            if case < from || case >= to {
+                continue;
+            }
             let pass = pass_values.binary_search(&r.pass).ok()?;
-            let at = r.case as usize * per_case + r.assistant() as usize * n_passes + pass;
+            let at = (case - from) * per_case + r.assistant() as usize * n_passes + pass;
             let s = &mut slots[at];
             if *s == u32::MAX {
                 *s = i as u32;
@@ -128,39 +135,10 @@ fn fill_slots(table: &Table, pass_values: &[u32]) -> Option<(Vec<u32>, u64)> {
                 }
             }
         }
-        Some((slots, duplicates))
+        Some(duplicates)
     };
-    let half = table.rows.len() / 2;
-    let (low, high) = rayon::join(
-        || fill(0, &table.rows[..half]),
-        || fill(half, &table.rows[half..]),
-    );
-    let ((mut slots, d_low), (high, d_high)) = (low?, high?);
-    // A triple in both halves: the later half's row only when it is smaller by content
-    // (at equal content the first in the table stays). The slots merged in two halves
-    // side by side.
-    let merge = |mine: &mut [u32], theirs: &[u32]| -> u64 {
-        let mut duplicates = 0;
-        for (m, &t) in mine.iter_mut().zip(theirs) {
-            if t == u32::MAX {
-                continue;
-            }
-            if *m == u32::MAX {
-                *m = t;
-            } else {
-                duplicates += 1;
-                if before(table, &table.rows[t as usize], &table.rows[*m as usize]) {
-                    *m = t;
-                }
-            }
-        }
-        duplicates
-    };
-    let mid = n_slots / 2;
-    let (m_low, m_high) = slots.split_at_mut(mid);
-    let (t_low, t_high) = high.split_at(mid);
-    let (a, b) = rayon::join(|| merge(m_low, t_low), || merge(m_high, t_high));
-    Some((slots, d_low + d_high + a + b))
+    let (left, right) = rayon::join(|| fill(low, 0), || fill(high, mid));
+    Some((slots, left? + right?))
 }
 
 /// The distinct passes of the rows, in order (few: a short scan per change of pass).
