@@ -51,7 +51,6 @@ pub(crate) fn pair_sums(
         .enumerate()
         .flat_map(|(i, &a)| names[i + 1..].iter().map(move |&b| (a, b)))
         .collect();
-    // No kept row is of the scored pass: no case.
     // The assistants' whole Accs with the counts merged in (the cases' sums added after).
     let whole = |counts: Vec<Acc>| -> Vec<Acc> {
         let mut accs: Vec<Acc> = (0..ctx.assistants).map(|_| Acc::new(ctx)).collect();
@@ -60,6 +59,7 @@ pub(crate) fn pair_sums(
         }
         accs
     };
+    // No kept row is of the scored pass: no case.
     let Ok(pass) = kept.passes.binary_search(&ctx.pass) else {
         let sums =
             vec![vec![(PairSide::default(), PairSide::default()); ctx.units.count]; pairs.len()];

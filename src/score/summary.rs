@@ -191,8 +191,7 @@ pub fn summarize(table: &Table, opts: &Options) -> Summary {
     let (early, (design, nondet)) = rayon::join(
         || early(table, opts, (&kept, slots), &units, &names, ctx, &step),
         || {
-            // The design section first, the longer: the nondeterminism is the task the
-            // other thread takes when it waits in the sums.
+            // The design section first, the longer of the two.
             rayon::join(
                 || {
                     let d = super::design::prepare(table, &kept.keep, opts.pass, &units, &names);
