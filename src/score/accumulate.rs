@@ -312,11 +312,6 @@ pub(crate) struct Acc {
 impl Acc {
     pub(crate) fn new(ctx: &AccCtx) -> Acc {
         Acc {
-            records: 0,
-            errors: 0,
-            timeouts: 0,
-            not_cases: 0,
-            error_msgs: FxHashMap::default(),
             per_repo: if ctx.units.by_file {
                 vec![Sums::default(); ctx.units.repo_rank.len()]
             } else {
@@ -324,15 +319,12 @@ impl Acc {
             },
             per_lang: vec![Sums::default(); ctx.languages],
             per_unit: vec![Sums::default(); ctx.units.count],
-            buckets: [0; CURVE_STEPS + 1],
             unit_buckets: if ctx.bands {
                 vec![[0; CURVE_STEPS + 1]; ctx.units.count]
             } else {
                 vec![]
             },
-            latencies: vec![],
-            ranking: BTreeMap::new(),
-            ranking_kind: BTreeMap::new(),
+            ..Acc::counts()
         }
     }
 

@@ -320,10 +320,17 @@ fn summarize_with(
     for (i, &a) in names.iter().enumerate() {
         rank_of[a as usize] = i;
     }
-    let scores: Vec<AssistantScore> = (accs.par_iter_mut().enumerate())
-        .map(|(a, acc)| assistant_score(table, units, acc, &draws, rank_of[a] * COLUMNS))
+    let mut scores: Vec<Option<AssistantScore>> = (accs.par_iter_mut().enumerate())
+        .map(|(a, acc)| {
+            Some(assistant_score(
+                table,
+                units,
+                acc,
+                &draws,
+                rank_of[a] * COLUMNS,
+            ))
+        })
         .collect();
-    let mut scores: Vec<Option<AssistantScore>> = scores.into_iter().map(Some).collect();
     let mut assistants = BTreeMap::new();
     for &a in names {
         let acc = &accs[a as usize];
