@@ -51,9 +51,16 @@ impl NameTable {
         self.spans[i as usize].2
     }
 
+    /// Name `i`'s bytes: no check that the slice falls between characters, which
+    /// slicing the arena as a `str` makes at both ends.
+    fn bytes(&self, i: u32) -> &[u8] {
+        let (o, n, _) = self.spans[i as usize];
+        &self.arena.as_bytes()[o as usize..(o + n) as usize]
+    }
+
     pub(crate) fn id(&mut self, s: &str) -> u32 {
         if let Some(l) = self.last
-            && same(self.get(l).as_bytes(), s.as_bytes())
+            && same(self.bytes(l), s.as_bytes())
         {
             return l;
         }
@@ -66,9 +73,9 @@ impl NameTable {
         let (arena, spans) = (&self.arena, &self.spans);
         let get = |i: u32| {
             let (o, n, _) = spans[i as usize];
-            &arena[o as usize..(o + n) as usize]
+            &arena.as_bytes()[o as usize..(o + n) as usize]
         };
-        if let Some(&i) = self.index.find(h, |&i| get(i) == s) {
+        if let Some(&i) = self.index.find(h, |&i| get(i) == s.as_bytes()) {
             return i;
         }
         let i = self.spans.len() as u32;

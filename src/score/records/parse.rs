@@ -325,8 +325,6 @@ pub(super) struct Block {
     pub rows: Vec<Row>,
     pub problems: Vec<(u64, String)>,
     pub file: usize,
-    /// The chunk's buffer, handed back to the reader for reuse.
-    pub buffer: Vec<u8>,
     /// The line-level records as pairs, when asked for.
     pub pairs: Vec<Pair>,
     /// The chunk is not all valid UTF-8.
@@ -349,7 +347,8 @@ pub(super) struct Chunk {
 
 pub(super) const CHUNK: usize = 4 << 20;
 
-pub(super) fn parse_chunk(c: Chunk, want_pairs: bool) -> Block {
+/// The chunk's lines as a block; the caller hands the chunk's buffer back to the reader.
+pub(super) fn parse_chunk(c: &Chunk, want_pairs: bool) -> Block {
     let mut cases = CaseTable::default();
     let mut names: [NameTable; NAMES] = Default::default();
     let mut places = PlaceTable::default();
@@ -417,8 +416,6 @@ pub(super) fn parse_chunk(c: Chunk, want_pairs: bool) -> Block {
             }
         }
     }
-    let mut buffer = c.data;
-    buffer.clear();
     Block {
         lines: line_no,
         seq: c.seq,
@@ -428,7 +425,6 @@ pub(super) fn parse_chunk(c: Chunk, want_pairs: bool) -> Block {
         rows,
         problems,
         file: c.file,
-        buffer,
         pairs,
         invalid_utf8: !whole_utf8,
         blocks,
@@ -452,24 +448,24 @@ fn parse_line(
     names: Interners,
     pairs: Option<&mut Vec<Pair>>,
 ) -> Result<Parsed, String> {
-    let raw: Raw = match serde_json::from_str(line) {
-        Ok(raw) => raw,
-        Err(_) => {
-            // Malformed for `Raw`: read once more the ways scoring and the pairs always
-            // read a line, each with its own errors.
-            if let Some(pairs) = pairs {
-                pairs.extend(Pair::parse(line));
-            }
-            let raw: RawRow = serde_json::from_str(line).map_err(|e| e.to_string())?;
-            let raw: Raw = raw.into();
-            return Ok((row(&raw, names, None)?, block(&raw), raw.golf, None));
+    // `Raw` is some 600 bytes: it is read in place, by reference, not moved (each move
+    // is a copy).
+    let parsed = serde_json::from_str::<Raw>(line);
+    let Ok(raw) = &parsed else {
+        // Malformed for `Raw`: read once more the ways scoring and the pairs always
+        // read a line, each with its own errors.
+        if let Some(pairs) = pairs {
+            pairs.extend(Pair::parse(line));
         }
+        let raw: RawRow = serde_json::from_str(line).map_err(|e| e.to_string())?;
+        let raw: Raw = raw.into();
+        return Ok((row(&raw, names, None)?, block(&raw), raw.golf, None));
     };
     let line_of = match raw.line {
         LineNo::Valid(n) => Some(n),
         _ => None,
     };
-    Ok((row(&raw, names, pairs)?, block(&raw), raw.golf, line_of))
+    Ok((row(raw, names, pairs)?, block(raw), raw.golf, line_of))
 }
 
 /// A parsed line: its row, block terms, golf tally and `line` number (when a `u32`).

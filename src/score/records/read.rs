@@ -69,9 +69,9 @@ fn read(
     let mut merged = Merged::new(paths, want_pairs);
     merged.labels = labels.to_vec();
     std::thread::scope(|scope| -> anyhow::Result<()> {
-        let (blocks, free_tx, reader) = spawn(scope, paths, threads, want_pairs)?;
+        let (blocks, reader) = spawn(scope, paths, threads, want_pairs)?;
         for block in blocks {
-            merged.add(block, &free_tx);
+            merged.add(block);
         }
         reader
             .join()
@@ -102,16 +102,16 @@ fn read(
 /// The assistant names' index among a block's names.
 const ASSISTANT: usize = 2;
 
-/// The pipeline's ends: blocks out, emptied buffers back, the reader's result.
+/// The pipeline's ends: blocks out, the reader's result.
 type Pipeline<'scope> = (
     mpsc::Receiver<Block>,
-    mpsc::Sender<Vec<u8>>,
     ScopedJoinHandle<'scope, anyhow::Result<()>>,
 );
 
 /// Starts the reader and the parsing threads; blocks arrive in any order on the
-/// receiver, and emptied chunk buffers go back to the reader through the sender (no
-/// 4 MB allocation per chunk).
+/// receiver. A parsing thread hands each chunk's buffer back to the reader as soon as
+/// it has parsed it (no 4 MB allocation per chunk, and no buffer held while its block
+/// waits to be merged: each one held is 4 MB more to fault in).
 fn spawn<'scope>(
     scope: &'scope Scope<'scope, '_>,
     paths: &'scope [PathBuf],
@@ -133,20 +133,24 @@ fn spawn<'scope>(
         })?;
     for _ in 0..threads {
         let rx = chunk_rx.clone();
-        let tx = block_tx.clone();
+        let (tx, free) = (block_tx.clone(), free_tx.clone());
         std::thread::Builder::new()
             .name("typist-parse".into())
             .spawn_scoped(scope, move || {
                 loop {
                     let next = rx.lock().ok().and_then(|r| r.recv().ok());
                     let Some(c) = next else { return };
-                    if tx.send(parse_chunk(c, want_pairs)).is_err() {
+                    let block = parse_chunk(&c, want_pairs);
+                    let mut buffer = c.data;
+                    buffer.clear();
+                    let _ = free.send(buffer);
+                    if tx.send(block).is_err() {
                         return;
                     }
                 }
             })?;
     }
-    Ok((block_rx, free_tx, reader))
+    Ok((block_rx, reader))
 }
 
 /// The blocks merged so far. Names are interned as blocks come (ids do not reach the
@@ -197,11 +201,10 @@ impl Merged {
         }
     }
 
-    fn add(&mut self, block: Block, free_tx: &mpsc::Sender<Vec<u8>>) {
+    fn add(&mut self, block: Block) {
         self.chunk_lines.push((block.seq, block.file, block.lines));
         self.local_problems
             .extend(block.problems.into_iter().map(|(l, m)| (block.seq, l, m)));
-        let _ = free_tx.send(block.buffer);
         let label = self.labels.get(block.file).cloned();
         let global: Vec<Vec<u32>> = block
             .names
