@@ -276,24 +276,12 @@ pub(crate) fn prepare(
     let walk = Walk::new(&order, &answers, n_a, &repo_of_file);
     // The walk has its runs: the order's cases are not needed any more.
     drop(order);
-    // Each assistant a task of the pool, and the pairs one more (independent figures,
-    // the same whatever the threads).
-    let mut one: Vec<(u32, Option<Prepared1>)> = names.iter().map(|&a| (a, None)).collect();
-    let mut two: Vec<Option<Components>> = Vec::new();
-    rayon::scope(|scope| {
-        let walk = &walk;
-        for (a, slot) in &mut one {
-            let a = *a as usize;
-            scope.spawn(move |_| *slot = walk.assistant(a));
-        }
-        let (two, names) = (
-            &mut two,
-            names.iter().map(|&a| a as usize).collect::<Vec<_>>(),
-        );
-        scope.spawn(move |_| *two = walk.pairs(&names));
-    });
-    let assistants: Vec<(u32, Prepared1)> = (one.into_iter())
-        .filter_map(|(a, p)| p.map(|p| (a, p)))
+    // Every assistant and pair in one walk over the answers (a task beside the rest of
+    // the summary, which keeps the other core busy).
+    let names_at: Vec<usize> = names.iter().map(|&a| a as usize).collect();
+    let (one, two) = walk.all(&names_at);
+    let assistants: Vec<(u32, Prepared1)> = (names.iter().zip(one))
+        .filter_map(|(&a, p)| p.map(|p| (a, p)))
         .collect();
     let pairs: Vec<(u32, u32, Components)> = (names.iter().enumerate())
         .flat_map(|(i, &a)| names[i + 1..].iter().map(move |&b| (a, b)))

@@ -76,6 +76,13 @@ impl Answer {
     }
 }
 
+/// Lines a batch holds: their values are computed in one loop over the batch (the
+/// divisions independent of each other, and two to an instruction where the compiler
+/// pairs them), then fed to the sums in the walk's order. A value is the same whichever
+/// way it is computed (each lane of a paired division rounds as a division alone), so
+/// no figure depends on the batches.
+const BATCH: usize = 256;
+
 /// A run of the order's places at one file and line (`u32::MAX`: none, as the table's
 /// lines); twelve bytes, as there is one per line case.
 #[derive(Clone, Copy)]
@@ -128,164 +135,530 @@ impl<'a> Walk<'a> {
         })
     }
 
-    /// Calls `f((repository, file), line, answer)` for assistant `a`'s cases, by file
-    /// and line, then by weight and gain.
-    fn each(&self, a: usize, mut f: impl FnMut((u32, u32), Option<u32>, Answer)) {
-        let mut run: Vec<Answer> = Vec::new();
-        for (at, line, lo, hi) in self.spans() {
-            if hi - lo == 1 {
-                // One case at this line (line cases): nothing to put in order.
-                let x = self.answers[lo * self.n_a + a];
-                if x.w > 0 {
-                    f(at, line, x);
-                }
-                continue;
-            }
-            run.clear();
-            run.extend(
-                (lo..hi)
-                    .map(|i| self.answers[i * self.n_a + a])
-                    .filter(|x| x.w > 0),
-            );
-            // (c_help³ is a function of the two.)
-            run.sort_unstable_by_key(|x| (x.w, x.gain));
-            for &x in &run {
-                f(at, line, x);
-            }
-        }
-    }
-
-    /// Assistant `a`'s counts, the components of integral help's and exact share's
-    /// contributions, and the autocorrelation of integral help's. Each case's
-    /// contribution to a ratio `Σ w·y / Σ w` is its linearization `w_i·(y_i − R)/w̄`,
-    /// whose mean is the ratio's error to first order.
-    pub(super) fn assistant(&self, a: usize) -> Option<Prepared1> {
-        let (mut n, mut sw, mut swc, mut swe) = (0u64, 0.0, 0.0, 0.0);
-        self.each(a, |_, _, x| {
-            let wf = x.w as f64;
-            n += 1;
-            sw += wf;
-            swc += wf * x.cube();
-            swe += wf * f64::from(u8::from(x.gain == x.w));
-        });
-        if n == 0 || sw == 0.0 {
-            return None;
-        }
-        let (rc, re, wbar) = (swc / sw, swe / sw, sw / n as f64);
-        let value_c = |x: Answer| x.w as f64 * (x.cube() - rc) / wbar;
-        let value_e = |x: Answer| x.w as f64 * (f64::from(u8::from(x.gain == x.w)) - re) / wbar;
-        // The contributions' mean is 0 (Σ w·(y − R) = 0 at the sample's own ratio R):
-        // they are centred already, and the 1/n in the ICC undoes that centring.
-        let (mut ih, mut ex, mut lags) = (
-            ComponentsAcc::new(0.0),
-            ComponentsAcc::new(0.0),
-            LagAcc::new(0.0),
-        );
-        let (mut files, mut repos, mut last) = (0u64, 0u64, None::<(u32, u32)>);
-        self.each(a, |group, line, x| {
-            if last != Some(group) {
-                files += 1;
-                repos += u64::from(last.is_none_or(|l| l.0 != group.0));
-                last = Some(group);
-            }
-            let v = value_c(x);
-            ih.push(group, v);
-            ex.push(group, value_e(x));
-            lags.push(group, line, v);
-        });
-        let integral_help = ih.finish();
-        Some(Prepared1 {
-            cases: n,
-            files,
-            repositories: repos,
-            exact_share: ex.finish(),
-            autocorrelation: lags.finish(&integral_help),
-            integral_help,
-        })
-    }
-
-    /// The components of the contributions of the paired integral-help differences
-    /// `d = c_a³ − c_b³` of each pair `(names[i], names[j])`, `i < j`, on the cases both
-    /// answered (weighted by a's weight; in a's order, ties by the difference), in that
-    /// order of pairs; None for a pair that shares no case. Two walks for all the pairs
-    /// (the sums, then the centred contributions); a line of one case (line cases) has
-    /// each answer's c_help³ computed once a walk for every pair it is in. Each pair's
-    /// sums run in the order its own walk would take.
-    pub(super) fn pairs(&self, names: &[usize]) -> Vec<Option<Components>> {
-        let pairs: Vec<(usize, usize)> = (0..names.len())
-            .flat_map(|i| (i + 1..names.len()).map(move |j| (i, j)))
+    /// Each assistant's part of the design section (by rank in `names`: its counts,
+    /// the components of integral help's and exact share's contributions, and the
+    /// autocorrelation of integral help's), and the components of the contributions of
+    /// the paired integral-help differences `d = c_a³ − c_b³` of each pair `(names[i],
+    /// names[j])`, `i < j`, on the cases both answered (weighted by a's weight), in that
+    /// order of pairs; None for an assistant without answers or a pair that shares no
+    /// case.
+    ///
+    /// Each case's contribution to a ratio `Σ w·y / Σ w` is its linearization
+    /// `w_i·(y_i − R)/w̄`, whose mean is the ratio's error to first order. Two walks for
+    /// all the assistants and pairs at once: the sums that give R and w̄, then the
+    /// centred contributions (each walk reads every case's answers once, for every
+    /// assistant and pair). Each assistant's and pair's sums run in the order its own
+    /// walk would take: by file and line, then at a line of several cases an
+    /// assistant's answers by weight and gain, a pair's by a's weight and gain and the
+    /// difference.
+    pub(super) fn all(&self, names: &[usize]) -> (Vec<Option<Prepared1>>, Vec<Option<Components>>) {
+        let k = names.len();
+        let pairs: Vec<(usize, usize)> = (0..k)
+            .flat_map(|i| (i + 1..k).map(move |j| (i, j)))
             .collect();
+        // The first walk: each assistant's (n, Σw, Σw·c³, Σw·exact), each pair's
+        // (n, Σw, Σw·d).
+        let mut ones = vec![(0u64, 0.0f64, 0.0f64, 0.0f64); k];
         let mut sums = vec![(0u64, 0.0f64, 0.0f64); pairs.len()];
-        self.each_pair(names, &pairs, |p, _, w, d| {
+        let mut add_one = |r: usize, w: u32, gain: u32, c: f64| {
+            let (n, sw, swc, swe) = &mut ones[r];
+            let wf = w as f64;
+            *n += 1;
+            *sw += wf;
+            *swc += wf * c;
+            *swe += wf * f64::from(u8::from(gain == w));
+        };
+        let add_pair = |sums: &mut [(u64, f64, f64)], p: usize, w: u32, d: f64| {
             let (n, sw, swd) = &mut sums[p];
             *n += 1;
             *sw += w as f64;
             *swd += w as f64 * d;
-        });
-        // (mean difference, mean weight) of each pair with cases.
-        let means: Vec<Option<(f64, f64)>> = (sums.iter())
-            .map(|&(n, sw, swd)| (n > 0 && sw != 0.0).then(|| (swd / sw, sw / n as f64)))
-            .collect();
-        // Centred already, as an assistant's.
-        let mut accs: Vec<ComponentsAcc> = pairs.iter().map(|_| ComponentsAcc::new(0.0)).collect();
-        self.each_pair(names, &pairs, |p, group, w, d| {
-            if let Some((dd, wbar)) = means[p] {
-                accs[p].push(group, w as f64 * (d - dd) / wbar);
-            }
-        });
-        (accs.into_iter().zip(means))
-            .map(|(acc, m)| m.map(|_| acc.finish()))
-            .collect()
-    }
-
-    /// Calls `f(p, (repository, file), w_a, c_a³ − c_b³)` for each pair `p` of `pairs`
-    /// (indices into `names`) on the cases both answered, by file and line, then by a's
-    /// weight and gain and the difference.
-    fn each_pair(
-        &self,
-        names: &[usize],
-        pairs: &[(usize, usize)],
-        mut f: impl FnMut(usize, (u32, u32), u32, f64),
-    ) {
-        let mut cubes = vec![0.0f64; names.len()];
-        let mut run: Vec<(u32, u32, f64)> = Vec::new();
-        for (at, _, lo, hi) in self.spans() {
-            let n_a = self.n_a;
-            if hi - lo == 1 {
-                // One case at this line (line cases): each answer's c_help³ once.
-                let row = &self.answers[lo * n_a..(lo + 1) * n_a];
-                for (c, &a) in cubes.iter_mut().zip(names) {
-                    if row[a].w > 0 {
-                        *c = row[a].cube();
+        };
+        self.each(names, &pairs, |items| match items {
+            Items::Lines(b) => {
+                for r in 0..k {
+                    for t in 0..b.len {
+                        if b.w[r][t] > 0 {
+                            add_one(r, b.w[r][t], b.gain[r][t], b.cubes[r][t]);
+                        }
                     }
                 }
                 for (p, &(i, j)) in pairs.iter().enumerate() {
-                    let (x, y) = (row[names[i]], row[names[j]]);
-                    if x.w > 0 && y.w > 0 {
-                        f(p, at, x.w, cubes[i] - cubes[j]);
+                    for t in 0..b.len {
+                        let (wa, wb) = (b.w[i][t], b.w[j][t]);
+                        if wa > 0 && wb > 0 {
+                            add_pair(&mut sums, p, wa, b.cubes[i][t] - b.cubes[j][t]);
+                        }
                     }
+                }
+            }
+            Items::One(r, _, _, x) => add_one(r, x.w, x.gain, x.cube()),
+            Items::Pair(p, _, w, d) => add_pair(&mut sums, p, w, d),
+        });
+        // Each assistant's (R of integral help, R of exact share, w̄), each pair's
+        // (mean difference, w̄), where it has cases.
+        let means_one: Vec<Option<(f64, f64, f64)>> = (ones.iter())
+            .map(|&(n, sw, swc, swe)| {
+                (n > 0 && sw != 0.0).then(|| (swc / sw, swe / sw, sw / n as f64))
+            })
+            .collect();
+        let means: Vec<Option<(f64, f64)>> = (sums.iter())
+            .map(|&(n, sw, swd)| (n > 0 && sw != 0.0).then(|| (swd / sw, sw / n as f64)))
+            .collect();
+        // The contributions' mean is 0 (Σ w·(y − R) = 0 at the sample's own ratio R):
+        // they are centred already, and the 1/n in the ICC undoes that centring.
+        let mut accs: Vec<OneAcc> = (0..k).map(|_| OneAcc::new()).collect();
+        let mut pair_accs: Vec<ComponentsAcc> =
+            pairs.iter().map(|_| ComponentsAcc::new(0.0)).collect();
+        let value_c = |(rc, _, wbar): (f64, f64, f64), w: u32, c: f64| w as f64 * (c - rc) / wbar;
+        let value_e = |(_, re, wbar): (f64, f64, f64), w: u32, gain: u32| {
+            w as f64 * (f64::from(u8::from(gain == w)) - re) / wbar
+        };
+        let (mut vc, mut ve) = ([0.0f64; BATCH], [0.0f64; BATCH]);
+        self.each(names, &pairs, |items| match items {
+            Items::Lines(b) => {
+                let n = b.len;
+                for (r, acc) in accs.iter_mut().enumerate() {
+                    let Some(m) = means_one[r] else { continue };
+                    // Every line's values (those the assistant did not answer unused),
+                    // then the answered ones in order.
+                    for (((c, e), &w), (&gain, &cube)) in (vc[..n].iter_mut().zip(&mut ve[..n]))
+                        .zip(&b.w[r][..n])
+                        .zip(b.gain[r][..n].iter().zip(&b.cubes[r][..n]))
+                    {
+                        *c = value_c(m, w, cube);
+                        *e = value_e(m, w, gain);
+                    }
+                    for t in 0..n {
+                        if b.w[r][t] > 0 {
+                            acc.push(b.at[t], b.line[t], vc[t], ve[t]);
+                        }
+                    }
+                }
+                for (p, &(i, j)) in pairs.iter().enumerate() {
+                    let Some((dd, wbar)) = means[p] else { continue };
+                    for (((v, &wa), &ca), &cb) in (vc[..n].iter_mut())
+                        .zip(&b.w[i][..n])
+                        .zip(&b.cubes[i][..n])
+                        .zip(&b.cubes[j][..n])
+                    {
+                        *v = wa as f64 * ((ca - cb) - dd) / wbar;
+                    }
+                    for (t, &v) in vc[..n].iter().enumerate() {
+                        if b.w[i][t] > 0 && b.w[j][t] > 0 {
+                            pair_accs[p].push(b.at[t], v);
+                        }
+                    }
+                }
+            }
+            Items::One(r, group, line, x) => {
+                if let Some(m) = means_one[r] {
+                    let (c, e) = (value_c(m, x.w, x.cube()), value_e(m, x.w, x.gain));
+                    accs[r].push(group, line, c, e);
+                }
+            }
+            Items::Pair(p, group, w, d) => {
+                if let Some((dd, wbar)) = means[p] {
+                    pair_accs[p].push(group, w as f64 * (d - dd) / wbar);
+                }
+            }
+        });
+        let ones = (accs.into_iter().zip(ones).zip(&means_one))
+            .map(|((acc, (n, ..)), m)| m.map(|_| acc.finish(n)))
+            .collect();
+        let pairs = (pair_accs.into_iter().zip(means))
+            .map(|(acc, m)| m.map(|_| acc.finish()))
+            .collect();
+        (ones, pairs)
+    }
+
+    /// Calls `f` with the answered cases by file and line: lines of one case in batches
+    /// (each assistant's weight, gain and c_help³ by line, computed once for all its
+    /// pairs), and at a line of several cases, each assistant's answers one by one by
+    /// weight and gain (`Items::One`), then each pair's answers both gave by a's weight
+    /// and gain and the difference (`Items::Pair`). An assistant's or a pair's answers
+    /// come in that order, batch or line after batch or line.
+    fn each(&self, names: &[usize], pairs: &[(usize, usize)], mut f: impl FnMut(Items)) {
+        let n_a = self.n_a;
+        let mut batch = Lines::new(names.len());
+        let flush = |batch: &mut Lines, f: &mut dyn FnMut(Items)| {
+            if batch.len > 0 {
+                batch.cube();
+                f(Items::Lines(batch));
+                batch.len = 0;
+            }
+        };
+        let mut run: Vec<Answer> = Vec::new();
+        let mut pair_run: Vec<(u32, u32, f64)> = Vec::new();
+        for (at, line, lo, hi) in self.spans() {
+            if hi - lo == 1 {
+                // One case at this line (line cases): each answer's c_help³ once.
+                let row = &self.answers[lo * n_a..(lo + 1) * n_a];
+                let t = batch.len;
+                (batch.at[t], batch.line[t]) = (at, line);
+                for (r, &a) in names.iter().enumerate() {
+                    (batch.w[r][t], batch.gain[r][t]) = (row[a].w, row[a].gain);
+                }
+                batch.len += 1;
+                if batch.len == BATCH {
+                    flush(&mut batch, &mut f);
                 }
                 continue;
             }
+            flush(&mut batch, &mut f);
+            for (r, &a) in names.iter().enumerate() {
+                run.clear();
+                run.extend(
+                    (lo..hi)
+                        .map(|i| self.answers[i * n_a + a])
+                        .filter(|x| x.w > 0),
+                );
+                // (c_help³ is a function of the two.)
+                run.sort_unstable_by_key(|x| (x.w, x.gain));
+                for &x in &run {
+                    f(Items::One(r, at, line, x));
+                }
+            }
             for (p, &(i, j)) in pairs.iter().enumerate() {
                 let (a, b) = (names[i], names[j]);
-                run.clear();
-                run.extend((lo..hi).filter_map(|i| {
+                pair_run.clear();
+                pair_run.extend((lo..hi).filter_map(|i| {
                     let (x, y) = (self.answers[i * n_a + a], self.answers[i * n_a + b]);
                     (x.w > 0 && y.w > 0).then(|| (x.w, x.gain, x.cube() - y.cube()))
                 }));
-                run.sort_unstable_by(|x, y| (x.0, x.1).cmp(&(y.0, y.1)).then(x.2.total_cmp(&y.2)));
-                for &(w, _, d) in &run {
-                    f(p, at, w, d);
+                pair_run
+                    .sort_unstable_by(|x, y| (x.0, x.1).cmp(&(y.0, y.1)).then(x.2.total_cmp(&y.2)));
+                for &(w, _, d) in &pair_run {
+                    f(Items::Pair(p, at, w, d));
                 }
+            }
+        }
+        flush(&mut batch, &mut f);
+    }
+}
+
+/// One assistant's second-walk sums: the components of integral help's and exact
+/// share's contributions, the autocorrelation of integral help's, and the files and
+/// repositories its cases are in.
+struct OneAcc {
+    ih: ComponentsAcc,
+    ex: ComponentsAcc,
+    lags: LagAcc,
+    files: u64,
+    repos: u64,
+    last: Option<(u32, u32)>,
+}
+
+impl OneAcc {
+    fn new() -> OneAcc {
+        OneAcc {
+            ih: ComponentsAcc::new(0.0),
+            ex: ComponentsAcc::new(0.0),
+            lags: LagAcc::new(0.0),
+            files: 0,
+            repos: 0,
+            last: None,
+        }
+    }
+
+    /// A case at `group` and `line`, its contributions to integral help and exact share.
+    fn push(&mut self, group: (u32, u32), line: Option<u32>, c: f64, e: f64) {
+        if self.last != Some(group) {
+            self.files += 1;
+            self.repos += u64::from(self.last.is_none_or(|l| l.0 != group.0));
+            self.last = Some(group);
+        }
+        self.ih.push(group, c);
+        self.ex.push(group, e);
+        self.lags.push(group, line, c);
+    }
+
+    fn finish(self, cases: u64) -> Prepared1 {
+        let integral_help = self.ih.finish();
+        Prepared1 {
+            cases,
+            files: self.files,
+            repositories: self.repos,
+            exact_share: self.ex.finish(),
+            autocorrelation: self.lags.finish(&integral_help),
+            integral_help,
+        }
+    }
+}
+
+/// Lines of one case in the walk's order, by column: (repository, file), line, and each
+/// assistant's (by rank in the names) weight, gain and c_help³ (not a number where it
+/// has no answer).
+struct Lines {
+    len: usize,
+    at: Box<[(u32, u32); BATCH]>,
+    line: Box<[Option<u32>; BATCH]>,
+    w: Vec<[u32; BATCH]>,
+    gain: Vec<[u32; BATCH]>,
+    cubes: Vec<[f64; BATCH]>,
+}
+
+impl Lines {
+    fn new(assistants: usize) -> Lines {
+        Lines {
+            len: 0,
+            at: Box::new([(0, 0); BATCH]),
+            line: Box::new([None; BATCH]),
+            w: vec![[0; BATCH]; assistants],
+            gain: vec![[0; BATCH]; assistants],
+            cubes: vec![[0.0; BATCH]; assistants],
+        }
+    }
+
+    fn cube(&mut self) {
+        let n = self.len;
+        for ((c, w), g) in self.cubes.iter_mut().zip(&self.w).zip(&self.gain) {
+            for ((c, &w), &g) in c[..n].iter_mut().zip(&w[..n]).zip(&g[..n]) {
+                *c = cube(w, g);
             }
         }
     }
 }
 
+/// What [`Walk::each`] hands over.
+enum Items<'b> {
+    /// Lines of one case.
+    Lines(&'b Lines),
+    /// Assistant r's answer at a line of several cases: (repository, file), line.
+    One(usize, (u32, u32), Option<u32>, Answer),
+    /// Pair p's answer at a line of several cases: (repository, file), a's weight,
+    /// c_a³ − c_b³.
+    Pair(usize, (u32, u32), u32, f64),
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The walks `Walk::all` replaced: one per assistant, one for the pairs.
+    impl Walk<'_> {
+        fn each_old(&self, a: usize, mut f: impl FnMut((u32, u32), Option<u32>, Answer)) {
+            let mut run: Vec<Answer> = Vec::new();
+            for (at, line, lo, hi) in self.spans() {
+                if hi - lo == 1 {
+                    // One case at this line (line cases): nothing to put in order.
+                    let x = self.answers[lo * self.n_a + a];
+                    if x.w > 0 {
+                        f(at, line, x);
+                    }
+                    continue;
+                }
+                run.clear();
+                run.extend(
+                    (lo..hi)
+                        .map(|i| self.answers[i * self.n_a + a])
+                        .filter(|x| x.w > 0),
+                );
+                // (c_help³ is a function of the two.)
+                run.sort_unstable_by_key(|x| (x.w, x.gain));
+                for &x in &run {
+                    f(at, line, x);
+                }
+            }
+        }
+
+        /// Assistant `a`'s counts, the components of integral help's and exact share's
+        /// contributions, and the autocorrelation of integral help's. Each case's
+        /// contribution to a ratio `Σ w·y / Σ w` is its linearization `w_i·(y_i − R)/w̄`,
+        /// whose mean is the ratio's error to first order.
+        fn assistant(&self, a: usize) -> Option<Prepared1> {
+            let (mut n, mut sw, mut swc, mut swe) = (0u64, 0.0, 0.0, 0.0);
+            self.each_old(a, |_, _, x| {
+                let wf = x.w as f64;
+                n += 1;
+                sw += wf;
+                swc += wf * x.cube();
+                swe += wf * f64::from(u8::from(x.gain == x.w));
+            });
+            if n == 0 || sw == 0.0 {
+                return None;
+            }
+            let (rc, re, wbar) = (swc / sw, swe / sw, sw / n as f64);
+            let value_c = |x: Answer| x.w as f64 * (x.cube() - rc) / wbar;
+            let value_e = |x: Answer| x.w as f64 * (f64::from(u8::from(x.gain == x.w)) - re) / wbar;
+            // The contributions' mean is 0 (Σ w·(y − R) = 0 at the sample's own ratio R):
+            // they are centred already, and the 1/n in the ICC undoes that centring.
+            let (mut ih, mut ex, mut lags) = (
+                ComponentsAcc::new(0.0),
+                ComponentsAcc::new(0.0),
+                LagAcc::new(0.0),
+            );
+            let (mut files, mut repos, mut last) = (0u64, 0u64, None::<(u32, u32)>);
+            self.each_old(a, |group, line, x| {
+                if last != Some(group) {
+                    files += 1;
+                    repos += u64::from(last.is_none_or(|l| l.0 != group.0));
+                    last = Some(group);
+                }
+                let v = value_c(x);
+                ih.push(group, v);
+                ex.push(group, value_e(x));
+                lags.push(group, line, v);
+            });
+            let integral_help = ih.finish();
+            Some(Prepared1 {
+                cases: n,
+                files,
+                repositories: repos,
+                exact_share: ex.finish(),
+                autocorrelation: lags.finish(&integral_help),
+                integral_help,
+            })
+        }
+
+        /// The components of the contributions of the paired integral-help differences
+        /// `d = c_a³ − c_b³` of each pair `(names[i], names[j])`, `i < j`, on the cases both
+        /// answered (weighted by a's weight; in a's order, ties by the difference), in that
+        /// order of pairs; None for a pair that shares no case. Two walks for all the pairs
+        /// (the sums, then the centred contributions); a line of one case (line cases) has
+        /// each answer's c_help³ computed once a walk for every pair it is in. Each pair's
+        /// sums run in the order its own walk would take.
+        fn pairs(&self, names: &[usize]) -> Vec<Option<Components>> {
+            let pairs: Vec<(usize, usize)> = (0..names.len())
+                .flat_map(|i| (i + 1..names.len()).map(move |j| (i, j)))
+                .collect();
+            let mut sums = vec![(0u64, 0.0f64, 0.0f64); pairs.len()];
+            self.each_pair(names, &pairs, |p, _, w, d| {
+                let (n, sw, swd) = &mut sums[p];
+                *n += 1;
+                *sw += w as f64;
+                *swd += w as f64 * d;
+            });
+            // (mean difference, mean weight) of each pair with cases.
+            let means: Vec<Option<(f64, f64)>> = (sums.iter())
+                .map(|&(n, sw, swd)| (n > 0 && sw != 0.0).then(|| (swd / sw, sw / n as f64)))
+                .collect();
+            // Centred already, as an assistant's.
+            let mut accs: Vec<ComponentsAcc> =
+                pairs.iter().map(|_| ComponentsAcc::new(0.0)).collect();
+            self.each_pair(names, &pairs, |p, group, w, d| {
+                if let Some((dd, wbar)) = means[p] {
+                    accs[p].push(group, w as f64 * (d - dd) / wbar);
+                }
+            });
+            (accs.into_iter().zip(means))
+                .map(|(acc, m)| m.map(|_| acc.finish()))
+                .collect()
+        }
+
+        /// Calls `f(p, (repository, file), w_a, c_a³ − c_b³)` for each pair `p` of `pairs`
+        /// (indices into `names`) on the cases both answered, by file and line, then by a's
+        /// weight and gain and the difference.
+        fn each_pair(
+            &self,
+            names: &[usize],
+            pairs: &[(usize, usize)],
+            mut f: impl FnMut(usize, (u32, u32), u32, f64),
+        ) {
+            let mut cubes = vec![0.0f64; names.len()];
+            let mut run: Vec<(u32, u32, f64)> = Vec::new();
+            for (at, _, lo, hi) in self.spans() {
+                let n_a = self.n_a;
+                if hi - lo == 1 {
+                    // One case at this line (line cases): each answer's c_help³ once.
+                    let row = &self.answers[lo * n_a..(lo + 1) * n_a];
+                    for (c, &a) in cubes.iter_mut().zip(names) {
+                        if row[a].w > 0 {
+                            *c = row[a].cube();
+                        }
+                    }
+                    for (p, &(i, j)) in pairs.iter().enumerate() {
+                        let (x, y) = (row[names[i]], row[names[j]]);
+                        if x.w > 0 && y.w > 0 {
+                            f(p, at, x.w, cubes[i] - cubes[j]);
+                        }
+                    }
+                    continue;
+                }
+                for (p, &(i, j)) in pairs.iter().enumerate() {
+                    let (a, b) = (names[i], names[j]);
+                    run.clear();
+                    run.extend((lo..hi).filter_map(|i| {
+                        let (x, y) = (self.answers[i * n_a + a], self.answers[i * n_a + b]);
+                        (x.w > 0 && y.w > 0).then(|| (x.w, x.gain, x.cube() - y.cube()))
+                    }));
+                    run.sort_unstable_by(|x, y| {
+                        (x.0, x.1).cmp(&(y.0, y.1)).then(x.2.total_cmp(&y.2))
+                    });
+                    for &(w, _, d) in &run {
+                        f(p, at, w, d);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The one walk for every assistant and pair gives, bit for bit, what a walk of
+    /// each assistant and a walk of the pairs gave before (kept above as the reference): on random cases with lines of several cases, lines missing, answers
+    /// missing, and more lines than a batch.
+    #[test]
+    fn one_walk_for_all_is_each_assistants_own_walk() {
+        let mut next = crate::score::distance::tests::xorshift(11);
+        // (cases, files at most, lines at most, one line in so many missing): the last
+        // two have runs of lines of one case longer than a batch.
+        for (size, files, span, missing) in [
+            (0usize, 30, 400, 10),
+            (1, 30, 400, 10),
+            (7, 30, 400, 10),
+            (300, 30, 400, 10),
+            (2000, 30, 400, 10),
+            (3000, 2, 1_000_000, 0),
+            (5000, 3, 1_000_000, 700),
+        ] {
+            let files = 1 + (next() % files) as usize;
+            let n_a = 1 + (next() % 4) as usize;
+            let file_of_case: Vec<u32> =
+                (0..size).map(|_| (next() % files as u64) as u32).collect();
+            let lines: Vec<u32> = (0..size)
+                .map(|_| match missing > 0 && next().is_multiple_of(missing) {
+                    true => u32::MAX,
+                    false => (next() % span) as u32,
+                })
+                .collect();
+            let order = by_file_and_line(&file_of_case, files, &lines);
+            let repo_of_file: Vec<u32> = (0..files as u32).map(|f| f / 3).collect();
+            let answers: Vec<Answer> = (0..order.len() * n_a)
+                .map(|_| {
+                    let w = match next() % 6 {
+                        0 => 0,
+                        _ => 1 + (next() % 60) as u32,
+                    };
+                    let gain = match next() % 3 {
+                        0 => w,
+                        1 => 0,
+                        _ => (next() % (u64::from(w) + 1)) as u32,
+                    };
+                    Answer { w, gain }
+                })
+                .collect();
+            let walk = Walk::new(&order, &answers, n_a, &repo_of_file);
+            let names: Vec<usize> = (0..n_a).rev().collect();
+            let (ones, pairs) = walk.all(&names);
+            for (r, one) in ones.iter().enumerate() {
+                let want = walk.assistant(names[r]);
+                assert_eq!(one.is_some(), want.is_some(), "size {size}, assistant {r}");
+                let (Some(got), Some(want)) = (one, want) else {
+                    continue;
+                };
+                assert_eq!(
+                    (got.cases, got.files, got.repositories),
+                    (want.cases, want.files, want.repositories)
+                );
+                assert_eq!(got.integral_help, want.integral_help, "size {size}");
+                assert_eq!(got.exact_share, want.exact_share, "size {size}");
+                assert_eq!(
+                    format!("{:?}", got.autocorrelation),
+                    format!("{:?}", want.autocorrelation)
+                );
+            }
+            assert_eq!(pairs, walk.pairs(&names), "size {size}");
+        }
+    }
 
     #[test]
     fn cases_by_file_and_line_are_those_a_sort_gives() {
