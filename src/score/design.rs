@@ -18,8 +18,8 @@
 //! [0, 1].
 //!
 //! Files: `design/components.rs` the components and their accumulator, `design/lag.rs`
-//! the autocorrelation's sums, `design/walk.rs` the cases in one order, walked per
-//! assistant and for all the pairs at once; here the section itself, its projections and its sentence.
+//! the autocorrelation's sums, `design/walk.rs` the cases in one order, walked twice
+//! for every assistant and pair at once; here the section itself, its projections and its sentence.
 
 use std::collections::BTreeMap;
 

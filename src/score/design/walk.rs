@@ -1,5 +1,6 @@
-//! The design section's cases in one order (by file and line), walked per assistant
-//! and for all the pairs of assistants at once, without copying them.
+//! The design section's cases in one order (by file and line), walked for every
+//! assistant and pair of assistants at once (each case's answers read once a walk),
+//! without copying them.
 
 use super::components::{Components, ComponentsAcc};
 use super::lag::{Lag, LagAcc};
