@@ -276,8 +276,7 @@ pub(crate) fn prepare(
     let walk = Walk::new(&order, &answers, n_a, &repo_of_file);
     // The walk has its runs: the order's cases are not needed any more.
     drop(order);
-    // Every assistant and pair in one walk over the answers (a task beside the rest of
-    // the summary, which keeps the other core busy).
+    // Every assistant and pair in one pair of walks over the answers.
     let names_at: Vec<usize> = names.iter().map(|&a| a as usize).collect();
     let (one, two) = walk.all(&names_at);
     let assistants: Vec<(u32, Prepared1)> = (names.iter().zip(one))

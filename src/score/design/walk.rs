@@ -5,7 +5,7 @@
 use super::components::{Components, ComponentsAcc};
 use super::lag::{Lag, LagAcc};
 
-/// One assistant's part of the design section, from the walk ([`Walk::assistant`]).
+/// One assistant's part of the design section, from the walk ([`Walk::all`]).
 pub(super) struct Prepared1 {
     pub(super) cases: u64,
     pub(super) files: u64,
@@ -50,8 +50,8 @@ pub(super) fn by_file_and_line(
     order
 }
 
-/// The answered cases in the design's one order, walked per assistant or pair without
-/// copying them: `answers` holds each (place in the order, assistant)'s [`Answer`];
+/// The answered cases in the design's one order, walked for every assistant and pair
+/// at once without copying them: `answers` holds each (place in the order, assistant)'s [`Answer`];
 /// `groups` are the order's runs of one file and line (most of one case), each with its
 /// first place, its file and its line.
 pub(super) struct Walk<'a> {
@@ -594,38 +594,55 @@ mod tests {
         }
     }
 
-    /// The one walk for every assistant and pair gives, bit for bit, what a walk of
-    /// each assistant and a walk of the pairs gave before (kept above as the reference): on random cases with lines of several cases, lines missing, answers
-    /// missing, and more lines than a batch.
+    /// The one walk for every assistant and pair gives what a walk of each assistant
+    /// and a walk of the pairs gave before (kept above as the reference), compared
+    /// through `Debug` (which tells −0.0 from 0.0): on random cases with lines of
+    /// several cases, lines missing, answers missing, runs of lines of one case longer
+    /// than a batch followed by lines of several, up to four assistants, an assistant
+    /// that never answers beside others, and a pair that shares no case beside others.
     #[test]
     fn one_walk_for_all_is_each_assistants_own_walk() {
         let mut next = crate::score::distance::tests::xorshift(11);
-        // (cases, files at most, lines at most, one line in so many missing): the last
-        // two have runs of lines of one case longer than a batch.
-        for (size, files, span, missing) in [
-            (0usize, 30, 400, 10),
-            (1, 30, 400, 10),
-            (7, 30, 400, 10),
-            (300, 30, 400, 10),
-            (2000, 30, 400, 10),
-            (3000, 2, 1_000_000, 0),
-            (5000, 3, 1_000_000, 700),
+        // (cases, files at most, lines at most, one line in so many missing, assistants,
+        // one case in so many at the line of the case before (0: none), who answers:
+        // 0 everyone, 1 all but the last, 2 the first two never the same case).
+        for (size, files, span, missing, n_a, dup, who) in [
+            (0usize, 30, 400, 10, 3, 0, 0),
+            (1, 30, 400, 10, 2, 0, 0),
+            (7, 30, 400, 10, 3, 0, 0),
+            (300, 30, 400, 10, 2, 0, 0),
+            (2000, 30, 400, 10, 4, 0, 0),
+            (3000, 2, 1_000_000, 0, 4, 0, 0),
+            (5000, 3, 1_000_000, 700, 1, 0, 0),
+            (4000, 2, 1_000_000, 0, 4, 600, 1),
+            (3000, 5, 1_000_000, 50, 3, 300, 2),
         ] {
             let files = 1 + (next() % files) as usize;
-            let n_a = 1 + (next() % 4) as usize;
-            let file_of_case: Vec<u32> =
+            let mut file_of_case: Vec<u32> =
                 (0..size).map(|_| (next() % files as u64) as u32).collect();
-            let lines: Vec<u32> = (0..size)
+            let mut lines: Vec<u32> = (0..size)
                 .map(|_| match missing > 0 && next().is_multiple_of(missing) {
                     true => u32::MAX,
                     false => (next() % span) as u32,
                 })
                 .collect();
+            for c in 1..size {
+                if dup > 0 && next().is_multiple_of(dup) {
+                    (file_of_case[c], lines[c]) = (file_of_case[c - 1], lines[c - 1]);
+                }
+            }
             let order = by_file_and_line(&file_of_case, files, &lines);
             let repo_of_file: Vec<u32> = (0..files as u32).map(|f| f / 3).collect();
             let answers: Vec<Answer> = (0..order.len() * n_a)
-                .map(|_| {
+                .map(|i| {
+                    let (place, a) = (i / n_a, i % n_a);
+                    let silent = match who {
+                        1 => a == n_a - 1,
+                        2 => a < 2 && place % 2 == a,
+                        _ => false,
+                    };
                     let w = match next() % 6 {
+                        _ if silent => 0,
                         0 => 0,
                         _ => 1 + (next() % 60) as u32,
                     };
@@ -640,24 +657,37 @@ mod tests {
             let walk = Walk::new(&order, &answers, n_a, &repo_of_file);
             let names: Vec<usize> = (0..n_a).rev().collect();
             let (ones, pairs) = walk.all(&names);
+            let at = format!("size {size}, {n_a} assistants");
             for (r, one) in ones.iter().enumerate() {
                 let want = walk.assistant(names[r]);
-                assert_eq!(one.is_some(), want.is_some(), "size {size}, assistant {r}");
+                assert_eq!(one.is_some(), want.is_some(), "{at}, assistant {r}");
                 let (Some(got), Some(want)) = (one, want) else {
                     continue;
                 };
                 assert_eq!(
                     (got.cases, got.files, got.repositories),
-                    (want.cases, want.files, want.repositories)
+                    (want.cases, want.files, want.repositories),
+                    "{at}"
                 );
-                assert_eq!(got.integral_help, want.integral_help, "size {size}");
-                assert_eq!(got.exact_share, want.exact_share, "size {size}");
-                assert_eq!(
-                    format!("{:?}", got.autocorrelation),
-                    format!("{:?}", want.autocorrelation)
-                );
+                let parts = |p: &Prepared1| {
+                    format!(
+                        "{:?} {:?} {:?}",
+                        p.integral_help, p.exact_share, p.autocorrelation
+                    )
+                };
+                assert_eq!(parts(got), parts(&want), "{at}, assistant {r}");
             }
-            assert_eq!(pairs, walk.pairs(&names), "size {size}");
+            assert_eq!(
+                format!("{pairs:?}"),
+                format!("{:?}", walk.pairs(&names)),
+                "{at}"
+            );
+            // What each configuration is there for.
+            match who {
+                1 => assert!(ones[0].is_none() && ones[1].is_some(), "{at}"),
+                2 => assert!(pairs.last().is_some_and(Option::is_none), "{at}"),
+                _ => {}
+            }
         }
     }
 
