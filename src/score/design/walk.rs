@@ -51,9 +51,9 @@ pub(super) fn by_file_and_line(
 }
 
 /// The answered cases in the design's one order, walked for every assistant and pair
-/// at once without copying them: `answers` holds each (place in the order, assistant)'s [`Answer`];
-/// `groups` are the order's runs of one file and line (most of one case), each with its
-/// first place, its file and its line.
+/// at once without copying them: `answers` holds each (place in the order,
+/// assistant)'s [`Answer`]; `groups` are the order's runs of one file and line (most of
+/// one case), each with its first place, its file and its line.
 pub(super) struct Walk<'a> {
     answers: &'a [Answer],
     n_a: usize,

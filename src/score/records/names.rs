@@ -70,12 +70,7 @@ impl NameTable {
     }
 
     pub(crate) fn id_hashed(&mut self, s: &str, h: u64) -> u32 {
-        let (arena, spans) = (&self.arena, &self.spans);
-        let get = |i: u32| {
-            let (o, n, _) = spans[i as usize];
-            &arena.as_bytes()[o as usize..(o + n) as usize]
-        };
-        if let Some(&i) = self.index.find(h, |&i| get(i) == s.as_bytes()) {
+        if let Some(&i) = self.index.find(h, |&i| self.bytes(i) == s.as_bytes()) {
             return i;
         }
         let i = self.spans.len() as u32;
